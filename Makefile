@@ -1,0 +1,39 @@
+# kmigrate developer commands. `make demo` and `make test` set everything up first.
+VENV ?= .venv
+PYTHON ?= python3
+PY := $(VENV)/bin/python
+KMIGRATE := $(VENV)/bin/kmigrate
+DEMO_DIR := build/demo-samples
+
+.PHONY: setup demo test test-fast lint docs bench clean
+
+$(VENV)/.installed: pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q -c constraints.txt -e '.[backends,dev]'
+	touch $@
+
+setup: $(VENV)/.installed
+
+# Scan the samples, then show what `apply` would rewrite (on a copy; samples/ stays legacy).
+demo: setup
+	$(KMIGRATE) scan samples/
+	rm -rf $(DEMO_DIR) && mkdir -p build && cp -r samples $(DEMO_DIR)
+	$(KMIGRATE) apply $(DEMO_DIR) --diff
+
+# The whole suite, backend tests included (TensorFlow, JAX and PyTorch on CPU).
+test: setup
+	$(PY) -m pytest -q
+
+# Only the fast tests (no TensorFlow/JAX/PyTorch).
+test-fast: setup
+	$(PY) -m pytest -q -m "not backends"
+
+lint: setup
+	$(VENV)/bin/ruff format --check migrate rules tests scripts
+	$(VENV)/bin/ruff check migrate rules tests scripts
+
+docs: setup
+	$(PY) scripts/gen_rules_doc.py
+
+clean:
+	rm -rf build .kmigrate_cache .pytest_cache

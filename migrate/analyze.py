@@ -1,0 +1,397 @@
+"""Detection: one ``ast`` parse, a context index, one walk that hands sites to rules.
+
+This is the hot path of ``scan`` and ``check``; it imports neither LibCST nor any
+ML framework. Each rule sees only the sites it declared (see ``rules/base.py``),
+found through dictionaries built once per rule selection.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import traceback
+import warnings
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from migrate.contexts import ContextIndex, ContextSpec, build_context_index
+from migrate.model import (
+    CallSite,
+    Context,
+    Finding,
+    ImportSite,
+    Node,
+    ReferenceSite,
+    Scope,
+    Severity,
+    Span,
+)
+from migrate.module_info import ModuleInfo
+from migrate.names import Resolver, scope_bindings
+from migrate.suppress import Suppressions
+from rules.base import Report, Rule
+
+UNPARSEABLE = "KM901"
+RULE_CRASHED = "KM902"
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+class RuleSet:
+    """The selected rules, indexed by what they want to see."""
+
+    def __init__(self, rule_classes: Sequence[type[Rule]]) -> None:
+        self.rules: list[Rule] = [cls() for cls in rule_classes]
+        self.ids = tuple(sorted(r.id for r in self.rules))
+        self.by_symbol: dict[str, list[Rule]] = {}
+        self.by_prefix: list[tuple[tuple[str, ...], Rule]] = []
+        self.by_method: dict[str, list[Rule]] = {}
+        self.by_type: dict[type, list[Rule]] = {}
+        self.reference_rules: list[Rule] = []
+        self.import_rules: list[Rule] = []
+        for rule in self.rules:
+            for symbol in rule.call_symbols:
+                self.by_symbol.setdefault(symbol, []).append(rule)
+            if rule.call_prefixes:
+                self.by_prefix.append((tuple(rule.call_prefixes), rule))
+            for method in rule.method_names:
+                self.by_method.setdefault(method, []).append(rule)
+            for node_type in rule.visit_types:
+                self.by_type.setdefault(node_type, []).append(rule)
+            if rule.reference_prefixes:
+                self.reference_rules.append(rule)
+            if rule.wants_imports:
+                self.import_rules.append(rule)
+        self._call_cache: dict[str, list[Rule]] = {}
+
+    def for_call(self, symbol: str) -> list[Rule]:
+        cached = self._call_cache.get(symbol)
+        if cached is None:
+            cached = list(self.by_symbol.get(symbol, ()))
+            cached += [r for prefixes, r in self.by_prefix if symbol.startswith(prefixes)]
+            self._call_cache[symbol] = cached
+        return cached
+
+    def for_reference(self, symbol: str) -> list[Rule]:
+        return [r for r in self.reference_rules if symbol.startswith(r.reference_prefixes)]
+
+
+@dataclass
+class FileAnalysis:
+    """Findings of one file plus what the report needs to know about it."""
+
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    uses_tensorflow: bool = False
+    parsed: bool = True
+    suppressions: Suppressions | None = None
+
+
+class _Walker:
+    def __init__(
+        self, module: ModuleInfo, ruleset: RuleSet, index: ContextIndex, sink: list[Report]
+    ) -> None:
+        self.module = module
+        self.ruleset = ruleset
+        self.index = index
+        self.sink = sink
+        self.crashes: list[tuple[Rule, Node | None, BaseException]] = []
+        self.resolver = Resolver(module.module_scope)
+        module.resolver = self.resolver
+        self.scope = Scope()
+        self.context = Context.OTHER
+
+    # -- traversal -------------------------------------------------------------
+    def walk(self, node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            self.visit(child)
+
+    def visit(self, node: ast.AST) -> None:
+        node_type = type(node)
+        typed_rules = self.ruleset.by_type.get(node_type)
+        if typed_rules:
+            site = self._site(Node, node)
+            for rule in typed_rules:
+                self._run(rule, rule.check_node, site)
+        if node_type is ast.Call:
+            self._on_call(node)  # type: ignore[arg-type]
+        elif node_type is ast.Attribute or node_type is ast.Name:
+            if self._on_reference(node):  # type: ignore[arg-type]
+                return
+        elif node_type is ast.Import or node_type is ast.ImportFrom:
+            self._on_import(node)  # type: ignore[arg-type]
+        elif node_type in _FUNCTIONS:
+            self._enter_function(node)
+            return
+        elif node_type is ast.ClassDef:
+            self._enter_class(node)  # type: ignore[arg-type]
+            return
+        self.walk(node)
+
+    def _enter_function(self, node: ast.AST) -> None:
+        if not isinstance(node, ast.Lambda):
+            for expr in (*node.decorator_list, *node.args.defaults, *node.args.kw_defaults):
+                if expr is not None:
+                    self.visit(expr)
+            if node.returns is not None:
+                self.visit(node.returns)
+        saved = (self.scope, self.context)
+        own = self.index.for_function(node)
+        if own is not None:
+            self.context = own
+        if not isinstance(node, ast.Lambda):
+            self.scope = Scope(
+                class_name=self.scope.class_name,
+                class_span=self.scope.class_span,
+                class_bases=self.scope.class_bases,
+                class_node=self.scope.class_node,
+                function_name=(
+                    node.name
+                    if self.scope.function_name is None
+                    else f"{self.scope.function_name}.{node.name}"
+                ),
+                function_node=node,
+            )
+        self.resolver.push(scope_bindings(node, self.module.package))
+        body = [node.body] if isinstance(node, ast.Lambda) else node.body
+        for stmt in body:
+            self.visit(stmt)
+        self.resolver.pop()
+        self.scope, self.context = saved
+
+    def _enter_class(self, node: ast.ClassDef) -> None:
+        for expr in (*node.decorator_list, *node.bases, *(k.value for k in node.keywords)):
+            self.visit(expr)
+        saved = (self.scope, self.context)
+        bases = tuple(s for s in (self.resolver.symbol(b) for b in node.bases) if s)
+        self.scope = Scope(
+            class_name=node.name,
+            class_span=self.module.span_of(node),
+            class_bases=bases,
+            class_node=node,
+        )
+        if node.name in self.index.model_classes and self.scope.function_name is None:
+            self.context = Context.MODEL
+        self.resolver.push(scope_bindings(node, self.module.package))
+        for stmt in node.body:
+            self.visit(stmt)
+        self.resolver.pop()
+        self.scope, self.context = saved
+
+    # -- sites ------------------------------------------------------------------
+    def _site(self, cls: type, node: ast.AST, **extra: object) -> Node:
+        return cls(
+            node=node,
+            span=self.module.span_of(node),
+            context=self.context,
+            scope=self.scope,
+            module=self.module,
+            **extra,
+        )
+
+    def _on_call(self, node: ast.Call) -> None:
+        symbol = self.resolver.symbol(node.func)
+        receiver = None
+        if symbol is not None:
+            rules = self.ruleset.for_call(symbol)
+        elif isinstance(node.func, ast.Attribute):
+            rules = self.ruleset.by_method.get(node.func.attr, [])
+            symbol = f"<method>.{node.func.attr}"
+            receiver = node.func.value
+        else:
+            return
+        if not rules:
+            return
+        keywords = {k.arg: k.value for k in node.keywords if k.arg is not None}
+        site = self._site(
+            CallSite,
+            node,
+            symbol=symbol,
+            args=list(node.args),
+            keywords=keywords,
+            has_star_args=any(isinstance(a, ast.Starred) for a in node.args)
+            or any(k.arg is None for k in node.keywords),
+            receiver=receiver,
+        )
+        for rule in rules:
+            self._run(rule, rule.check_call, site)
+
+    def _on_reference(self, node: ast.Attribute | ast.Name) -> bool:
+        """Dispatch a whole dotted chain once; True when its parts need no visit."""
+        if not self.ruleset.reference_rules:
+            return False
+        symbol = self.resolver.symbol(node)
+        if symbol is None:
+            return False
+        rules = self.ruleset.for_reference(symbol)
+        if rules:
+            site = self._site(ReferenceSite, node, symbol=symbol)
+            for rule in rules:
+                self._run(rule, rule.check_reference, site)
+        return True
+
+    def _on_import(self, node: ast.Import | ast.ImportFrom) -> None:
+        if not self.ruleset.import_rules:
+            return
+        if isinstance(node, ast.Import):
+            modules = tuple(a.name for a in node.names)
+            level = 0
+        else:
+            base = node.module or ""
+            modules = tuple(f"{base}.{a.name}" if base else a.name for a in node.names)
+            level = node.level
+        site = self._site(
+            ImportSite,
+            node,
+            modules=modules,
+            aliases=tuple(a.asname for a in node.names),
+            is_from=isinstance(node, ast.ImportFrom),
+            level=level,
+        )
+        for rule in self.ruleset.import_rules:
+            self._run(rule, rule.check_import, site)
+
+    def _run(self, rule: Rule, hook, site: Node | None) -> None:
+        try:
+            reports = hook(site) if site is not None else hook(self.module)
+            for report in reports or ():
+                report.rule = rule
+                self.sink.append(report)
+        except Exception as error:  # a crashing rule never stops the run
+            self.crashes.append((rule, site, error))
+
+
+def _parse(text: str) -> ast.Module:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # invalid escape sequences in legacy code
+        return ast.parse(text)
+
+
+def _syntax_error_finding(path: str, error: SyntaxError) -> Finding:
+    line = error.lineno or 1
+    column = max((error.offset or 1) - 1, 0)
+    message = f"cannot parse this file: {error.msg}"
+    if "Missing parentheses in call to" in (error.msg or "") or "print" in (error.text or ""):
+        message += " (Python 2 code? kmigrate needs Python 3 syntax; run 2to3 first)"
+    return Finding(
+        rule=UNPARSEABLE,
+        severity=Severity.ERROR,
+        message=message + "; the file is left untouched",
+        path=path,
+        span=Span(line, column, line, column),
+        context=Context.OTHER,
+    )
+
+
+def _crash_finding(path: str, rule: Rule, site: Node | None, error: BaseException) -> Finding:
+    span = site.span if site is not None else Span(1, 0, 1, 0)
+    where = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
+    location = f" at {where.filename.rsplit('/', 1)[-1]}:{where.lineno}" if where else ""
+    return Finding(
+        rule=RULE_CRASHED,
+        severity=Severity.ERROR,
+        message=(
+            f"rule {rule.id} crashed on this file: {type(error).__name__}: {error}{location}; "
+            "other rules ran, this rule's findings for the file are incomplete"
+        ),
+        path=path,
+        span=span,
+        context=site.context if site is not None else Context.OTHER,
+        symbol=rule.id,
+    )
+
+
+def fingerprint_findings(findings: list[Finding]) -> None:
+    """Give each finding a fingerprint that survives edits elsewhere in the file.
+
+    Inputs: path, rule, symbol, enclosing class/function and the node's ``ast.dump``
+    (so reformatting and moved lines do not change it), plus the occurrence number
+    among identical ones (so a second identical call is a new finding).
+    """
+    seen: Counter[str] = Counter()
+    for finding in sorted(findings, key=Finding.sort_key):
+        base = "\x1f".join(
+            (finding.path, finding.rule, finding.symbol, finding.scope_name, finding.source_text)
+        )
+        occurrence = seen[base]
+        seen[base] += 1
+        digest = hashlib.sha1(f"{base}\x1f{occurrence}".encode()).hexdigest()
+        finding.fingerprint = digest[:16]
+
+
+def analyze_module_text(
+    path: str,
+    text: str,
+    ruleset: RuleSet,
+    spec: ContextSpec,
+    package: str = "",
+) -> FileAnalysis:
+    """Run the selected rules over one module's text. Never raises for bad input."""
+    result = FileAnalysis(path=path)
+    try:
+        tree = _parse(text)
+    except (SyntaxError, ValueError) as error:
+        result.parsed = False
+        if not isinstance(error, SyntaxError):
+            error = SyntaxError(str(error))
+        result.findings.append(_syntax_error_finding(path, error))
+        return result
+    except RecursionError:
+        result.parsed = False
+        result.findings.append(
+            _syntax_error_finding(path, SyntaxError("nesting too deep for the parser"))
+        )
+        return result
+    module = ModuleInfo(path, text, tree, package)
+    result.uses_tensorflow = True
+    index = build_context_index(tree, module.resolver, spec)
+    reports: list[Report] = []
+    walker = _Walker(module, ruleset, index, reports)
+    try:
+        walker.visit(tree)
+    except RecursionError as error:
+        walker.crashes.append((ruleset.rules[0] if ruleset.rules else Rule(), None, error))
+    for rule in ruleset.rules:
+        walker._run(rule, rule.check_module, None)
+    result.findings.extend(_findings_from_reports(path, reports, ruleset))
+    result.findings.extend(_crash_finding(path, r, s, e) for r, s, e in walker.crashes)
+    suppressions = Suppressions.from_text(text)
+    result.suppressions = suppressions
+    result.findings = [f for f in result.findings if not suppressions.suppresses(f)]
+    fingerprint_findings(result.findings)
+    return result
+
+
+def _findings_from_reports(path: str, reports: Iterable[Report], ruleset: RuleSet) -> list[Finding]:
+    findings: list[Finding] = []
+    seen: set[tuple] = set()
+    for report in reports:
+        rule = report.rule
+        site = report.site
+        if rule.contexts is not None and site.context not in rule.contexts:
+            continue
+        span = report.span or site.span
+        key = (rule.id, span, report.message)
+        if key in seen:
+            continue
+        seen.add(key)
+        findings.append(
+            Finding(
+                rule=rule.id,
+                severity=report.severity or rule.severity,
+                message=report.message,
+                path=path,
+                span=span,
+                context=site.context,
+                symbol=report.symbol if report.symbol is not None else _site_symbol(site),
+                fix=report.fix,
+                scope_name=site.scope.qualname,
+                source_text=ast.dump(site.node),
+            )
+        )
+    return findings
+
+
+def _site_symbol(site: Node) -> str:
+    return getattr(site, "symbol", "") or ""

@@ -1,0 +1,95 @@
+"""Fixing one module's text: detect, execute the plans, verify, repeat until stable.
+
+Several rounds because an outer rewrite built from source text can hide an
+inner one (``tf.reduce_mean(tf.keras.activations.relu(x))``): the next round's
+scan sees what is left. Every round's result must parse; the loop stops when no
+fixable finding remains or a round changes nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from migrate.analyze import RuleSet, analyze_module_text
+from migrate.contexts import ContextSpec
+from migrate.model import Finding
+
+MAX_ROUNDS = 5
+
+
+@dataclass
+class FixOutcome:
+    """The new text of one module and what happened on the way."""
+
+    text: str
+    fixed: int = 0  # findings fixed
+    remaining: list[Finding] = field(default_factory=list)  # findings after the last round
+    skipped: dict[str, str] = field(default_factory=dict)  # fingerprint -> why not fixed
+    error: str | None = None  # set when the file was left untouched
+
+
+def _parses(text: str) -> bool:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(text)
+        return True
+    except (SyntaxError, ValueError, RecursionError):
+        return False
+
+
+def fix_module_text(
+    path: str, text: str, ruleset: RuleSet, spec: ContextSpec, package: str = ""
+) -> FixOutcome:
+    """Apply every fix the rules offer for ``text``; never returns code that does not parse."""
+    outcome = FixOutcome(text=text)
+    current = text
+    analysis = analyze_module_text(path, current, ruleset, spec, package)
+    if not analysis.parsed:
+        outcome.remaining = analysis.findings
+        return outcome
+    for _ in range(MAX_ROUNDS):
+        fixable = [
+            f
+            for f in analysis.findings
+            if f.fix is not None and f.fingerprint not in outcome.skipped
+        ]
+        if not fixable:
+            break
+        from migrate.editor import apply_plans  # LibCST only for files with fixes
+
+        try:
+            result = apply_plans(current, [f.fix for f in fixable])
+        except Exception as error:  # noqa: BLE001 - LibCST cannot parse something ast can
+            outcome.error = f"could not edit this file: {type(error).__name__}: {error}"
+            break
+        for index, reason in result.failed.items():
+            outcome.skipped[fixable[index].fingerprint] = reason
+        if result.text == current:
+            break
+        if not _parses(result.text):
+            outcome.error = "the rewritten code did not parse; the file was left untouched"
+            current = text
+            break
+        outcome.fixed += len(result.applied)
+        current = result.text
+        analysis = analyze_module_text(path, current, ruleset, spec, package)
+    outcome.text = current
+    outcome.remaining = (
+        analysis.findings if current != text or outcome.error is None else analysis.findings
+    )
+    if outcome.error:
+        outcome.text = text
+    return outcome
+
+
+def apply_to_text(text: str, select: Sequence[str] | None = None, path: str = "<memory>") -> str:
+    """Rewrite module ``text`` with the selected rules (all when None); for tests and tools."""
+    from rules.context_spec import CONTEXT_SPEC
+    from rules.registry import select_rules
+
+    ruleset = RuleSet(select_rules(select))
+    return fix_module_text(path, text, ruleset, CONTEXT_SPEC).text

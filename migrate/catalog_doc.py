@@ -1,0 +1,122 @@
+"""Rule documentation generated from the rules' own metadata and examples:
+`kmigrate rules`, `kmigrate explain`, and docs/rules.md (scripts/gen_rules_doc.py)."""
+
+from __future__ import annotations
+
+import json
+
+from rules.base import Rule
+from rules.registry import all_rules, rule_by_id
+
+
+def _fixable_mark(rule: type[Rule]) -> str:
+    return "fix" if rule.fixable() else "manual"
+
+
+def render_rules(fmt: str = "table") -> str:
+    rules = all_rules()
+    if fmt == "json":
+        data = [
+            {
+                "id": r.id,
+                "name": r.name,
+                "summary": r.summary,
+                "fixable": r.fixable(),
+                "severity": r.severity.value,
+            }
+            for r in rules
+        ]
+        return json.dumps(data, indent=2) + "\n"
+    if fmt == "markdown":
+        return rules_markdown()
+    width = max(len(r.name) for r in rules)
+    lines = [f"{r.id}  {r.name:{width}}  {_fixable_mark(r):6}  {r.summary}" for r in rules]
+    return "\n".join(lines) + "\n"
+
+
+def rule_markdown(rule: type[Rule], heading: str = "##") -> str:
+    parts = [
+        f"{heading} {rule.id} `{rule.name}`",
+        "",
+        f"**What it finds.** {rule.summary}",
+        "",
+        f"**Why it matters.** {rule.rationale}",
+        "",
+        f"**Fix.** {'Automatic (`kmigrate apply`)' if rule.fixable() else 'Manual'}. "
+        f"{rule.fix_safety}",
+        "",
+        f"Severity: {rule.severity.value}."
+        + (
+            f" Reported in: {', '.join(sorted(c.value for c in rule.contexts))}."
+            if rule.contexts
+            else ""
+        ),
+    ]
+    for example in rule.examples:
+        if not example.flagged:
+            continue
+        parts += ["", "Flagged:", "", "```python", example.code.rstrip(), "```"]
+        if example.expected is not None:
+            parts += [
+                "",
+                "After `kmigrate apply`:",
+                "",
+                "```python",
+                example.expected.rstrip(),
+                "```",
+            ]
+        break
+    clean = next((e for e in rule.examples if not e.flagged), None)
+    if clean is not None:
+        parts += ["", "Not flagged:", "", "```python", clean.code.rstrip(), "```"]
+    return "\n".join(parts) + "\n"
+
+
+def rules_markdown() -> str:
+    rules = all_rules()
+    lines = [
+        "# kmigrate rule catalog",
+        "",
+        "Generated from the rules' own metadata by `python scripts/gen_rules_doc.py`; "
+        "do not edit by hand.",
+        "",
+        "| id | name | fix | summary |",
+        "|---|---|---|---|",
+    ]
+    for r in rules:
+        lines.append(
+            f"| [{r.id}](#{r.id.lower()}-{r.name}) | `{r.name}` "
+            f"| {_fixable_mark(r)} | {r.summary} |"
+        )
+    lines.append("")
+    for r in rules:
+        lines.append(rule_markdown(r))
+    return "\n".join(lines)
+
+
+def explain_text(code: str) -> str | None:
+    """A rule's documentation, or an ops-catalog entry's, as text."""
+    rule = rule_by_id(code)
+    if rule is not None:
+        all_examples = []
+        for example in rule.examples:
+            label = "Flagged" if example.flagged else "Not flagged"
+            block = f"{label}:\n{_indent(example.code)}"
+            if example.expected is not None:
+                block += f"After `kmigrate apply`:\n{_indent(example.expected)}"
+            all_examples.append(block)
+        head = (
+            f"{rule.id} {rule.name} ({'fixable' if rule.fixable() else 'manual'}, "
+            f"{rule.severity.value})\n\n{rule.summary}\n\nWhy: {rule.rationale}\n\n"
+            f"Fix: {rule.fix_safety}\n"
+        )
+        return head + "\n" + "\n".join(all_examples)
+    try:
+        from rules.ops_catalog import explain_entry  # provided by the ops catalog
+    except ImportError:
+        return None
+    return explain_entry(code)
+
+
+def _indent(code: str) -> str:
+    return "".join(f"    {line}\n" for line in code.rstrip().splitlines()) + "\n"

@@ -1,0 +1,323 @@
+"""The ``kmigrate`` command line.
+
+Imports stay lazy: ``scan`` and ``check`` must start fast and never import LibCST,
+TensorFlow, Keras, JAX or PyTorch; commands that need them load them inside.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from migrate import __version__
+
+# Commands implemented in their own modules, imported only when invoked.
+LAZY_COMMANDS: dict[str, str] = {
+    "check": "migrate.check:check_command",
+    "baseline": "migrate.check:baseline_command",
+    "merge": "migrate.merge:merge_command",
+    "parity": "migrate.parity.cli:parity_command",
+    "convert-weights": "migrate.convert_weights:convert_weights_command",
+}
+
+REPORT_FORMATS = ("table", "json", "sarif", "markdown", "html", "github", "gitlab")
+
+
+class LazyGroup(click.Group):
+    """A click group whose heavier subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        available = [name for name in LAZY_COMMANDS if _module_exists(LAZY_COMMANDS[name])]
+        return sorted([*super().list_commands(ctx), *available])
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in LAZY_COMMANDS:
+            target = LAZY_COMMANDS[cmd_name]
+            if not _module_exists(target):
+                return None
+            module_name, _, attr = target.partition(":")
+            return getattr(importlib.import_module(module_name), attr)
+        return super().get_command(ctx, cmd_name)
+
+
+def _module_exists(target: str) -> bool:
+    import importlib.util
+
+    module_name = target.partition(":")[0]
+    try:
+        return importlib.util.find_spec(module_name) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def _codes(values: Sequence[str]) -> list[str]:
+    """``--select KM1,KM2 --select KM3`` -> ["KM1", "KM2", "KM3"]."""
+    return [c.strip() for v in values for c in v.split(",") if c.strip()]
+
+
+class RunSettings:
+    """Options shared by the commands that run rules, merged with the config file."""
+
+    def __init__(self, paths, select, ignore, jobs, config_path) -> None:
+        from migrate.config import ConfigError, load_config
+
+        self.paths = [Path(p) for p in paths] or [Path(".")]
+        start = self.paths[0]
+        try:
+            self.config = load_config(start, Path(config_path) if config_path else None)
+        except ConfigError as error:
+            raise click.UsageError(str(error)) from None
+        self.select = _codes(select) or self.config.select
+        self.ignore = _codes(ignore) + self.config.ignore
+        self._check_codes()
+        from migrate.runner import default_jobs, select_ids
+
+        self.rule_ids = select_ids(self.select, self.ignore)
+        self.jobs = jobs or self.config.jobs or default_jobs()
+
+    def _check_codes(self) -> None:
+        from rules.registry import unknown_codes
+
+        unknown = unknown_codes(self.select + self.ignore)
+        if unknown:
+            raise click.UsageError(
+                f"unknown rule code(s): {', '.join(unknown)} (see `kmigrate rules`)"
+            )
+
+    def jobs_for(self, fix: bool = False):
+        from migrate.runner import plan_jobs
+
+        return plan_jobs(self.paths, self.config, fix=fix)
+
+
+def run_with_progress(settings: RunSettings, jobs, quiet: bool, label: str):
+    """Run jobs with a progress bar on a terminal (never when piped or in CI)."""
+    from migrate.runner import run_jobs
+
+    show = not quiet and sys.stderr.isatty() and len(jobs) > 20
+    if not show:
+        return run_jobs(jobs, settings.rule_ids, settings.jobs)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        transient=True,
+        console=_stderr_console(),
+    ) as progress:
+        task = progress.add_task(label, total=len(jobs))
+        return run_jobs(jobs, settings.rule_ids, settings.jobs, lambda n: progress.advance(task, n))
+
+
+def _stderr_console():
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def common_run_options(func):
+    """Options every rule-running command takes."""
+    options = [
+        click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=str)),
+        click.option(
+            "--select",
+            multiple=True,
+            metavar="CODES",
+            help="Only these rules: ids or prefixes, comma-separated (KM2,KM301).",
+        ),
+        click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rules."),
+        click.option(
+            "--jobs",
+            "-j",
+            type=click.IntRange(min=1),
+            help="Worker processes [default: CPU count].",
+        ),
+        click.option(
+            "--config",
+            "config_path",
+            type=click.Path(exists=True, dir_okay=False),
+            help="pyproject.toml to read [tool.kmigrate] from [default: nearest one].",
+        ),
+        click.option("--quiet", "-q", is_flag=True, help="No progress bar, no summary line."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kmigrate")
+def main() -> None:
+    """Move TensorFlow / Keras 2 code to multi-backend Keras 3.
+
+    \b
+    kmigrate scan src/            what keeps this code on TensorFlow?
+    kmigrate apply src/ --diff    preview the automatic rewrites
+    kmigrate apply src/           rewrite in place (formatting and comments kept)
+    kmigrate parity ...           prove the numbers agree on TF, JAX and PyTorch
+    kmigrate explain KM201        what a rule finds, why, and its fix
+    """
+
+
+@main.command()
+@common_run_options
+@click.option(
+    "--format",
+    "-f",
+    "fmt",
+    type=click.Choice(REPORT_FORMATS),
+    default="table",
+    show_default=True,
+    help="Report format.",
+)
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report here.")
+@click.option("--statistics", is_flag=True, help="One line per rule with counts, then stop.")
+@click.option("--no-cache", is_flag=True, help="Ignore and do not write the result cache.")
+def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, statistics, no_cache):
+    """Report which code keeps PATHS on TensorFlow. Never writes a source file.
+
+    Findings say where a call is (model code, training loop, data pipeline),
+    whether `kmigrate apply` fixes it, and what to do when it cannot.
+    """
+    settings = RunSettings(paths, select, ignore, jobs, config_path)
+    result = run_with_progress(settings, settings.jobs_for(), quiet, "scanning")
+    if statistics:
+        text = _statistics(result)
+    else:
+        from migrate.report import FORMATS, render
+
+        if fmt not in FORMATS:
+            raise click.UsageError(f"format {fmt!r} is not available in this build")
+        color = output is None and sys.stdout.isatty()
+        text = render(result, fmt, color=color, root=str(settings.config.root))
+    _emit(text, output)
+
+
+def _statistics(result) -> str:
+    from collections import Counter
+
+    from rules.registry import rule_by_id
+
+    counts = Counter(f.rule for f in result.findings)
+    fixable = Counter(f.rule for f in result.findings if f.fixable)
+    lines = []
+    for rule_id, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        rule = rule_by_id(rule_id)
+        name = rule.name if rule else ""
+        mark = f"[{fixable[rule_id]} fixable]" if fixable[rule_id] else ""
+        lines.append(f"{count:6d}  {rule_id}  {name:32s} {mark}".rstrip())
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _emit(text: str, output: str | None) -> None:
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+    else:
+        click.echo(text, nl=False)
+
+
+@main.command()
+@common_run_options
+@click.option("--diff", is_flag=True, help="Print a unified diff instead of writing files.")
+@click.option(
+    "--check",
+    "check_only",
+    is_flag=True,
+    help="With --diff: exit 1 when there is something to rewrite (for CI).",
+)
+def apply(paths, select, ignore, jobs, config_path, quiet, diff, check_only):
+    """Rewrite PATHS in place: tf.keras -> keras, tf ops in model code -> keras.ops,
+    tf.random -> keras.random, legacy saving and Keras 2 APIs.
+
+    Only exact rewrites are made; the rest is reported. Running it twice changes
+    nothing the second time. Writes are atomic and keep encoding, line endings and
+    file mode; a file whose rewrite would not parse is left untouched.
+    """
+    settings = RunSettings(paths, select, ignore, jobs, config_path)
+    result = run_with_progress(settings, settings.jobs_for(fix=True), quiet, "rewriting")
+    changed = [r for r in result.files if r.new_text is not None]
+    if diff:
+        for report in changed:
+            click.echo(
+                unified_diff(report.path, report.old_text or "", report.new_text or ""), nl=False
+            )
+    else:
+        _write_changes(settings, changed)
+    errors = [r for r in result.files if r.error]
+    for report in errors:
+        click.echo(f"{report.path}: {report.error}", err=True)
+    remaining = result.findings
+    if not quiet:
+        fixed = sum(r.fixed for r in result.files)
+        verb = "would rewrite" if diff else "rewrote"
+        manual = sum(1 for f in remaining)
+        click.echo(
+            f"{verb} {len(changed)} file(s), {fixed} fix(es); {manual} finding(s) left for a person"
+            + (" (run `kmigrate scan` to see them)" if manual else ""),
+            err=True,
+        )
+    if diff and check_only and changed:
+        sys.exit(1)
+
+
+def _write_changes(settings: RunSettings, changed) -> None:
+    from migrate.sources import read_source, write_atomic
+
+    for report in changed:
+        path = settings.config.root / report.path
+        if not path.exists():
+            path = Path(report.path)
+        try:
+            source = read_source(path)
+            if source.text != report.old_text:
+                click.echo(f"{report.path}: changed during the run; left untouched", err=True)
+                continue
+            write_atomic(path, source.encode(report.new_text))
+        except (OSError, PermissionError) as error:
+            click.echo(f"{report.path}: not written: {error}", err=True)
+
+
+def unified_diff(path: str, old: str, new: str) -> str:
+    """A diff `git apply` accepts (a/ and b/ prefixes, no missing-newline surprises)."""
+    old_lines = old.splitlines(keepends=True)
+    new_lines = new.splitlines(keepends=True)
+    lines = []
+    for line in difflib.unified_diff(old_lines, new_lines, f"a/{path}", f"b/{path}"):
+        if not line.endswith(("\n", "\r")):
+            line += "\n\\ No newline at end of file\n"
+        lines.append(line)
+    return "".join(lines)
+
+
+@main.command(name="rules")
+@click.option(
+    "--format", "-f", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table"
+)
+def rules_command(fmt: str) -> None:
+    """List every rule: id, name, fixable, summary."""
+    from migrate.catalog_doc import render_rules
+
+    click.echo(render_rules(fmt), nl=False)
+
+
+@main.command()
+@click.argument("code")
+def explain(code: str) -> None:
+    """Explain one rule (KM201) or ops-catalog entry (tf.reduce_mean): what, why, examples."""
+    from migrate.catalog_doc import explain_text
+
+    text = explain_text(code)
+    if text is None:
+        raise click.UsageError(f"no rule or catalog entry named {code!r} (see `kmigrate rules`)")
+    click.echo(text, nl=False)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,100 @@
+"""Configuration from ``[tool.kmigrate]`` in the scanned project's ``pyproject.toml``.
+
+Command-line options win over the file. Keys (all optional)::
+
+    [tool.kmigrate]
+    select = ["KM1", "KM2"]          # rule ids or prefixes; default: all
+    ignore = ["KM104"]
+    exclude = ["legacy/**", "*_pb2.py"]   # globs, relative to the project root
+    per-file-ignores = { "tests/*" = ["KM6"] }
+    baseline = ".kmigrate-baseline.json"
+    jobs = 2
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+class ConfigError(Exception):
+    """Invalid configuration; the message names the key and the file."""
+
+
+@dataclass
+class Config:
+    root: Path = field(default_factory=Path.cwd)
+    source: Path | None = None  # the pyproject.toml read, if any
+    select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    baseline: str = ".kmigrate-baseline.json"
+    jobs: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def cache_key(self) -> str:
+        """What in the config changes results (for the result cache)."""
+        return repr(
+            (sorted(self.select), sorted(self.ignore), sorted(self.per_file_ignores.items()))
+        )
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest ``pyproject.toml`` at or above ``start``."""
+    start = start.resolve()
+    folder = start if start.is_dir() else start.parent
+    for candidate in (folder, *folder.parents):
+        path = candidate / "pyproject.toml"
+        if path.is_file():
+            return path
+    return None
+
+
+def _string_list(table: dict[str, Any], key: str, source: Path) -> list[str]:
+    value = table.get(key, [])
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{source}: [tool.kmigrate] {key} must be a list of strings")
+    return list(value)
+
+
+def load_config(start: Path, explicit: Path | None = None) -> Config:
+    """Read ``[tool.kmigrate]`` from ``explicit`` or the pyproject.toml above ``start``."""
+    path = explicit or find_pyproject(start)
+    if path is None:
+        root = start.resolve()
+        return Config(root=root if root.is_dir() else root.parent)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise ConfigError(f"cannot read {path}: {error}") from None
+    table = data.get("tool", {}).get("kmigrate", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.kmigrate] must be a table")
+    ignores = table.get("per-file-ignores", {})
+    if not isinstance(ignores, dict):
+        raise ConfigError(f"{path}: [tool.kmigrate] per-file-ignores must be a table")
+    jobs = table.get("jobs")
+    if jobs is not None and (not isinstance(jobs, int) or jobs < 1):
+        raise ConfigError(f"{path}: [tool.kmigrate] jobs must be a positive integer")
+    known = {"select", "ignore", "exclude", "per-file-ignores", "baseline", "jobs"}
+    return Config(
+        root=path.parent.resolve(),
+        source=path,
+        select=_string_list(table, "select", path),
+        ignore=_string_list(table, "ignore", path),
+        exclude=_string_list(table, "exclude", path),
+        per_file_ignores={k: _string_list(ignores, k, path) for k in ignores},
+        baseline=str(table.get("baseline", ".kmigrate-baseline.json")),
+        jobs=jobs,
+        extra={k: v for k, v in table.items() if k not in known},
+    )

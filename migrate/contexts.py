@@ -1,0 +1,224 @@
+"""Static context classification: is this code model code, a training loop, a data
+pipeline, or something else?
+
+It matters because only model code is rewritten: ``tf.data`` pipelines are portable
+inputs and a ``GradientTape`` loop is backend-specific by nature. What counts as a
+Keras base class or a data API is TensorFlow knowledge and comes in as a
+:class:`ContextSpec` from ``rules/``; this module only knows how to propagate it.
+
+The classification is per function (or lambda): seeds are found first, then
+propagated along the module's own call graph, model first (it wins), then
+training loop, then data. Nested functions inherit their enclosing context
+unless seeded themselves.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from migrate.model import Context
+from migrate.names import Resolver
+
+
+@dataclass(frozen=True)
+class ContextSpec:
+    """The TensorFlow/Keras knowledge context classification needs (data, from rules/)."""
+
+    model_base_prefixes: tuple[str, ...]  # canonical symbol prefixes of Layer/Model/Loss...
+    model_name_suffixes: tuple[str, ...]  # unresolved base names that look like layers
+    model_function_keywords: frozenset[str]  # loss=, metrics=, activation= ...
+    model_function_callees: tuple[str, ...]  # symbol suffixes taking a function: ".Lambda"
+    functional_input_suffixes: tuple[str, ...]  # ".Input": functional model builders
+    data_methods: frozenset[str]  # dataset.map(fn) ...
+    data_symbol_prefixes: tuple[str, ...]  # tf.data. tf.io. ...
+    training_symbols: tuple[str, ...]  # tf.GradientTape ...
+
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+
+
+@dataclass
+class ContextIndex:
+    """Context per function node and the set of model classes of one module."""
+
+    function_context: dict[int, Context] = field(default_factory=dict)
+    model_classes: set[str] = field(default_factory=set)
+
+    def for_function(self, node: ast.AST) -> Context | None:
+        return self.function_context.get(id(node))
+
+
+def _is_function(node: ast.AST) -> bool:
+    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+
+
+def _callee_name(call: ast.Call) -> tuple[str | None, bool]:
+    """(name, is_self_method) for ``f(...)`` and ``self.f(...)`` calls."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id, False
+    if (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.value.id in ("self", "cls")
+    ):
+        return func.attr, True
+    return None, False
+
+
+def _function_refs(node: ast.AST) -> Iterable[ast.AST]:
+    """Function-valued expressions inside an argument: names, lambdas, list items."""
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        for elt in node.elts:
+            yield from _function_refs(elt)
+    elif isinstance(node, ast.Dict):
+        for value in node.values:
+            yield from _function_refs(value)
+    else:
+        yield node
+
+
+class _Indexer:
+    def __init__(self, tree: ast.Module, resolver: Resolver, spec: ContextSpec) -> None:
+        self.tree = tree
+        self.resolver = resolver
+        self.spec = spec
+        self.module_functions: dict[str, ast.AST] = {}
+        self.class_methods: dict[str, dict[str, ast.AST]] = {}
+        self.class_of_method: dict[int, str] = {}
+        self.calls: dict[int, set[int]] = {}  # function id -> called function ids
+        self.nodes: dict[int, ast.AST] = {}
+        self.seeds: dict[Context, set[int]] = {c: set() for c in Context}
+        self.model_classes: set[str] = set()
+
+    def run(self) -> ContextIndex:
+        self._collect_definitions()
+        self._find_model_classes()
+        self._walk_bodies()
+        index = ContextIndex(model_classes=self.model_classes)
+        for context in (Context.MODEL, Context.TRAINING_LOOP, Context.DATA):
+            for fid in self._reachable(self.seeds[context]):
+                index.function_context.setdefault(fid, context)
+        return index
+
+    # -- definitions ---------------------------------------------------------
+    def _collect_definitions(self) -> None:
+        for stmt in self.tree.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.module_functions[stmt.name] = stmt
+            elif isinstance(stmt, ast.ClassDef):
+                methods = {}
+                for item in stmt.body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        methods[item.name] = item
+                        self.class_of_method[id(item)] = stmt.name
+                self.class_methods[stmt.name] = methods
+
+    def _find_model_classes(self) -> None:
+        classes = [s for s in self.tree.body if isinstance(s, ast.ClassDef)]
+        changed = True
+        while changed:  # a subclass of a model class in this module is a model class
+            changed = False
+            for cls in classes:
+                if cls.name not in self.model_classes and self._is_model_class(cls):
+                    self.model_classes.add(cls.name)
+                    changed = True
+        for name in self.model_classes:
+            for method in self.class_methods.get(name, {}).values():
+                self.seeds[Context.MODEL].add(id(method))
+
+    def _is_model_class(self, cls: ast.ClassDef) -> bool:
+        for base in cls.bases:
+            symbol = self.resolver.symbol(base)
+            if symbol and symbol.startswith(self.spec.model_base_prefixes):
+                return True
+            if isinstance(base, ast.Name) and base.id in self.model_classes:
+                return True
+            tail = base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", "")
+            if symbol is None and tail.endswith(self.spec.model_name_suffixes):
+                return True
+        return False
+
+    # -- bodies: call graph and seeds -----------------------------------------
+    def _walk_bodies(self) -> None:
+        self._visit(self.tree, owner=None, owner_class=None)
+
+    def _visit(self, node: ast.AST, owner: ast.AST | None, owner_class: str | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            if _is_function(child):
+                self.nodes[id(child)] = child
+                self.calls.setdefault(id(child), set())
+                if owner is not None:  # nested: inherits unless seeded itself
+                    self.calls[id(owner)].add(id(child))
+                cls = self.class_of_method.get(id(child), owner_class)
+                self._visit(child, owner=child, owner_class=cls)
+                continue
+            if isinstance(child, ast.ClassDef):
+                self._visit(child, owner=owner, owner_class=child.name)
+                continue
+            if isinstance(child, ast.Call):
+                self._on_call(child, owner, owner_class)
+            elif isinstance(child, (ast.With, ast.AsyncWith)) and owner is not None:
+                for item in child.items:
+                    expr = item.context_expr
+                    target = expr.func if isinstance(expr, ast.Call) else expr
+                    if self._symbol_in(target, self.spec.training_symbols):
+                        self.seeds[Context.TRAINING_LOOP].add(id(owner))
+            self._visit(child, owner, owner_class)
+
+    def _symbol_in(self, node: ast.AST, prefixes: tuple[str, ...]) -> bool:
+        symbol = self.resolver.symbol(node) if isinstance(node, ast.expr) else None
+        return bool(symbol and symbol.startswith(prefixes))
+
+    def _on_call(self, call: ast.Call, owner: ast.AST | None, owner_class: str | None) -> None:
+        name, is_method = _callee_name(call)
+        if owner is not None and name is not None:
+            if is_method and owner_class is not None:
+                target = self.class_methods.get(owner_class, {}).get(name)
+            else:
+                target = self.module_functions.get(name)
+            if target is not None:
+                self.calls[id(owner)].add(id(target))
+        symbol = self.resolver.symbol(call.func) or ""
+        if owner is not None:
+            if symbol.endswith(self.spec.functional_input_suffixes):
+                self.seeds[Context.MODEL].add(id(owner))
+            elif symbol.startswith(self.spec.data_symbol_prefixes):
+                self.seeds[Context.DATA].add(id(owner))
+        # Functions handed to Keras (loss=, Lambda(f)) or to a dataset (.map(f)).
+        for keyword in call.keywords:
+            if keyword.arg in self.spec.model_function_keywords:
+                self._seed_refs(keyword.value, Context.MODEL)
+        if symbol.endswith(self.spec.model_function_callees) and call.args:
+            self._seed_refs(call.args[0], Context.MODEL)
+        method = call.func.attr if isinstance(call.func, ast.Attribute) else None
+        if method in self.spec.data_methods and not symbol.startswith(("tf.", "K.")):
+            for arg in call.args[:1]:
+                self._seed_refs(arg, Context.DATA)
+
+    def _seed_refs(self, expr: ast.AST, context: Context) -> None:
+        for ref in _function_refs(expr):
+            if isinstance(ref, ast.Lambda):
+                self.nodes[id(ref)] = ref
+                self.calls.setdefault(id(ref), set())
+                self.seeds[context].add(id(ref))
+            elif isinstance(ref, ast.Name) and ref.id in self.module_functions:
+                self.seeds[context].add(id(self.module_functions[ref.id]))
+
+    def _reachable(self, seeds: set[int]) -> set[int]:
+        seen: set[int] = set()
+        stack = list(seeds)
+        while stack:
+            fid = stack.pop()
+            if fid in seen:
+                continue
+            seen.add(fid)
+            stack.extend(self.calls.get(fid, ()))
+        return seen
+
+
+def build_context_index(tree: ast.Module, resolver: Resolver, spec: ContextSpec) -> ContextIndex:
+    """Classify every function and lambda of ``tree``; see the module docstring."""
+    return _Indexer(tree, resolver, spec).run()

@@ -1,0 +1,218 @@
+"""File discovery: the Python files (and notebooks) a run should look at.
+
+Skips what is never the user's code (virtualenvs, site-packages, build output,
+caches), honours ``.gitignore`` files and ``exclude`` globs, and never follows a
+symlink out of the tree or around a loop.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+SKIPPED_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".venv",
+        "venv",
+        ".env",
+        "env",
+        "__pycache__",
+        ".tox",
+        ".nox",
+        "node_modules",
+        "site-packages",
+        "dist-packages",
+        "build",
+        "dist",
+        ".eggs",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".ipynb_checkpoints",
+        ".kmigrate_cache",
+    }
+)
+SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
+
+
+@dataclass(frozen=True)
+class _Pattern:
+    regex: re.Pattern[str]
+    negated: bool
+    dir_only: bool
+
+
+def _glob_to_regex(pattern: str) -> str:
+    out = []
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "[":
+            end = pattern.find("]", i)
+            if end == -1:
+                out.append(re.escape(char))
+            else:
+                out.append(pattern[i : end + 1])
+                i = end
+        else:
+            out.append(re.escape(char))
+        i += 1
+    return "".join(out)
+
+
+def parse_gitignore(text: str) -> list[_Pattern]:
+    """Patterns of one ``.gitignore`` (relative to its folder)."""
+    patterns = []
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        if not line or line.startswith("#"):
+            continue
+        negated = line.startswith("!")
+        if negated:
+            line = line[1:]
+        dir_only = line.endswith("/")
+        line = line.rstrip("/")
+        anchored = "/" in line
+        line = line.lstrip("/")
+        body = _glob_to_regex(line)
+        regex = f"^{body}$" if anchored else f"^(?:.*/)?{body}$"
+        patterns.append(_Pattern(re.compile(regex), negated, dir_only))
+    return patterns
+
+
+def _ignored(patterns: list[tuple[Path, list[_Pattern]]], path: Path, is_dir: bool) -> bool:
+    ignored = False
+    for base, rules in patterns:
+        try:
+            relative = path.relative_to(base).as_posix()
+        except ValueError:
+            continue
+        for rule in rules:
+            if rule.dir_only and not is_dir:
+                continue
+            if rule.regex.match(relative):
+                ignored = not rule.negated
+    return ignored
+
+
+def _matches_any(relative: str, globs: Iterable[str]) -> bool:
+    return any(
+        fnmatch.fnmatch(relative, g)
+        or fnmatch.fnmatch(relative, g.rstrip("/") + "/*")
+        or relative.startswith(g.rstrip("/*") + "/")
+        for g in globs
+    )
+
+
+def _is_virtualenv(folder: Path) -> bool:
+    return (folder / "pyvenv.cfg").is_file()
+
+
+def discover(paths: Iterable[Path], root: Path, exclude: Iterable[str] = ()) -> Iterator[Path]:
+    """Source files under ``paths`` in a stable order. Files named explicitly are
+    always yielded (pre-commit passes exactly the files it wants checked)."""
+    exclude = list(exclude)
+    root = root.resolve()
+    seen: set[Path] = set()
+    for start in paths:
+        if start.is_file() or (start.is_symlink() and not start.is_dir()):
+            resolved = start.resolve()
+            if resolved not in seen:
+                seen.add(resolved)
+                yield start
+            continue
+        yield from _walk(start, root, exclude, seen)
+
+
+def _walk(start: Path, root: Path, exclude: list[str], seen: set[Path]) -> Iterator[Path]:
+    top = start.resolve()
+    gitignores: list[tuple[Path, list[_Pattern]]] = []
+    for parent in [*reversed(top.parents), top]:
+        if parent == root or root in parent.parents or parent == top:
+            ignore_file = parent / ".gitignore"
+            if ignore_file.is_file():
+                gitignores.append(
+                    (parent, parse_gitignore(ignore_file.read_text(errors="replace")))
+                )
+    visited_dirs: set[Path] = set()
+
+    def walk(folder: Path, shown: Path, depth_patterns: list) -> Iterator[Path]:
+        real = folder.resolve()
+        if real in visited_dirs or (real != top and top not in real.parents):
+            return  # a symlink loop or a link out of the tree
+        visited_dirs.add(real)
+        local = list(depth_patterns)
+        ignore_file = folder / ".gitignore"
+        if folder != start and ignore_file.is_file():
+            local.append((real, parse_gitignore(ignore_file.read_text(errors="replace"))))
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            return
+        for entry in entries:
+            path = Path(entry.path)
+            real_path = path.resolve()
+            relative = _relative(real_path, root)
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                continue
+            if is_dir:
+                if (
+                    entry.name in SKIPPED_DIRS
+                    or entry.name.endswith(".egg-info")
+                    or _is_virtualenv(path)
+                ):
+                    continue
+                if _ignored(local, real_path, True) or _matches_any(relative, exclude):
+                    continue
+                yield from walk(path, shown / entry.name, local)
+            elif entry.name.endswith(SOURCE_SUFFIXES):
+                if real_path != top and top not in real_path.parents:
+                    continue  # a file link out of the tree
+                if _ignored(local, real_path, False) or _matches_any(relative, exclude):
+                    continue
+                if real_path in seen:
+                    continue
+                seen.add(real_path)
+                yield path
+
+    yield from walk(start, start, gitignores)
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def display_path(path: Path, root: Path) -> str:
+    """The path as reports show it: relative to the project root when inside it."""
+    resolved = path.absolute()
+    try:
+        return resolved.relative_to(root).as_posix()
+    except ValueError:
+        try:
+            return Path(os.path.relpath(resolved, Path.cwd())).as_posix()
+        except ValueError:
+            return path.as_posix()

@@ -1,0 +1,554 @@
+"""Editing: execute edit plans on a LibCST tree, keeping every byte we do not change.
+
+Rules hand over data (``CallEdit``, ``ReplaceNode``, ``ClassEdit``, ``EnsureImport``,
+see ``migrate/model.py``); this module is the only place that builds LibCST nodes.
+It finds the node a plan points at by its span (LibCST's ``PositionProvider`` uses
+the same convention as ``Span``), applies the edits bottom-up so nested edits
+compose, then fixes imports: adds what the new spellings need and removes imports
+whose every use was rewritten away.
+
+It is imported only by ``apply``, and only for files that have fixes.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from migrate.model import ArgOut, CallEdit, ClassEdit, EditPlan, EnsureImport, ReplaceNode, Span
+from migrate.names import import_bindings, module_level_uses, scope_bindings
+
+_PLACEHOLDER = re.compile(r"\{name:([A-Za-z_][\w.]*)\}")
+
+
+class EditError(Exception):
+    """A plan that cannot be executed on this tree; the plan is skipped, never half-applied."""
+
+    def __init__(self, plan_index: int, reason: str) -> None:
+        super().__init__(reason)
+        self.plan_index = plan_index
+        self.reason = reason
+
+
+# ---------------------------------------------------------------------------
+# Spelling qualified names with the module's own imports.
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class Speller:
+    """Turns ``keras.ops.mean`` into what this module should write (``ops.mean``)
+    and remembers which imports that spelling needs."""
+
+    bindings: dict[str, str]  # module-level local name -> qualified name
+    taken: set[str]  # every module-level name, imported or not
+    needed: list[EnsureImport] = field(default_factory=list)
+
+    @classmethod
+    def for_text(cls, text: str) -> Speller:
+        scope = scope_bindings(ast.parse(text))
+        return cls(dict(scope.imports), set(scope.imports) | scope.others)
+
+    def _need(self, module: str, name: str | None = None) -> None:
+        wanted = EnsureImport(module, name)
+        if wanted not in self.needed:
+            self.needed.append(wanted)
+
+    def spell(self, qualified: str) -> str:
+        parts = qualified.split(".")
+        for cut in range(len(parts), 0, -1):  # longest prefix already imported as such
+            prefix = ".".join(parts[:cut])
+            for local, target in self.bindings.items():
+                if target == prefix:
+                    return ".".join([local, *parts[cut:]])
+        if len(parts) > 2 and parts[:2] == ["keras", "ops"] and "ops" not in self.taken:
+            self._need("keras", "ops")
+            self.bindings["ops"] = "keras.ops"
+            self.taken.add("ops")
+            return ".".join(parts[1:])
+        root = parts[0]
+        if root not in self.taken or self.bindings.get(root) in (root, f"tensorflow.{root}"):
+            self._need(root)
+            self.bindings.setdefault(root, root)
+            self.taken.add(root)
+        return qualified
+
+    def fill(self, text: str) -> str:
+        """Replace ``{name:qualified}`` placeholders with spellings."""
+        return _PLACEHOLDER.sub(lambda m: self.spell(m.group(1)), text)
+
+
+# ---------------------------------------------------------------------------
+# The transformer.
+# ---------------------------------------------------------------------------
+
+
+def _key(span: Span) -> tuple[int, int, int, int]:
+    return (span.line, span.column, span.end_line, span.end_column)
+
+
+def _ws(text: str) -> cst.SimpleWhitespace:
+    return cst.SimpleWhitespace(text)
+
+
+class _PlanTransformer(cst.CSTTransformer):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, edits: Sequence[tuple[int, object]], speller: Speller) -> None:
+        super().__init__()
+        self.speller = speller
+        self.by_span: dict[tuple[int, int, int, int], list[tuple[int, object]]] = {}
+        self.class_edits: dict[int, list[tuple[int, ClassEdit]]] = {}
+        for plan_index, edit in edits:
+            if isinstance(edit, ClassEdit):
+                self.class_edits.setdefault(edit.span.line, []).append((plan_index, edit))
+            elif isinstance(edit, (CallEdit, ReplaceNode)):
+                self.by_span.setdefault(_key(edit.span), []).append((plan_index, edit))
+        self.applied: Counter[int] = Counter()
+
+    def _edits_for(self, node: cst.CSTNode) -> list[tuple[int, object]]:
+        position = self.get_metadata(PositionProvider, node, None)
+        if position is None:
+            return []
+        key = (position.start.line, position.start.column, position.end.line, position.end.column)
+        return self.by_span.get(key, [])
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
+        edits = self._edits_for(original_node) if self.by_span else []
+        result = updated_node
+        for plan_index, edit in edits:
+            try:
+                if isinstance(edit, CallEdit) and isinstance(result, cst.Call):
+                    result = self._call_edit(result, edit)
+                elif isinstance(edit, ReplaceNode) and edit.kind == "expr":
+                    if isinstance(result, cst.BaseExpression):
+                        result = self._replace_expr(result, edit)
+                    else:
+                        continue
+                elif isinstance(edit, ReplaceNode) and isinstance(
+                    result, (cst.Import, cst.ImportFrom)
+                ):
+                    result = self._replace_import(result, edit)
+                else:
+                    continue
+            except EditError:
+                raise
+            except Exception as error:  # noqa: BLE001 - any failure voids the plan
+                raise EditError(plan_index, f"{type(error).__name__}: {error}") from error
+            self.applied[plan_index] += 1
+        if isinstance(result, cst.ClassDef) and self.class_edits:
+            result = self._class_edits(original_node, result)
+        return super().on_leave(original_node, result)
+
+    # -- calls and expressions -------------------------------------------------
+    def _parse_expr(self, text: str) -> cst.BaseExpression:
+        return cst.parse_expression(self.speller.fill(text))
+
+    def _call_edit(self, call: cst.Call, edit: CallEdit) -> cst.Call:
+        if edit.callee is not None:
+            call = call.with_changes(func=cst.parse_expression(self.speller.spell(edit.callee)))
+        if edit.args is None:
+            return call
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        keyword = {a.keyword.value: a for a in call.args if a.keyword is not None}
+        if any(a.star for a in call.args):
+            raise ValueError("cannot rearrange arguments of a call with *args/**kwargs")
+        new_args = [self._arg(out, positional, keyword) for out in edit.args]
+        last_comma = call.args[-1].comma if call.args else cst.MaybeSentinel.DEFAULT
+        fixed: list[cst.Arg] = []
+        for index, arg in enumerate(new_args):
+            if index == len(new_args) - 1:
+                arg = arg.with_changes(comma=last_comma)
+            elif arg.comma is cst.MaybeSentinel.DEFAULT or not isinstance(arg.comma, cst.Comma):
+                arg = arg.with_changes(comma=cst.Comma(whitespace_after=_ws(" ")))
+            fixed.append(arg)
+        return call.with_changes(args=fixed)
+
+    def _arg(self, out: ArgOut, positional: list[cst.Arg], keyword: dict[str, cst.Arg]) -> cst.Arg:
+        if out.source is None:
+            if out.value is None:
+                raise ValueError("a new argument needs a value")
+            arg = cst.Arg(value=self._parse_expr(out.value))
+        elif isinstance(out.source, int):
+            arg = positional[out.source]
+        else:
+            arg = keyword[out.source]
+        if out.value is not None and out.source is not None:
+            arg = arg.with_changes(value=self._parse_expr(out.value))
+        if out.keyword is None:
+            return arg.with_changes(
+                keyword=None,
+                equal=cst.MaybeSentinel.DEFAULT,
+                whitespace_after_arg=arg.whitespace_after_arg,
+            )
+        if arg.keyword is not None and arg.keyword.value == out.keyword:
+            return arg
+        equal = arg.equal if isinstance(arg.equal, cst.AssignEqual) else None
+        if equal is None:
+            equal = cst.AssignEqual(whitespace_before=_ws(""), whitespace_after=_ws(""))
+        return arg.with_changes(keyword=cst.Name(out.keyword), equal=equal)
+
+    def _replace_expr(self, node: cst.BaseExpression, edit: ReplaceNode) -> cst.BaseExpression:
+        new = self._parse_expr(edit.text)
+        # Keep the parentheses that were around the old expression.
+        lpar = getattr(node, "lpar", ())
+        rpar = getattr(node, "rpar", ())
+        if lpar and hasattr(new, "lpar"):
+            new = new.with_changes(lpar=lpar, rpar=rpar)
+        return new
+
+    # -- imports -----------------------------------------------------------------
+    def _replace_import(self, node: cst.BaseSmallStatement, edit: ReplaceNode):
+        new_line = cst.parse_statement(self.speller.fill(edit.text))
+        assert isinstance(new_line, cst.SimpleStatementLine) and len(new_line.body) == 1
+        new = new_line.body[0]
+        if (
+            isinstance(node, cst.ImportFrom)
+            and isinstance(new, cst.ImportFrom)
+            and not isinstance(node.names, cst.ImportStar)
+            and not isinstance(new.names, cst.ImportStar)
+            and _alias_texts(node.names) == _alias_texts(new.names)
+        ):
+            # Same names: swap only the module, keeping parentheses and comments.
+            return node.with_changes(module=new.module)
+        return new
+
+    # -- classes -----------------------------------------------------------------
+    def _class_edits(self, original: cst.CSTNode, node: cst.ClassDef) -> cst.ClassDef:
+        position = self.get_metadata(PositionProvider, original.name, None)  # type: ignore[attr-defined]
+        if position is None:
+            return node
+        edits = self.class_edits.get(position.start.line, [])
+        seen: list[ClassEdit] = []
+        for plan_index, edit in edits:
+            if edit in seen:
+                self.applied[plan_index] += 1
+                continue
+            seen.append(edit)
+            try:
+                node = _ClassEditor(node, self.speller).apply(edit)
+            except Exception as error:  # noqa: BLE001
+                raise EditError(plan_index, f"{type(error).__name__}: {error}") from error
+            self.applied[plan_index] += 1
+        return node
+
+
+def _alias_texts(names: Sequence[cst.ImportAlias]) -> list[str]:
+    module = cst.Module(body=[])
+    return [
+        module.code_for_node(a.name) + (f" as {a.asname.name.value}" if a.asname else "")
+        for a in names
+    ]  # type: ignore[union-attr]
+
+
+def _is_super_init(stmt: cst.BaseStatement) -> bool:
+    code = cst.Module(body=[stmt]).code
+    return "__init__(" in code and ("super(" in code or ".__init__(self" in code)
+
+
+class _ClassEditor:
+    """Ensures ``__init__`` params/statements and ``get_config`` items in one class."""
+
+    def __init__(self, node: cst.ClassDef, speller: Speller) -> None:
+        self.node = node
+        self.speller = speller
+
+    def apply(self, edit: ClassEdit) -> cst.ClassDef:
+        body = list(self.node.body.body)
+        init_index = next(
+            (
+                i
+                for i, s in enumerate(body)
+                if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"
+            ),
+            None,
+        )
+        if init_index is None and (edit.init_params or edit.init_statements):
+            params = "".join(f"{name}={default}, " for name, default in edit.init_params)
+            init = cst.parse_statement(
+                f"def __init__(self, {params}**kwargs):\n    super().__init__(**kwargs)\n"
+            )
+            insert_at = 1 if body and _is_docstring(body[0]) else 0
+            body.insert(insert_at, init)
+            init_index = insert_at
+        if init_index is not None:
+            init = body[init_index]
+            assert isinstance(init, cst.FunctionDef)
+            init = self._ensure_params(init, edit.init_params)
+            init = self._ensure_statements(init, edit.init_statements)
+            body[init_index] = init
+        if edit.config_items:
+            for i, stmt in enumerate(body):
+                if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "get_config":
+                    body[i] = self._extend_config(stmt, edit.config_items)
+        return self.node.with_changes(body=self.node.body.with_changes(body=body))
+
+    def _ensure_params(
+        self, init: cst.FunctionDef, wanted: Iterable[tuple[str, str]]
+    ) -> cst.FunctionDef:
+        params = init.params
+        present = {
+            p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+        }
+        for name, default in wanted:
+            if name in present:
+                continue
+            param = cst.Param(
+                name=cst.Name(name),
+                default=cst.parse_expression(default),
+                equal=cst.AssignEqual(whitespace_before=_ws(""), whitespace_after=_ws("")),
+            )
+            if isinstance(params.star_arg, cst.MaybeSentinel):
+                items = list(params.params)
+                if items:
+                    items[-1] = items[-1].with_changes(comma=cst.Comma(whitespace_after=_ws(" ")))
+                has_more = bool(params.kwonly_params or params.star_kwarg)
+                items.append(
+                    param.with_changes(comma=cst.Comma(whitespace_after=_ws(" ")))
+                    if has_more
+                    else param
+                )
+                params = params.with_changes(params=items)
+            else:
+                items = list(params.kwonly_params)
+                if items:
+                    items[-1] = items[-1].with_changes(comma=cst.Comma(whitespace_after=_ws(" ")))
+                has_more = bool(params.star_kwarg)
+                items.append(
+                    param.with_changes(comma=cst.Comma(whitespace_after=_ws(" ")))
+                    if has_more
+                    else param
+                )
+                params = params.with_changes(kwonly_params=items)
+            present.add(name)
+        return init.with_changes(params=params)
+
+    def _ensure_statements(
+        self, init: cst.FunctionDef, statements: Iterable[str]
+    ) -> cst.FunctionDef:
+        block = init.body
+        assert isinstance(block, cst.IndentedBlock)
+        body = list(block.body)
+        module = cst.Module(body=[])
+        existing = {module.code_for_node(s).strip() for s in body}
+        anchor = next((i + 1 for i, s in enumerate(body) if _is_super_init(s)), 0)
+        for text in statements:
+            filled = self.speller.fill(text)
+            if filled.strip() in existing:
+                continue
+            body.insert(anchor, cst.parse_statement(filled + "\n"))
+            anchor += 1
+            existing.add(filled.strip())
+        return init.with_changes(body=block.with_changes(body=body))
+
+    def _extend_config(
+        self, method: cst.FunctionDef, items: Iterable[tuple[str, str]]
+    ) -> cst.FunctionDef:
+        block = method.body
+        assert isinstance(block, cst.IndentedBlock)
+        module = cst.Module(body=[])
+        method_code = module.code_for_node(method)
+        wanted = [
+            (k, v) for k, v in items if f'"{k}"' not in method_code and f"'{k}'" not in method_code
+        ]
+        if not wanted:
+            return method
+        body = list(block.body)
+        for i, stmt in enumerate(body):
+            if (
+                isinstance(stmt, cst.SimpleStatementLine)
+                and len(stmt.body) == 1
+                and isinstance(stmt.body[0], cst.Return)
+                and stmt.body[0].value is not None
+            ):
+                value = module.code_for_node(stmt.body[0].value)
+                extra = ", ".join(f'"{k}": {self.speller.fill(v)}' for k, v in wanted)
+                new_return = cst.parse_statement(f"return {{**{value}, {extra}}}\n")
+                body[i] = stmt.with_changes(body=new_return.body)  # type: ignore[attr-defined]
+        return method.with_changes(body=block.with_changes(body=body))
+
+
+def _is_docstring(stmt: cst.BaseStatement) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+# ---------------------------------------------------------------------------
+# Imports: add what the spellings need, drop what the edits made unused.
+# ---------------------------------------------------------------------------
+
+
+def _name_uses(tree: ast.Module) -> Counter[str]:
+    return Counter(module_level_uses(tree))
+
+
+class _ImportFixer(cst.CSTTransformer):
+    def __init__(self, unused: set[str], add: list[EnsureImport]) -> None:
+        super().__init__()
+        self.unused = unused
+        self.add = add
+        self.depth = 0  # only module-level imports are touched
+
+    def visit_FunctionDef(self, node) -> bool:  # noqa: N802
+        self.depth += 1
+        return True
+
+    def leave_FunctionDef(self, original_node, updated_node):  # noqa: N802
+        self.depth -= 1
+        return updated_node
+
+    def visit_ClassDef(self, node) -> bool:  # noqa: N802
+        self.depth += 1
+        return True
+
+    def leave_ClassDef(self, original_node, updated_node):  # noqa: N802
+        self.depth -= 1
+        return updated_node
+
+    def _keep(self, alias: cst.ImportAlias, is_from: bool) -> bool:
+        if alias.asname is not None:
+            local = alias.asname.name.value  # type: ignore[union-attr]
+        elif is_from:
+            local = alias.name.value  # type: ignore[union-attr]
+        else:
+            local = cst.Module(body=[]).code_for_node(alias.name).split(".")[0]
+        return local not in self.unused
+
+    def _filter(self, node, is_from: bool):
+        names = node.names
+        if self.depth or isinstance(names, cst.ImportStar):
+            return node
+        kept = [a for a in names if self._keep(a, is_from)]
+        if len(kept) == len(names):
+            return node
+        if not kept:
+            return cst.RemovalSentinel.REMOVE
+        kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return node.with_changes(names=kept)
+
+    def leave_Import(self, original_node, updated_node):  # noqa: N802
+        return self._filter(updated_node, is_from=False)
+
+    def leave_ImportFrom(self, original_node, updated_node):  # noqa: N802
+        return self._filter(updated_node, is_from=True)
+
+    def leave_Module(self, original_node, updated_node):  # noqa: N802
+        if not self.add:
+            return updated_node
+        lines = []
+        for wanted in sorted(self.add, key=lambda e: (e.name is not None, e.module, e.name or "")):
+            text = (
+                f"import {wanted.module}"
+                if wanted.name is None
+                else f"from {wanted.module} import {wanted.name}"
+            )
+            lines.append(cst.parse_statement(text + "\n"))
+        body = list(updated_node.body)
+        index = _import_insertion_index(body)
+        body[index:index] = lines
+        return updated_node.with_changes(body=body)
+
+
+def _import_insertion_index(body: list[cst.BaseStatement]) -> int:
+    """After the leading docstring, ``__future__`` imports and the top import block."""
+    index = 0
+    for i, stmt in enumerate(body):
+        if i == 0 and _is_docstring(stmt):
+            index = 1
+            continue
+        if isinstance(stmt, cst.SimpleStatementLine) and all(
+            isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
+        ):
+            index = i + 1
+            continue
+        if isinstance(stmt, (cst.Try, cst.If)) and index == i:
+            continue  # `try: import x` blocks inside the import section
+        break
+    return index
+
+
+def _bound(tree: ast.Module) -> dict[str, str]:
+    bound: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for local, qualified in import_bindings(node):
+                bound.setdefault(local, qualified)
+    return bound
+
+
+def _fix_imports(original_text: str, new_text: str, needed: list[EnsureImport]) -> str:
+    before = _name_uses(ast.parse(original_text))
+    tree = ast.parse(new_text)
+    after = _name_uses(tree)
+    imported = _bound(tree)
+    unused = {name for name in imported if before[name] > 0 and after[name] == 0}
+    add: list[EnsureImport] = []
+    for wanted in needed:
+        local = wanted.name or wanted.module.split(".")[0]
+        qualified = f"{wanted.module}.{wanted.name}" if wanted.name else wanted.module
+        if local in imported and local not in unused:
+            continue  # already there (or bound to something we must not shadow)
+        if imported.get(local) == qualified and local in unused:
+            unused.discard(local)
+            continue
+        add.append(wanted)
+    if not unused and not add:
+        return new_text
+    module = cst.parse_module(new_text)
+    return module.visit(_ImportFixer(unused, add)).code
+
+
+# ---------------------------------------------------------------------------
+# Entry point.
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class EditResult:
+    text: str
+    applied: list[int]  # indices of the plans that were applied
+    failed: dict[int, str]  # plan index -> why it was skipped
+
+
+def apply_plans(text: str, plans: Sequence[EditPlan]) -> EditResult:
+    """Apply every plan that can be applied, all-or-nothing per plan.
+
+    A plan whose edit fails (node not found, bad argument index) is dropped and
+    the rest re-applied from the original text, so no plan is half-applied.
+    """
+    failed: dict[int, str] = {}
+    module = cst.parse_module(text)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    while True:
+        active = [i for i in range(len(plans)) if i not in failed]
+        edits = [(i, e) for i in active for e in plans[i].edits]
+        speller = Speller.for_text(text)
+        for _, edit in edits:  # explicit imports requested by rules
+            if isinstance(edit, EnsureImport) and edit not in speller.needed:
+                speller.needed.append(edit)
+        transformer = _PlanTransformer(edits, speller)
+        try:
+            new_module = wrapper.visit(transformer)
+        except EditError as error:
+            failed[error.plan_index] = error.reason
+            continue
+        expected = Counter(i for i, e in edits if not isinstance(e, EnsureImport))
+        missing = [i for i in active if transformer.applied[i] < expected[i]]
+        if missing:
+            for i in missing:
+                failed[i] = "the code this plan points at was not found (changed by another edit?)"
+            continue
+        new_text = new_module.code
+        if new_text != text or speller.needed:
+            new_text = _fix_imports(text, new_text, speller.needed)
+        return EditResult(new_text, active, failed)

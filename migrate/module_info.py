@@ -1,0 +1,92 @@
+"""One parsed module as rules see it: text, ``ast`` tree, positions, name resolution.
+
+Positions follow :class:`migrate.model.Span` (character columns), converted from the
+UTF-8 byte offsets ``ast`` reports, so spans match LibCST's for the editor.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from migrate.model import NOT_LITERAL, Span
+from migrate.names import Resolver, scope_bindings
+
+# Python's own line breaks; str.splitlines also splits on \f, \x1c, \u2028 ...
+_LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings, split the way the Python tokenizer splits them."""
+    return _LINE_RE.findall(text)
+
+
+class ModuleInfo:
+    """A module's source and tree, plus the helpers rules need to read them."""
+
+    def __init__(self, path: str, text: str, tree: ast.Module, package: str = "") -> None:
+        self.path = path
+        self.text = text
+        self.tree = tree
+        self.lines = split_lines(text)
+        self.package = package
+        self.module_scope = scope_bindings(tree, package)
+        # The analyzer replaces this with a scope-aware resolver during its walk.
+        self.resolver = Resolver(self.module_scope)
+
+    # -- positions -----------------------------------------------------------
+    def _char_column(self, line: int, byte_col: int) -> int:
+        if line - 1 >= len(self.lines):
+            return byte_col
+        text = self.lines[line - 1]
+        if text.isascii():
+            return byte_col
+        return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
+
+    def span_of(self, node: ast.AST) -> Span:
+        line = getattr(node, "lineno", 1)
+        end_line = getattr(node, "end_lineno", None) or line
+        col = self._char_column(line, getattr(node, "col_offset", 0))
+        end_col = self._char_column(end_line, getattr(node, "end_col_offset", None) or 0)
+        return Span(line, col, end_line, end_col)
+
+    def segment(self, span: Span) -> str:
+        """Source text covered by ``span``."""
+        if span.line == span.end_line:
+            return self.lines[span.line - 1][span.column : span.end_column]
+        first = self.lines[span.line - 1][span.column :]
+        middle = self.lines[span.line : span.end_line - 1]
+        last = self.lines[span.end_line - 1][: span.end_column]
+        return "".join([first, *middle, last])
+
+    def node_text(self, node: ast.AST) -> str:
+        return self.segment(self.span_of(node))
+
+    def line_text(self, line: int) -> str:
+        return self.lines[line - 1].rstrip("\r\n") if 0 < line <= len(self.lines) else ""
+
+    # -- values and names ----------------------------------------------------
+    @staticmethod
+    def literal(node: ast.AST) -> Any:
+        """The value of a literal expression (numbers, strings, tuples, lists,
+        dicts, sets, None, booleans, negations) or ``NOT_LITERAL``."""
+        try:
+            return ast.literal_eval(node)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return NOT_LITERAL
+
+    def resolve(self, node: ast.expr) -> str | None:
+        """Canonical symbol of ``node`` in the scope being walked, or None."""
+        return self.resolver.symbol(node)
+
+    def bound_names(self) -> set[str]:
+        """Module-level names, whether bound by imports or otherwise."""
+        return set(self.module_scope.imports) | self.module_scope.others
+
+    def imported_as(self, qualified: str) -> str | None:
+        """The module-level local name bound to ``qualified`` by an import, if any."""
+        for local, target in self.module_scope.imports.items():
+            if target == qualified:
+                return local
+        return None

@@ -1,0 +1,241 @@
+"""Name resolution from a module's own imports, with scopes where shadowing is possible.
+
+``import tensorflow as tfx`` makes ``tfx.reduce_mean`` resolve to
+``tensorflow.reduce_mean``; a parameter or local variable named ``tf`` hides the
+module-level import inside that function. Resolution never looks at text: only at
+``ast`` bindings. :func:`canonical` then folds the many spellings of one symbol into
+the short form rules and reports use (``tf.reduce_mean``, ``K.mean``).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+# Prefix rewrites from a qualified name to its canonical spelling, first match wins.
+# Order matters: the longest, most specific prefixes come first.
+_CANONICAL_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("tensorflow.compat.v2.keras.backend", "K"),
+    ("tensorflow.keras.backend", "K"),
+    ("tensorflow.python.keras.backend", "K"),
+    ("tf_keras.backend", "K"),
+    ("keras.backend", "K"),
+    ("tensorflow.compat.v2", "tf"),
+    ("tensorflow", "tf"),
+    ("numpy", "np"),
+)
+
+
+def canonical(qualified: str) -> str:
+    """Fold a qualified name into its canonical spelling.
+
+    >>> canonical("tensorflow.math.reduce_mean")
+    'tf.math.reduce_mean'
+    >>> canonical("tensorflow.keras.backend.mean")
+    'K.mean'
+    """
+    for prefix, short in _CANONICAL_PREFIXES:
+        if qualified == prefix:
+            return short
+        if qualified.startswith(prefix) and qualified[len(prefix)] == ".":
+            return short + qualified[len(prefix) :]
+    return qualified
+
+
+def dotted_parts(node: ast.expr) -> list[str] | None:
+    """``a.b.c`` as ``["a", "b", "c"]``; None when the chain does not start at a name."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    parts.reverse()
+    return parts
+
+
+def import_bindings(
+    node: ast.Import | ast.ImportFrom, package: str = ""
+) -> Iterator[tuple[str, str]]:
+    """(local name, qualified name) pairs an import statement binds."""
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if alias.asname:
+                yield alias.asname, alias.name
+            else:
+                root = alias.name.split(".")[0]
+                yield root, root
+        return
+    if node.level:  # relative imports point into the user's own package
+        base = package
+    else:
+        base = node.module or ""
+    if node.level and node.module:
+        base = f"{package}.{node.module}" if package else node.module
+    for alias in node.names:
+        if alias.name == "*":
+            continue
+        local = alias.asname or alias.name
+        yield local, f"{base}.{alias.name}" if base else alias.name
+
+
+@dataclass
+class ScopeBindings:
+    """Names a function (or the module) binds: from imports, and otherwise."""
+
+    imports: dict[str, str] = field(default_factory=dict)
+    others: set[str] = field(default_factory=set)
+    globals_: set[str] = field(default_factory=set)
+    is_class: bool = False
+
+    def lookup(self, name: str) -> tuple[bool, str | None]:
+        """(found, qualified): found=True with None means the name is shadowed."""
+        if name in self.globals_:
+            return False, None
+        if name in self.imports:
+            return True, self.imports[name]
+        if name in self.others:
+            return True, None
+        return False, None
+
+
+_SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def _target_names(target: ast.AST) -> Iterator[str]:
+    for node in ast.walk(target):
+        if isinstance(node, ast.Name):
+            yield node.id
+
+
+def _own_body_nodes(scope: ast.AST) -> Iterator[ast.AST]:
+    """Nodes of a scope's own body, not descending into nested scopes."""
+    if isinstance(scope, ast.Lambda):
+        stack: list[ast.AST] = [scope.body]
+    else:
+        stack = list(getattr(scope, "body", []))
+        if isinstance(scope, ast.Module):
+            pass
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, _SCOPE_NODES):
+            # decorators, defaults and bases are evaluated in the enclosing scope
+            stack.extend(getattr(node, "decorator_list", []))
+            if isinstance(node, ast.ClassDef):
+                stack.extend(node.bases)
+                stack.extend(k.value for k in node.keywords)
+            elif not isinstance(node, ast.Lambda):
+                stack.extend(d for d in node.args.defaults if d is not None)
+                stack.extend(d for d in node.args.kw_defaults if d is not None)
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _function_params(scope: ast.AST) -> Iterable[str]:
+    if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        return ()
+    args = scope.args
+    names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+    if args.vararg:
+        names.append(args.vararg.arg)
+    if args.kwarg:
+        names.append(args.kwarg.arg)
+    return names
+
+
+def scope_bindings(scope: ast.AST, package: str = "") -> ScopeBindings:
+    """What ``scope`` (module, class, function or lambda) binds in its own body.
+
+    Imports anywhere in the scope win over other bindings of the same name, so
+    ``try: import tensorflow as tf / except ImportError: tf = None`` still resolves.
+    """
+    bindings = ScopeBindings(is_class=isinstance(scope, ast.ClassDef))
+    bindings.others.update(_function_params(scope))
+    for node in _own_body_nodes(scope):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for local, qualified in import_bindings(node, package):
+                bindings.imports.setdefault(local, qualified)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            bindings.globals_.update(node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bindings.others.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bindings.others.add(node.id)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bindings.others.add(node.name)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            bindings.others.add(node.name)
+    for name in bindings.imports:
+        bindings.others.discard(name)
+    return bindings
+
+
+class Resolver:
+    """Resolves names through a stack of scopes, innermost last.
+
+    Class scopes are skipped when looking up from inside a method, as Python does.
+    """
+
+    def __init__(self, module_scope: ScopeBindings) -> None:
+        self.stack: list[ScopeBindings] = [module_scope]
+
+    def push(self, bindings: ScopeBindings) -> None:
+        self.stack.append(bindings)
+
+    def pop(self) -> None:
+        self.stack.pop()
+
+    def qualified_name(self, name: str) -> str | None:
+        innermost = len(self.stack) - 1
+        for depth in range(innermost, -1, -1):
+            scope = self.stack[depth]
+            if scope.is_class and depth != innermost:
+                continue
+            found, qualified = scope.lookup(name)
+            if found:
+                return qualified
+        return None
+
+    def resolve(self, node: ast.expr) -> str | None:
+        """Qualified name of a dotted expression, or None when it is not an import."""
+        parts = dotted_parts(node)
+        if parts is None:
+            return None
+        base = self.qualified_name(parts[0])
+        if base is None:
+            return None
+        return ".".join([base, *parts[1:]])
+
+    def symbol(self, node: ast.expr) -> str | None:
+        """Canonical symbol of a dotted expression (``tf.reduce_mean``), or None."""
+        qualified = self.resolve(node)
+        return None if qualified is None else canonical(qualified)
+
+
+def module_level_uses(tree: ast.Module) -> dict[str, int]:
+    """How often each module-level name is read, scope-aware: a parameter or local
+    variable of the same name inside a function does not count."""
+    uses: dict[str, int] = {}
+
+    def visit(nodes: Iterable[ast.AST], shadowed: frozenset[str]) -> None:
+        for node in nodes:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                outer: list[ast.AST] = []
+                if not isinstance(node, ast.Lambda):
+                    outer = [*node.decorator_list, *node.args.defaults]
+                visit(outer, shadowed)
+                local = scope_bindings(node)
+                inner = shadowed | ((set(local.imports) | local.others) - local.globals_)
+                body = [node.body] if isinstance(node, ast.Lambda) else node.body
+                visit(body, frozenset(inner))
+                continue
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                if node.id not in shadowed:
+                    uses[node.id] = uses.get(node.id, 0) + 1
+            visit(ast.iter_child_nodes(node), shadowed)
+
+    visit([tree], frozenset())
+    return uses

@@ -1,0 +1,44 @@
+"""What the engine needs to know about TensorFlow/Keras to classify contexts.
+
+Kept here, as data, so that ``migrate/`` never names a TensorFlow symbol.
+"""
+
+from migrate.contexts import ContextSpec
+
+_KERAS_NAMESPACES = ("tf.keras.", "keras.", "tf_keras.")
+_MODEL_BASES = (
+    "layers.",
+    "Layer",
+    "Model",
+    "Sequential",
+    "models.",
+    "losses.",
+    "metrics.",
+    "regularizers.",
+    "constraints.",
+    "initializers.",
+)
+
+CONTEXT_SPEC = ContextSpec(
+    model_base_prefixes=tuple(ns + base for ns in _KERAS_NAMESPACES for base in _MODEL_BASES)
+    + ("tf.Module", "tf.experimental.ExtensionType"),
+    # A base class imported from the user's own package cannot be resolved; these
+    # name endings are how real code names its layer and model base classes.
+    model_name_suffixes=("Layer", "Model", "Loss", "Metric", "Block"),
+    model_function_keywords=frozenset(
+        {"loss", "metrics", "weighted_metrics", "activation", "recurrent_activation"}
+    ),
+    model_function_callees=(".Lambda", ".Activation"),
+    functional_input_suffixes=(
+        "keras.Input",
+        "keras.layers.Input",
+        "keras.layers.InputLayer",
+    ),
+    data_methods=frozenset({"map", "filter", "flat_map", "interleave", "from_generator"}),
+    data_symbol_prefixes=("tf.data.", "tf.io.", "tf.image.", "tf.audio."),
+    training_symbols=("tf.GradientTape",),
+)
+
+# Bytes that any file with TensorFlow or Keras code contains; files without them are
+# skipped before parsing (``keras`` also covers ``tf_keras``).
+SOURCE_MARKERS: tuple[bytes, ...] = (b"tensorflow", b"keras")

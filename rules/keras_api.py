@@ -1,0 +1,88 @@
+"""Where a Keras 2 / ``tf.keras`` name lives in Keras 3, from a generated list of the
+public Keras 3 API (``rules/data/keras3_api.txt``), so a scan never imports Keras.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+_API_FILE = Path(__file__).with_name("data") / "keras3_api.txt"
+
+# Keras 2 module paths that moved; first matching prefix wins. A target of None
+# means the namespace is gone in Keras 3 (the note says what replaces it).
+MOVED_NAMESPACES: tuple[tuple[str, str | None], ...] = (
+    ("layers.experimental.preprocessing.", "layers."),
+    ("layers.experimental.", "layers."),
+    ("engine.base_layer.", ""),
+    ("engine.training.", ""),
+    ("engine.sequential.", ""),
+    ("engine.functional.", ""),
+    ("engine.input_layer.", ""),
+    ("engine.input_spec.", ""),
+    ("engine.topology.", ""),
+    ("engine.", ""),
+    ("wrappers.scikit_learn.", None),
+    ("feature_column.", None),
+    ("estimator.", None),
+)
+
+# Names that are gone with no automatic replacement, and what to do instead.
+REMOVED_NOTES: dict[str, str] = {
+    "layers.CuDNNLSTM": "use keras.layers.LSTM; it picks the cuDNN kernel itself where it can",
+    "layers.CuDNNGRU": "use keras.layers.GRU; it picks the cuDNN kernel itself where it can",
+    "layers.experimental.SyncBatchNormalization": (
+        "use keras.layers.BatchNormalization(synchronized=True)"
+    ),
+    "layers.DenseFeatures": "feature columns are gone; use preprocessing layers or tf.data",
+    "wrappers.scikit_learn": "the scikit-learn wrappers moved to the scikeras package",
+    "feature_column": "feature columns are gone; use preprocessing layers or tf.data",
+    "estimator": "tf.estimator is gone; use keras.Model with fit()",
+}
+
+
+@functools.lru_cache(maxsize=1)
+def keras3_api() -> frozenset[str]:
+    """Public names of Keras 3 (``keras.layers.Dense``...), modules included."""
+    lines = _API_FILE.read_text(encoding="utf-8").splitlines()
+    return frozenset(line for line in lines if line and not line.startswith("#"))
+
+
+def exists(path: str) -> bool:
+    """Whether ``keras.<path>`` is public Keras 3 API (``path=""`` is ``keras``)."""
+    return path == "" or f"keras.{path}" in keras3_api()
+
+
+def keras3_path(path: str) -> str | None:
+    """The Keras 3 path (relative to ``keras.``) of a legacy one, or None if there is none.
+
+    ``layers.experimental.preprocessing.Rescaling`` -> ``layers.Rescaling``;
+    ``layers.core.Dense`` -> ``layers.Dense``; ``utils.np_utils.to_categorical`` ->
+    ``utils.to_categorical``.
+    """
+    if exists(path):
+        return path
+    for old, new in MOVED_NAMESPACES:
+        if path.startswith(old):
+            if new is None:
+                return None
+            candidate = new + path[len(old) :]
+            if exists(candidate):
+                return candidate
+            break
+    parts = path.split(".")
+    if len(parts) >= 3:  # keras.layers.core.Dense -> keras.layers.Dense
+        candidate = f"{parts[0]}.{parts[-1]}"
+        if exists(candidate):
+            return candidate
+    if len(parts) >= 2 and exists(parts[-1]) and parts[0] in ("engine", "models"):
+        return parts[-1]
+    return None
+
+
+def removal_note(path: str) -> str:
+    """Advice for a legacy path with no Keras 3 equivalent."""
+    for prefix, note in REMOVED_NOTES.items():
+        if path == prefix or path.startswith(prefix + "."):
+            return note
+    return "it has no equivalent in Keras 3; see the Keras 3 migration guide"

@@ -1,0 +1,67 @@
+"""Finds every rule: each ``Rule`` subclass with an ``id`` in a ``rules/km*.py`` module.
+
+Discovery instead of a hand-kept list, so adding a rule is adding a class.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import pkgutil
+from collections.abc import Iterable, Sequence
+
+import rules
+from rules.base import Rule
+
+
+@functools.lru_cache(maxsize=1)
+def all_rules() -> tuple[type[Rule], ...]:
+    """All registered rule classes, sorted by id; duplicate ids are a bug."""
+    found: dict[str, type[Rule]] = {}
+    for info in sorted(pkgutil.iter_modules(rules.__path__), key=lambda i: i.name):
+        if not info.name.startswith("km"):
+            continue
+        module = importlib.import_module(f"rules.{info.name}")
+        for value in vars(module).values():
+            if (
+                isinstance(value, type)
+                and issubclass(value, Rule)
+                and value.id
+                and value.__module__ == module.__name__
+            ):
+                if value.id in found and found[value.id] is not value:
+                    raise RuntimeError(
+                        f"duplicate rule id {value.id}: {value} and {found[value.id]}"
+                    )
+                found[value.id] = value
+    return tuple(found[k] for k in sorted(found))
+
+
+def rule_by_id(rule_id: str) -> type[Rule] | None:
+    wanted = rule_id.upper()
+    for rule in all_rules():
+        if rule.id == wanted or rule.name == rule_id:
+            return rule
+    return None
+
+
+def _matches(rule: type[Rule], codes: Iterable[str]) -> bool:
+    return any(rule.id.startswith(code.upper()) or rule.name == code for code in codes)
+
+
+def select_rules(
+    select: Sequence[str] | None = None, ignore: Sequence[str] | None = None
+) -> list[type[Rule]]:
+    """Rules whose id starts with a ``select`` code (all when empty), minus ``ignore``.
+
+    Codes are ids or prefixes (``KM2``, ``KM20``) or rule names.
+    """
+    chosen = [r for r in all_rules() if not select or _matches(r, select)]
+    if ignore:
+        chosen = [r for r in chosen if not _matches(r, ignore)]
+    return chosen
+
+
+def unknown_codes(codes: Iterable[str]) -> list[str]:
+    """Codes that match no rule: a typo in --select should be an error, not silence."""
+    return [c for c in codes if not any(_matches(r, [c]) for r in all_rules())]

@@ -1,0 +1,53 @@
+"""Every example of every rule is a test: the rules' metadata is their contract.
+
+- flagged examples produce at least one finding of the rule;
+- flagged examples with an expected rewrite are rewritten to exactly that, and a
+  second ``apply`` changes nothing (idempotence);
+- clean examples produce no finding of the rule.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from migrate.apply import apply_to_text
+from migrate.runner import scan_text
+from rules.registry import all_rules
+
+CASES = [
+    pytest.param(
+        rule, index, example, id=f"{rule.id}-{'flagged' if example.flagged else 'clean'}-{index}"
+    )
+    for rule in all_rules()
+    for index, example in enumerate(rule.examples)
+]
+
+
+@pytest.mark.parametrize(("rule", "index", "example"), CASES)
+def test_rule_example(rule, index, example) -> None:
+    findings = [f for f in scan_text(example.code, select=[rule.id]) if f.rule == rule.id]
+    if not example.flagged:
+        assert findings == [], f"{rule.id} flagged a clean example: {[f.message for f in findings]}"
+        return
+    assert findings, f"{rule.id} did not flag its example:\n{example.code}"
+    if example.expected is None:
+        return
+    rewritten = apply_to_text(example.code, select=[rule.id])
+    assert rewritten == example.expected
+    ast.parse(rewritten)
+    assert apply_to_text(rewritten, select=[rule.id]) == rewritten, "second apply changed the code"
+
+
+def test_every_rule_has_metadata_and_examples() -> None:
+    for rule in all_rules():
+        assert rule.id and rule.name and rule.summary and rule.rationale and rule.fix_safety, rule
+        if rule.id != "KM902":  # a crash cannot be provoked by an example
+            assert any(e.flagged for e in rule.examples), f"{rule.id} has no flagged example"
+
+
+def test_rule_ids_are_unique_and_well_formed() -> None:
+    ids = [r.id for r in all_rules()]
+    assert len(ids) == len(set(ids))
+    assert all(len(i) == 5 and i.startswith("KM") and i[2:].isdigit() for i in ids)
