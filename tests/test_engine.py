@@ -1,0 +1,286 @@
+"""The engine's own behaviour: name resolution, contexts, fingerprints, editing."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from migrate.apply import apply_to_text
+from migrate.contexts import build_context_index
+from migrate.model import Context
+from migrate.module_info import ModuleInfo
+from migrate.names import Resolver, canonical, scope_bindings
+from migrate.runner import scan_text
+from rules.context_spec import CONTEXT_SPEC
+
+
+def code(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+# -- names ---------------------------------------------------------------------
+
+
+def test_canonical_spellings() -> None:
+    assert canonical("tensorflow.math.reduce_mean") == "tf.math.reduce_mean"
+    assert canonical("tensorflow.compat.v2.reduce_mean") == "tf.reduce_mean"
+    assert canonical("tensorflow.keras.backend.mean") == "K.mean"
+    assert canonical("keras.backend.mean") == "K.mean"
+    assert canonical("tensorflow.keras.layers.Dense") == "tf.keras.layers.Dense"
+    assert canonical("numpy.random.normal") == "np.random.normal"
+    assert canonical("keras.layers.Dense") == "keras.layers.Dense"
+    assert canonical("tensorflowx.foo") == "tensorflowx.foo"
+
+
+def _resolve_all(text: str) -> dict[str, str | None]:
+    tree = ast.parse(text)
+    resolver = Resolver(scope_bindings(tree))
+    return {
+        ast.unparse(n): resolver.symbol(n) for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+    }
+
+
+def test_aliases_resolve() -> None:
+    found = _resolve_all(
+        code(
+            """
+            import tensorflow as tfx
+            from tensorflow import keras as tfk
+            from tensorflow import math as tfm
+            from tensorflow.keras import backend as KB
+            a = tfx.reduce_mean
+            b = tfk.layers.Dense
+            c = tfm.reduce_sum
+            d = KB.mean
+            """
+        )
+    )
+    assert found["tfx.reduce_mean"] == "tf.reduce_mean"
+    assert found["tfk.layers.Dense"] == "tf.keras.layers.Dense"
+    assert found["tfm.reduce_sum"] == "tf.math.reduce_sum"
+    assert found["KB.mean"] == "K.mean"
+
+
+def test_local_variable_named_tf_is_not_tensorflow() -> None:
+    text = code(
+        """
+        import tensorflow as tf
+        from tensorflow import keras
+
+        class Norm(keras.layers.Layer):
+            def call(self, x):
+                tf = SomeHelper()
+                return tf.keras.layers.Dense(3)(x)
+
+        def build(tf):
+            return tf.keras.layers.Dense(4)
+
+        dense = tf.keras.layers.Dense(5)
+        """
+    )
+    findings = [f for f in scan_text(text, select=["KM101"])]
+    assert [f.span.line for f in findings] == [12]
+    out = apply_to_text(text, select=["KM101"])
+    assert "tf = SomeHelper()\n        return tf.keras.layers.Dense(3)(x)" in out
+    assert "def build(tf):\n    return tf.keras.layers.Dense(4)" in out
+    assert "dense = keras.layers.Dense(5)" in out
+
+
+def test_try_import_fallback_still_resolves() -> None:
+    text = code(
+        """
+        try:
+            import tensorflow as tf
+        except ImportError:
+            tf = None
+        layer = tf.keras.layers.Dense(3)
+        """
+    )
+    assert [f.rule for f in scan_text(text, select=["KM1"])] == ["KM101"]
+
+
+# -- contexts ------------------------------------------------------------------
+
+
+def _contexts(text: str) -> dict[str, Context | None]:
+    tree = ast.parse(text)
+    module = ModuleInfo("m.py", text, tree)
+    index = build_context_index(tree, module.resolver, CONTEXT_SPEC)
+    names = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names[node.name] = index.for_function(node)
+    return names
+
+
+LEGACY = code(
+    """
+    import tensorflow as tf
+    from tensorflow import keras
+
+    def normalize(x):
+        return x / tf.norm(x)
+
+    def helper_of_helper(x):
+        return normalize(x)
+
+    def parse_example(record):
+        return tf.io.parse_single_example(record, {})
+
+    def augment(image):
+        return tf.image.flip_left_right(image)
+
+    def focal(y_true, y_pred):
+        return tf.reduce_mean(y_pred)
+
+    class Block(keras.layers.Layer):
+        def call(self, x):
+            return helper_of_helper(x)
+
+    def train_step(model, x):
+        with tf.GradientTape() as tape:
+            loss = model(x)
+        return tape.gradient(loss, model.trainable_variables)
+
+    def build():
+        inputs = keras.Input(shape=(3,))
+        return keras.Model(inputs, tf.nn.relu(inputs))
+
+    def unrelated():
+        return 1
+
+    ds = tf.data.TFRecordDataset("x").map(augment)
+    model = build()
+    model.compile(loss=focal)
+    """
+)
+
+
+def test_function_called_from_layer_call_is_model_code() -> None:
+    contexts = _contexts(LEGACY)
+    assert contexts["call"] is Context.MODEL
+    assert contexts["helper_of_helper"] is Context.MODEL
+    assert contexts["normalize"] is Context.MODEL
+
+
+def test_dataset_map_function_is_data_code() -> None:
+    contexts = _contexts(LEGACY)
+    assert contexts["augment"] is Context.DATA
+    assert contexts["parse_example"] is Context.DATA
+
+
+def test_loss_functional_builder_training_loop_contexts() -> None:
+    contexts = _contexts(LEGACY)
+    assert contexts["focal"] is Context.MODEL  # passed as loss=
+    assert contexts["build"] is Context.MODEL  # applies tf ops to keras.Input
+    assert contexts["train_step"] is Context.TRAINING_LOOP
+    assert contexts["unrelated"] is None
+
+
+def test_lambda_passed_to_lambda_layer_is_model_code() -> None:
+    text = code(
+        """
+        import tensorflow as tf
+        from tensorflow.keras import layers
+        norm = layers.Lambda(lambda t: tf.nn.l2_normalize(t, axis=-1))
+        """
+    )
+    tree = ast.parse(text)
+    module = ModuleInfo("m.py", text, tree)
+    index = build_context_index(tree, module.resolver, CONTEXT_SPEC)
+    lam = next(n for n in ast.walk(tree) if isinstance(n, ast.Lambda))
+    assert index.for_function(lam) is Context.MODEL
+
+
+# -- findings and fingerprints -------------------------------------------------
+
+
+def test_fingerprint_survives_lines_inserted_above() -> None:
+    text = code(
+        """
+        import tensorflow as tf
+        layer = tf.keras.layers.Dense(3)
+        """
+    )
+    shifted = text.replace("import tensorflow as tf\n", "import tensorflow as tf\n\n\n# hello\n")
+    (before,) = scan_text(text, select=["KM101"])
+    (after,) = scan_text(shifted, select=["KM101"])
+    assert before.span.line != after.span.line
+    assert before.fingerprint == after.fingerprint
+
+
+def test_json_finding_shape() -> None:
+    (finding,) = scan_text(
+        "import tensorflow as tf\nx = tf.keras.layers.Dense(3)\n", select=["KM101"]
+    )
+    data = finding.to_json()
+    assert set(data) == {
+        "rule",
+        "severity",
+        "message",
+        "path",
+        "line",
+        "column",
+        "end_line",
+        "end_column",
+        "context",
+        "fixable",
+        "symbol",
+        "fingerprint",
+    }
+    assert (data["line"], data["column"]) == (2, 5)
+    assert data["symbol"] == "tf.keras.layers.Dense"
+
+
+def test_syntax_error_is_km901_not_a_crash() -> None:
+    findings = scan_text("import tensorflow as tf\nprint 'hi'\n")
+    assert [f.rule for f in findings] == ["KM901"]
+    assert "Python 2" in findings[0].message
+
+
+def test_suppression_comment() -> None:
+    text = "import tensorflow as tf\nx = tf.keras.layers.Dense(3)  # kmigrate: ignore[KM101]\n"
+    assert scan_text(text, select=["KM101"]) == []
+    text = "import tensorflow as tf\nx = tf.keras.layers.Dense(3)  # kmigrate: ignore[KM2]\n"
+    assert len(scan_text(text, select=["KM101"])) == 1
+
+
+# -- editing -------------------------------------------------------------------
+
+
+def test_formatting_and_comments_outside_rewrites_are_kept() -> None:
+    text = code(
+        """
+        import tensorflow as tf   # the framework
+        import numpy as np
+
+
+        # A comment block
+        # that stays.
+        def   odd_spacing( a,b ):
+            return a+b   # untouched
+
+        layer = tf.keras.layers.Dense(   3 ,  activation = "relu" )  # tail comment
+        """
+    )
+    out = apply_to_text(text, select=["KM1"])
+    old_lines = text.splitlines()
+    new_lines = out.splitlines()
+    assert 'layer = keras.layers.Dense(   3 ,  activation = "relu" )  # tail comment' in new_lines
+    assert "import keras" in new_lines
+    assert "import tensorflow as tf   # the framework" not in new_lines  # unused now
+    kept = [line for line in old_lines if "tf." not in line and "import tensorflow" not in line]
+    for line in kept:
+        assert line in new_lines
+
+
+def test_crlf_line_endings_survive() -> None:
+    text = "import tensorflow as tf\r\n\r\nx = tf.keras.layers.Dense(3)\r\n"
+    out = apply_to_text(text, select=["KM1"])
+    assert out == "import keras\r\n\r\nx = keras.layers.Dense(3)\r\n"
+
+
+def test_used_tensorflow_import_is_kept() -> None:
+    text = "import tensorflow as tf\nx = tf.keras.layers.Dense(3)\nds = tf.data.Dataset.range(3)\n"
+    out = apply_to_text(text, select=["KM1"])
+    assert out.startswith("import tensorflow as tf\nimport keras\n")
