@@ -80,6 +80,22 @@ def keras3_path(path: str) -> str | None:
     return None
 
 
+def keras3_reference(path: str) -> str | None:
+    """Like :func:`keras3_path`, but also maps attribute access on a public class:
+    ``Model.__module__`` -> ``Model.__module__``, ``layers.Layer.__init__`` ..."""
+    target = keras3_path(path)
+    if target is not None:
+        return target
+    parts = path.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        if not parts[cut - 1][:1].isupper():
+            continue  # only classes have attributes we cannot list
+        head = keras3_path(".".join(parts[:cut]))
+        if head is not None:
+            return ".".join([head, *parts[cut:]])
+    return None
+
+
 def removal_note(path: str) -> str:
     """Advice for a legacy path with no Keras 3 equivalent."""
     for prefix, note in REMOVED_NOTES.items():

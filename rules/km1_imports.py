@@ -11,8 +11,9 @@ import ast
 from collections.abc import Iterable
 
 from migrate.model import EditPlan, ImportSite, ReferenceSite, ReplaceNode, Severity
+from migrate.names import dotted_parts
 from rules.base import Clean, Flagged, Report, Rule
-from rules.keras_api import keras3_path, removal_note
+from rules.keras_api import keras3_path, keras3_reference, removal_note
 
 _TF_KERAS = "tensorflow.keras"
 # Left to KM5xx, which knows the argument changes of the legacy optimizers.
@@ -34,6 +35,28 @@ def _keras_name(path: str) -> str:
 
 def _format_alias(name: str, asname: str | None) -> str:
     return f"{name} as {asname}" if asname else name
+
+
+def _path_is_portable(path: str) -> bool:
+    """Whether ``keras.<path>`` exists in Keras 3 (or is an attribute of a public class)."""
+    return keras3_reference(path) is not None
+
+
+def _unportable_uses(tree: ast.Module, local: str, base: str) -> list[str]:
+    """Uses of the import bound to ``local`` (``base`` is its path under keras) that
+    would break if the name came from Keras 3 instead: ``K.mean`` through
+    ``backend``. Those must be migrated (KM2xx) before the import can change."""
+    broken: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute) or isinstance(getattr(node, "ctx", None), ast.Store):
+            continue
+        parts = dotted_parts(node)
+        if not parts or parts[0] != local:
+            continue
+        path = ".".join(p for p in (base, *parts[1:]) if p)
+        if not _path_is_portable(path):
+            broken.add(".".join(parts))
+    return sorted(broken)
 
 
 class TfKerasNamespace(Rule):
@@ -125,7 +148,7 @@ class TfKerasNamespace(Rule):
         if legacy is None or legacy.startswith(_LEFT_TO_OTHER_RULES):
             return
         through_tensorflow = root_target in ("tensorflow", "tensorflow.compat.v2")
-        target = keras3_path(legacy)
+        target = keras3_reference(legacy)
         if target is None:
             yield Report(
                 site,
@@ -198,6 +221,14 @@ class TfKerasImport(Rule):
             """,
         ),
         Flagged("from tensorflow import keras, nn\n"),
+        Flagged(
+            """
+            from tensorflow.keras import backend as K
+
+            def scale(x):
+                return K.mean(x)  # no Keras 3 `keras.backend.mean`: the import stays
+            """
+        ),
         Clean("import keras\nfrom keras import layers\nimport tensorflow as tf\n"),
     ]
 
@@ -223,6 +254,10 @@ class TfKerasImport(Rule):
             if target is None:
                 yield self._missing(site, legacy)
                 return
+            blocked = self._blocked(site, alias.asname, legacy)
+            if blocked is not None:
+                yield blocked
+                return
             touched = True
             parts.append(_format_alias(_keras_name(target), alias.asname))
         if touched:
@@ -243,6 +278,10 @@ class TfKerasImport(Rule):
                 )
                 return
             alias = keras_aliases[0]
+            blocked = self._blocked(site, alias.asname or "keras", "")
+            if blocked is not None:
+                yield blocked
+                return
             yield self._fix(site, "import " + _format_alias("keras", alias.asname))
             return
         if legacy_module is None or legacy_module.startswith(_LEFT_TO_OTHER_RULES):
@@ -258,6 +297,10 @@ class TfKerasImport(Rule):
             if target is None:
                 yield self._missing(site, legacy)
                 return
+            blocked = self._blocked(site, alias.asname or alias.name, legacy)
+            if blocked is not None:
+                yield blocked
+                return
             parent, _, leaf = target.rpartition(".")
             parents.add(parent)
             names.append(_format_alias(leaf, alias.asname if alias.asname != leaf else None))
@@ -270,6 +313,18 @@ class TfKerasImport(Rule):
             return
         parent = parents.pop()
         yield self._fix(site, f"from {_keras_name(parent)} import {', '.join(names)}")
+
+    def _blocked(self, site: ImportSite, local: str, base: str) -> Report | None:
+        """Why the import must stay for now: uses of ``local`` with no Keras 3 spelling."""
+        broken = _unportable_uses(site.module.tree, local, base)
+        if not broken:
+            return None
+        shown = ", ".join(f"`{b}`" for b in broken[:4]) + (" ..." if len(broken) > 4 else "")
+        return Report(
+            site,
+            f"keep this import until {shown} are migrated (they do not exist in Keras 3; "
+            "see KM2xx findings); `kmigrate apply` changes it once they are gone",
+        )
 
     def _fix(self, site: ImportSite, text: str) -> Report:
         return Report(
@@ -334,7 +389,7 @@ class Keras2ModulePath(Rule):
         legacy = site.symbol[len("keras.") :]
         if legacy.startswith(_LEFT_TO_OTHER_RULES):
             return
-        target = keras3_path(legacy)
+        target = keras3_reference(legacy)
         if target == legacy:
             return
         if target is None:
