@@ -120,3 +120,13 @@ def explain_text(code: str) -> str | None:
 
 def _indent(code: str) -> str:
     return "".join(f"    {line}\n" for line in code.rstrip().splitlines()) + "\n"
+
+
+def catalog_size_text(fmt: str = "table") -> str:
+    """The ops catalog's size (symbols covered, exact, conditional, manual)."""
+    from rules.ops_catalog import catalog_stats
+
+    stats = catalog_stats()
+    if fmt == "json":
+        return json.dumps(stats, indent=2, sort_keys=True) + "\n"
+    return "".join(f"{key:>24}: {value}\n" for key, value in stats.items())

@@ -300,8 +300,18 @@ def unified_diff(path: str, old: str, new: str) -> str:
 @click.option(
     "--format", "-f", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table"
 )
-def rules_command(fmt: str) -> None:
+@click.option(
+    "--catalog",
+    is_flag=True,
+    help="Print the ops catalog's size instead: TF symbols covered, exact, conditional, manual.",
+)
+def rules_command(fmt: str, catalog: bool) -> None:
     """List every rule: id, name, fixable, summary."""
+    if catalog:
+        from migrate.catalog_doc import catalog_size_text
+
+        click.echo(catalog_size_text(fmt), nl=False)
+        return
     from migrate.catalog_doc import render_rules
 
     click.echo(render_rules(fmt), nl=False)
