@@ -79,6 +79,18 @@ class RunSettings:
 
         self.rule_ids = select_ids(self.select, self.ignore)
         self.jobs = jobs or self.config.jobs or default_jobs()
+        # --shard and --no-cache (common_run_options) arrive through the click context.
+        meta = getattr(click.get_current_context(silent=True), "meta", {})
+        self.shard: tuple[int, int] | None = meta.get(_SHARD_KEY)
+        self.use_cache: bool = not meta.get(_NO_CACHE_KEY, False)
+
+    def result_cache(self):
+        """The result cache for these rules and this config; None with --no-cache."""
+        if not self.use_cache:
+            return None
+        from migrate.cache import ResultCache
+
+        return ResultCache.open(self.config.root, self.rule_ids, self.config.cache_key())
 
     def _check_codes(self) -> None:
         from rules.registry import unknown_codes
@@ -92,7 +104,7 @@ class RunSettings:
     def jobs_for(self, fix: bool = False):
         from migrate.runner import plan_jobs
 
-        return plan_jobs(self.paths, self.config, fix=fix)
+        return plan_jobs(self.paths, self.config, fix=fix, shard=self.shard)
 
 
 def run_with_progress(settings: RunSettings, jobs, quiet: bool, label: str):
@@ -100,8 +112,9 @@ def run_with_progress(settings: RunSettings, jobs, quiet: bool, label: str):
     from migrate.runner import run_jobs
 
     show = not quiet and sys.stderr.isatty() and len(jobs) > 20
+    cache = settings.result_cache()
     if not show:
-        return run_jobs(jobs, settings.rule_ids, settings.jobs)
+        return run_jobs(jobs, settings.rule_ids, settings.jobs, cache=cache)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     with Progress(
@@ -113,7 +126,9 @@ def run_with_progress(settings: RunSettings, jobs, quiet: bool, label: str):
         console=_stderr_console(),
     ) as progress:
         task = progress.add_task(label, total=len(jobs))
-        return run_jobs(jobs, settings.rule_ids, settings.jobs, lambda n: progress.advance(task, n))
+        return run_jobs(
+            jobs, settings.rule_ids, settings.jobs, lambda n: progress.advance(task, n), cache
+        )
 
 
 def _stderr_console():
@@ -122,8 +137,32 @@ def _stderr_console():
     return Console(stderr=True)
 
 
+_SHARD_KEY = "kmigrate.shard"
+_NO_CACHE_KEY = "kmigrate.no_cache"
+
+
+def _remember_shard(ctx: click.Context, param: click.Parameter, value: str | None):
+    if value is not None:
+        from migrate.runner import parse_shard
+
+        try:
+            ctx.meta[_SHARD_KEY] = parse_shard(value)
+        except ValueError as error:
+            raise click.BadParameter(str(error), ctx, param) from None
+    return value
+
+
+def _remember_no_cache(ctx: click.Context, param: click.Parameter, value: bool):
+    ctx.meta[_NO_CACHE_KEY] = value
+    return value
+
+
 def common_run_options(func):
-    """Options every rule-running command takes."""
+    """Options every rule-running command takes.
+
+    ``--shard`` and ``--no-cache`` are not passed to the command function:
+    :class:`RunSettings` reads them from the click context.
+    """
     options = [
         click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=str)),
         click.option(
@@ -146,6 +185,21 @@ def common_run_options(func):
             help="pyproject.toml to read [tool.kmigrate] from [default: nearest one].",
         ),
         click.option("--quiet", "-q", is_flag=True, help="No progress bar, no summary line."),
+        click.option(
+            "--shard",
+            metavar="K/N",
+            expose_value=False,
+            callback=_remember_shard,
+            help="Only shard K of N of the files (stable split by path; merge the JSON "
+            "reports with `kmigrate merge`).",
+        ),
+        click.option(
+            "--no-cache",
+            is_flag=True,
+            expose_value=False,
+            callback=_remember_no_cache,
+            help="Ignore and do not write the result cache (.kmigrate_cache/).",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -178,42 +232,37 @@ def main() -> None:
     help="Report format.",
 )
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report here.")
-@click.option("--statistics", is_flag=True, help="One line per rule with counts, then stop.")
-@click.option("--no-cache", is_flag=True, help="Ignore and do not write the result cache.")
-def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, statistics, no_cache):
+@click.option(
+    "--statistics",
+    is_flag=True,
+    help="Only one line per rule with its counts, most frequent first (JSON with --format json).",
+)
+def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, statistics):
     """Report which code keeps PATHS on TensorFlow. Never writes a source file.
 
     Findings say where a call is (model code, training loop, data pipeline),
     whether `kmigrate apply` fixes it, and what to do when it cannot.
     """
+    from migrate.report import FORMATS, build, one_line_summary, render_data
+
+    if fmt not in FORMATS:
+        raise click.UsageError(f"format {fmt!r} is not available in this build")
     settings = RunSettings(paths, select, ignore, jobs, config_path)
     result = run_with_progress(settings, settings.jobs_for(), quiet, "scanning")
     if statistics:
-        text = _statistics(result)
-    else:
-        from migrate.report import FORMATS, render
+        from migrate.report.statistics import render_statistics
 
-        if fmt not in FORMATS:
-            raise click.UsageError(f"format {fmt!r} is not available in this build")
-        color = output is None and sys.stdout.isatty()
-        text = render(result, fmt, color=color, root=str(settings.config.root))
-    _emit(text, output)
+        _emit(render_statistics(build(result), "json" if fmt == "json" else "table"), output)
+        return
+    from migrate.backend_pins import find_backend_pins
 
-
-def _statistics(result) -> str:
-    from collections import Counter
-
-    from rules.registry import rule_by_id
-
-    counts = Counter(f.rule for f in result.findings)
-    fixable = Counter(f.rule for f in result.findings if f.fixable)
-    lines = []
-    for rule_id, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-        rule = rule_by_id(rule_id)
-        name = rule.name if rule else ""
-        mark = f"[{fixable[rule_id]} fixable]" if fixable[rule_id] else ""
-        lines.append(f"{count:6d}  {rule_id}  {name:32s} {mark}".rstrip())
-    return "\n".join(lines) + ("\n" if lines else "")
+    root = settings.config.root
+    pins = find_backend_pins(settings.paths, root, [r.path for r in result.files])
+    data = build(result, root=root, backend_pins=pins)
+    color = output is None and sys.stdout.isatty()
+    _emit(render_data(data, fmt, color=color, root=root), output)
+    if output and not quiet:
+        click.echo(f"kmigrate: {one_line_summary(data)}; report written to {output}", err=True)
 
 
 def _emit(text: str, output: str | None) -> None:

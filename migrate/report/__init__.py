@@ -1,25 +1,75 @@
-"""Reports: one function per format, all fed by the same run result.
+"""Reports: one module per format, all rendering the same computed :class:`ReportData`.
 
-``render(result, fmt)`` returns the report text; formats are looked up lazily so
-a JSON report never imports rich.
+``render(result, fmt, **options)`` returns the report text. Formats are imported
+lazily, so a JSON report never imports rich. Options every format understands:
+
+- ``root``: the project root (a path); files are read from it to measure each file's
+  framework footprint when the engine did not (the portability score's denominator);
+- ``backend_pins``: the :class:`~migrate.backend_pins.BackendPin` list found for the
+  project, or None when it was not checked;
+- ``top``: how many offending files to list (default 10).
+
+Format-specific ones: ``color`` and ``width`` (table), ``max_items`` (markdown).
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from migrate.report.summary import TOP_FILES, ReportData, build_report
+
 if TYPE_CHECKING:
+    from migrate.backend_pins import BackendPin
     from migrate.runner import RunResult
 
 FORMATS: dict[str, str] = {
     "table": "migrate.report.table:render",
     "json": "migrate.report.json_report:render",
+    "sarif": "migrate.report.sarif:render",
+    "github": "migrate.report.github:render",
+    "gitlab": "migrate.report.gitlab:render",
+    "markdown": "migrate.report.markdown:render",
+    "html": "migrate.report.html_report:render",
 }
+
+
+def build(
+    result: RunResult,
+    root: object = None,
+    backend_pins: Sequence[BackendPin] | None = None,
+    top: int = TOP_FILES,
+    **_: object,
+) -> ReportData:
+    """The numbers behind every format (see :mod:`migrate.report.summary`)."""
+    backend = None
+    if backend_pins is not None:
+        from migrate.backend_pins import BackendStatus
+
+        backend = BackendStatus(tuple(backend_pins))
+    return build_report(result, root=root or None, backend=backend, top=top)
+
+
+def render_data(data: ReportData, fmt: str, **options: object) -> str:
+    """Render already computed report data in format ``fmt`` (one of :data:`FORMATS`)."""
+    module_name, _, attr = FORMATS[fmt].partition(":")
+    renderer = getattr(importlib.import_module(module_name), attr)
+    return renderer(data, **options)
 
 
 def render(result: RunResult, fmt: str, **options: object) -> str:
     """The report of ``result`` in format ``fmt`` (one of :data:`FORMATS`)."""
-    module_name, _, attr = FORMATS[fmt].partition(":")
-    renderer = getattr(importlib.import_module(module_name), attr)
-    return renderer(result, **options)
+    return render_data(build(result, **options), fmt, **options)
+
+
+def one_line_summary(data: ReportData) -> str:
+    """The headline, for a log line next to a report written to a file."""
+    from migrate.report.summary import format_minutes, format_score
+
+    total = data.total
+    return (
+        f"{total.findings} findings ({total.fixable} fixable, {total.manual} manual, "
+        f"~{format_minutes(total.effort_minutes)}); portability {format_score(total.score_now)}"
+        f" now, {format_score(total.score)} after `kmigrate apply`"
+    )

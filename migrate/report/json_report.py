@@ -1,54 +1,132 @@
-"""The JSON report, DESIGN.md's schema; also the input of the other formats."""
+"""The JSON report (DESIGN.md's schema, formalised in ``schema.json``).
+
+``{"version": 1, "summary": {...}, "files": [...], "findings": [...]}``; everything is
+sorted and nothing depends on the time or the machine, so two runs over the same tree
+give byte-identical output.
+"""
 
 from __future__ import annotations
 
 import json
-from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from migrate.report.common import fingerprint_of
+from migrate.report.summary import FileStats, FolderStats, ReportData, Tally, format_minutes
+
 if TYPE_CHECKING:
+    from migrate.model import Finding
     from migrate.runner import RunResult
 
 SCHEMA_VERSION = 1
 
 
-def summary(result: RunResult) -> dict[str, Any]:
-    findings = result.findings
-    by_rule = Counter(f.rule for f in findings)
-    by_context = Counter(f.context.value for f in findings)
-    by_severity = Counter(f.severity.value for f in findings)
-    fixable = sum(1 for f in findings if f.fixable)
-    with_tf = [r for r in result.files if r.uses_tensorflow]
+def _minutes(value: float) -> int:
+    return int(round(value))
+
+
+def _tally(tally: Tally) -> dict[str, Any]:
     return {
-        "files_scanned": len(result.files),
-        "files_with_tensorflow": len(with_tf),
-        "files_with_findings": len({f.path for f in findings}),
-        "findings": len(findings),
-        "fixable": fixable,
-        "manual": len(findings) - fixable,
-        "by_rule": dict(sorted(by_rule.items())),
-        "by_context": dict(sorted(by_context.items())),
-        "by_severity": dict(sorted(by_severity.items())),
+        "findings": tally.findings,
+        "fixable": tally.fixable,
+        "manual": tally.manual,
+        "tf_statements": tally.tf_statements,
+        "score": tally.score,
+        "score_now": tally.score_now,
+        "effort_minutes": _minutes(tally.effort_minutes),
     }
 
 
-def report_data(result: RunResult) -> dict[str, Any]:
-    files = [
-        {
-            "path": r.path,
-            "uses_tensorflow": r.uses_tensorflow,
-            "parsed": r.parsed,
-            "findings": len(r.findings),
-        }
-        for r in sorted(result.files, key=lambda r: r.path)
-    ]
+def file_json(stats: FileStats) -> dict[str, Any]:
+    return {
+        "path": stats.path,
+        "folder": stats.folder,
+        "uses_tensorflow": stats.uses_tensorflow,
+        "parsed": stats.parsed,
+        **_tally(stats),
+    }
+
+
+def folder_json(stats: FolderStats) -> dict[str, Any]:
+    return {
+        "folder": stats.folder,
+        "files": stats.files,
+        "files_with_tensorflow": stats.files_with_tensorflow,
+        **_tally(stats),
+    }
+
+
+def finding_json(finding: Finding) -> dict[str, Any]:
+    data = finding.to_json()
+    data["fingerprint"] = fingerprint_of(finding)
+    return data
+
+
+def summary_json(data: ReportData) -> dict[str, Any]:
+    total = data.total
+    return {
+        "files_scanned": data.files_scanned,
+        "files_with_tensorflow": data.files_with_tensorflow,
+        "files_with_findings": data.files_with_findings,
+        "files_portable": data.files_portable,
+        "files_unparsed": data.files_unparsed,
+        "findings": total.findings,
+        "fixable": total.fixable,
+        "manual": total.manual,
+        "notes": total.findings - total.fixable - total.manual,
+        "fixable_percent": data.fixable_share,
+        "portability": {
+            "score": total.score,
+            "score_now": total.score_now,
+            "tf_statements": total.tf_statements,
+            "blocked_now": total.blocked_now,
+            "blocked_after_apply": total.blocked_after_apply,
+        },
+        "effort": {
+            "manual_minutes": _minutes(total.effort_minutes),
+            "text": format_minutes(total.effort_minutes),
+        },
+        "by_rule": {r.rule: r.count for r in data.rules},
+        "by_context": data.by_context,
+        "by_severity": data.by_severity,
+        "by_folder": {f.folder: f.findings for f in data.folders if f.findings},
+        "rules": [
+            {
+                "rule": r.rule,
+                "name": r.name,
+                "severity": r.severity,
+                "count": r.count,
+                "fixable": r.fixable,
+                "manual": r.manual,
+                "effort_minutes": _minutes(r.effort_minutes),
+            }
+            for r in data.rules
+        ],
+        "folders": [folder_json(f) for f in data.folders],
+        "top_files": [f.path for f in data.top_files],
+        "backend": (
+            {"checked": True, **data.backend.to_json()}
+            if data.backend is not None
+            else {"checked": False}
+        ),
+        "rule_ids": list(data.rule_ids),
+    }
+
+
+def report_json(data: ReportData) -> dict[str, Any]:
     return {
         "version": SCHEMA_VERSION,
-        "summary": summary(result),
-        "files": files,
-        "findings": [f.to_json() for f in result.findings],
+        "summary": summary_json(data),
+        "files": [file_json(f) for f in data.files],
+        "findings": [finding_json(f) for f in data.findings],
     }
 
 
-def render(result: RunResult, **_: object) -> str:
-    return json.dumps(report_data(result), indent=2, sort_keys=False, ensure_ascii=False) + "\n"
+def render(data: ReportData, **_: object) -> str:
+    return json.dumps(report_json(data), indent=2, ensure_ascii=False) + "\n"
+
+
+def report_data(result: RunResult, **options: Any) -> dict[str, Any]:
+    """The JSON report of a run as a dict (for tools that post-process it)."""
+    from migrate.report import build
+
+    return report_json(build(result, **options))

@@ -1,52 +1,185 @@
-"""The terminal report: findings grouped by file, then a per-rule summary (rich)."""
+"""The terminal report (rich): findings grouped by file, then the tables a team reads
+to decide (by rule, by folder, top files), then the summary panel, last so it is what
+stays on screen. Everything fits an 80-column terminal: long cells wrap, never spill.
+"""
 
 from __future__ import annotations
 
 import io
-from collections import Counter
-from typing import TYPE_CHECKING
+import shutil
+from itertools import groupby
 
+from rich import box
 from rich.console import Console
+from rich.panel import Panel
 from rich.table import Table
+from rich.text import Text
 
-from migrate.report.json_report import summary
-
-if TYPE_CHECKING:
-    from migrate.runner import RunResult
+from migrate.model import Finding
+from migrate.report.common import one_line
+from migrate.report.summary import ReportData, format_minutes, format_score
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
-def render(result: RunResult, width: int | None = None, color: bool = False, **_: object) -> str:
-    buffer = io.StringIO()
-    console = Console(file=buffer, width=width or 100, force_terminal=color, no_color=not color)
-    findings = result.findings
-    current = None
-    for finding in findings:
-        if finding.path != current:
-            current = finding.path
-            console.print(f"\n[bold]{current}[/bold]")
-        style = _SEVERITY_STYLE[finding.severity.value]
-        mark = "[green]fix[/green]" if finding.fixable else "[magenta]manual[/magenta]"
-        console.print(
-            f"  {finding.span.line}:{finding.span.column + 1} [{style}]{finding.rule}[/{style}] "
-            f"{mark} [dim]({finding.context.value})[/dim] {finding.message}",
-            highlight=False,
+def _score_text(value: float | None) -> Text:
+    if value is None:
+        return Text("n/a", style="dim")
+    style = "green" if value >= 90 else "yellow" if value >= 60 else "red"
+    return Text(format_score(value), style=style)
+
+
+def _location(finding: Finding) -> str:
+    where = f"{finding.span.line}:{finding.span.column + 1}"
+    cell = finding.extra.get("cell") if finding.extra else None
+    return where if cell is None else f"[{cell}] {where}"
+
+
+def _findings_section(console: Console, data: ReportData) -> None:
+    # One width for every file's columns, so the report reads as one aligned list.
+    where_width = max(len(_location(f)) for f in data.findings) + 1
+    rule_width = max(len(f.rule) for f in data.findings)
+    for path, group in groupby(data.findings, key=lambda f: f.path):
+        console.print()
+        console.print(Text(path, style="bold"), overflow="fold")
+        grid = Table.grid(padding=(0, 1), pad_edge=True)
+        grid.add_column(justify="right", no_wrap=True, min_width=where_width)  # line:col
+        grid.add_column(no_wrap=True, min_width=rule_width)
+        grid.add_column(no_wrap=True, min_width=6)  # fix / manual
+        grid.add_column(ratio=1, overflow="fold")  # message
+        for finding in group:
+            mark = Text("fix", "green") if finding.fixable else Text("manual", "magenta")
+            message = Text(one_line(finding.message))
+            message.append(f" ({finding.context.value})", style="dim")
+            grid.add_row(
+                Text(_location(finding)),
+                Text(finding.rule, _SEVERITY_STYLE.get(finding.severity.value, "")),
+                mark,
+                message,
+            )
+        console.print(grid)
+
+
+def _table(title: str) -> Table:
+    return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+
+
+def _rules_table(data: ReportData) -> Table:
+    table = _table("Findings by rule")
+    table.add_column("rule", no_wrap=True)
+    table.add_column("name", overflow="fold")
+    for header in ("count", "fix", "manual"):
+        table.add_column(header, justify="right", no_wrap=True)
+    table.add_column("effort", justify="right", no_wrap=True)
+    for rule in data.rules:
+        table.add_row(
+            Text(rule.rule, _SEVERITY_STYLE.get(rule.severity, "")),
+            rule.name,
+            str(rule.count),
+            str(rule.fixable),
+            str(rule.manual),
+            format_minutes(rule.effort_minutes) if rule.effort_minutes else "",
         )
-    data = summary(result)
-    table = Table(title="Findings by rule", show_edge=False)
-    table.add_column("rule")
-    table.add_column("count", justify="right")
-    table.add_column("fixable", justify="right")
-    fixable = Counter(f.rule for f in findings if f.fixable)
-    for rule, count in data["by_rule"].items():
-        table.add_row(rule, str(count), str(fixable.get(rule, 0)))
-    console.print()
-    if findings:
-        console.print(table)
-    console.print(
-        f"\n{data['files_scanned']} files scanned, {data['files_with_tensorflow']} with "
-        f"TensorFlow/Keras code; {data['findings']} findings ({data['fixable']} fixable by "
-        f"`kmigrate apply`, {data['manual']} manual)"
+    return table
+
+
+def _folders_table(data: ReportData) -> Table:
+    table = _table("Portability by folder (now -> after `kmigrate apply`)")
+    table.add_column("folder", overflow="fold", ratio=1)
+    for header in ("files", "findings", "manual", "now", "after"):
+        table.add_column(header, justify="right", no_wrap=True)
+    for folder in data.folders:
+        if not folder.files_with_tensorflow:
+            continue
+        table.add_row(
+            folder.folder,
+            str(folder.files),
+            str(folder.findings),
+            str(folder.manual),
+            _score_text(folder.score_now),
+            _score_text(folder.score),
+        )
+    return table
+
+
+def _top_files_table(data: ReportData) -> Table:
+    table = _table(f"Top {len(data.top_files)} files by manual effort")
+    table.add_column("file", overflow="fold", ratio=1)
+    for header in ("findings", "manual", "score", "effort"):
+        table.add_column(header, justify="right", no_wrap=True)
+    for stats in data.top_files:
+        table.add_row(
+            stats.path,
+            str(stats.findings),
+            str(stats.manual),
+            _score_text(stats.score),
+            format_minutes(stats.effort_minutes) if stats.effort_minutes else "",
+        )
+    return table
+
+
+def _summary_panel(data: ReportData) -> Panel:
+    total = data.total
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
+    portability = Text()
+    portability.append_text(_score_text(total.score_now))
+    portability.append(" now, ")
+    portability.append_text(_score_text(total.score))
+    portability.append(" after `kmigrate apply`")
+    grid.add_row("Portability", portability)
+    files = (
+        f"{data.files_scanned} scanned, {data.files_with_tensorflow} with TensorFlow/Keras, "
+        f"{data.files_portable} already portable"
     )
-    return buffer.getvalue()
+    if data.files_unparsed:
+        files += f", {data.files_unparsed} not parsed (KM901)"
+    grid.add_row("Files", files)
+    grid.add_row(
+        "Findings",
+        f"{total.findings}: {total.fixable} fixable by `kmigrate apply` "
+        f"({data.fixable_share:g}%), {total.manual} manual",
+    )
+    if data.by_context:
+        grid.add_row("Where", ", ".join(f"{k} {v}" for k, v in data.by_context.items()))
+    grid.add_row("Effort", f"~{format_minutes(total.effort_minutes)} of manual work (estimate)")
+    if data.backend is not None:
+        style = "green" if data.backend.pinned else "yellow"
+        grid.add_row("Backend", Text(data.backend.headline, style=style))
+        for note in data.backend.advice():
+            grid.add_row("", Text(note, style="dim"))
+    return Panel(
+        grid,
+        title="kmigrate portability report",
+        title_align="left",
+        border_style="blue",
+    )
+
+
+def render(data: ReportData, width: int | None = None, color: bool = False, **_: object) -> str:
+    if width is None:  # the terminal's width, or $COLUMNS, or 100 when piped
+        width = shutil.get_terminal_size((100, 24)).columns
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer,
+        width=width,
+        force_terminal=color,
+        no_color=not color,
+        highlight=False,
+        emoji=False,
+        markup=False,
+    )
+    if data.findings:
+        _findings_section(console, data)
+        console.print()
+        console.print(_rules_table(data))
+        if any(f.files_with_tensorflow for f in data.folders):
+            console.print(_folders_table(data))
+        if data.top_files:
+            console.print(_top_files_table(data))
+    else:
+        console.print("No findings: nothing keeps this code on TensorFlow.")
+    console.print(_summary_panel(data))
+    text = buffer.getvalue()
+    return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"

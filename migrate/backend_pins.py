@@ -1,0 +1,377 @@
+"""Does the project choose its Keras backend explicitly?
+
+Keras 3 picks its backend once, at import time, from the ``KERAS_BACKEND`` environment
+variable, else from the ``"backend"`` key of ``~/.keras/keras.json``, else TensorFlow.
+A project that never says which backend it runs on works by accident on the machine
+that happens to have TensorFlow, and its CI tests one backend without knowing it. So
+the report looks for the places where teams set it:
+
+- CI and environment files: ``.github/workflows/*.yml``, ``.gitlab-ci.yml``,
+  ``tox.ini``, ``noxfile.py``, ``Makefile``, ``Dockerfile*``, ``docker-compose*.yml``,
+  ``*.env`` / ``.env*``, ``.envrc``, and pytest settings (``pytest.ini``, ``setup.cfg``,
+  ``pyproject.toml``, for pytest-env's ``env =``);
+- ``keras.json`` files (a checked-in Keras config, e.g. copied to ``~/.keras`` in CI);
+- Python code and notebooks: ``os.environ["KERAS_BACKEND"] = ...``,
+  ``os.environ.setdefault("KERAS_BACKEND", ...)``, ``os.putenv``, ``monkeypatch.setenv``,
+  ``{"KERAS_BACKEND": ...}`` environments, ``keras.config.set_backend(...)`` and
+  ``%env KERAS_BACKEND=...``.
+
+``TF_USE_LEGACY_KERAS`` is reported alongside: set to 1 it makes ``tf.keras`` Keras 2
+(tf_keras) again, which hides whether the code runs on Keras 3 at all.
+
+Only text is read; nothing is executed. Paths are reported relative to the project root.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import json
+import os
+import re
+import warnings
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from migrate.discover import SKIPPED_DIRS
+
+BACKEND_VARIABLE = "KERAS_BACKEND"
+LEGACY_VARIABLE = "TF_USE_LEGACY_KERAS"
+_VARIABLES = (BACKEND_VARIABLE, LEGACY_VARIABLE)
+
+# (glob on the file name, kind). Workflows are matched on their path below.
+_CONFIG_FILES: tuple[tuple[str, str], ...] = (
+    (".gitlab-ci.yml", "ci"),
+    (".gitlab-ci.yaml", "ci"),
+    ("azure-pipelines.yml", "ci"),
+    (".travis.yml", "ci"),
+    ("Jenkinsfile", "ci"),
+    ("tox.ini", "ci"),
+    ("Makefile", "ci"),
+    ("*.mk", "ci"),
+    ("Dockerfile", "docker"),
+    ("Dockerfile.*", "docker"),
+    ("*.Dockerfile", "docker"),
+    ("*.dockerfile", "docker"),
+    ("Containerfile", "docker"),
+    ("docker-compose*.yml", "docker"),
+    ("docker-compose*.yaml", "docker"),
+    ("compose.yml", "docker"),
+    ("compose.yaml", "docker"),
+    (".env", "env-file"),
+    (".env.*", "env-file"),
+    ("*.env", "env-file"),
+    (".envrc", "env-file"),
+    ("pytest.ini", "test-config"),
+    ("setup.cfg", "test-config"),
+    ("pyproject.toml", "test-config"),
+    ("keras.json", "keras-config"),
+)
+_WORKFLOW_DIRS = ((".github", "workflows"), (".circleci",))
+_ASSIGNMENT = re.compile(
+    r"(?<![\w$.{])(?P<var>KERAS_BACKEND|TF_USE_LEGACY_KERAS)[\"']?\s*(?:[?:+]?=|:)(?!=)\s*"
+    r"(?P<value>\$\{\{[^}]*\}\}|\$\{[^}]*\}|[\"'][^\"'\n]*[\"']|[^\s\"',;#)\]}]*)"
+)
+_DOCKER_ENV = re.compile(r"^\s*ENV\s+(?P<var>KERAS_BACKEND|TF_USE_LEGACY_KERAS)\s+(?P<value>\S+)")
+_MAGIC_ENV = re.compile(
+    r"^\s*%env\s+(?P<var>KERAS_BACKEND|TF_USE_LEGACY_KERAS)(?:\s*=\s*|\s+)(?P<value>\S*)"
+)
+_SETTER_METHODS = frozenset({"setdefault", "putenv", "setenv"})
+_MAX_CONFIG_BYTES = 2_000_000
+
+
+@dataclass(frozen=True, order=True)
+class BackendPin:
+    """One place that sets the Keras backend (or forces Keras 2)."""
+
+    path: str
+    line: int
+    variable: str  # KERAS_BACKEND, TF_USE_LEGACY_KERAS, or "keras.json"
+    value: str  # "jax", "${{ matrix.backend }}", "" when not a literal
+    kind: str  # ci, docker, env-file, test-config, keras-config, code, notebook
+    cell: int | None = None  # notebooks: 1-based code cell
+
+    @property
+    def sets_backend(self) -> bool:
+        return self.variable in (BACKEND_VARIABLE, "keras.json")
+
+    def to_json(self) -> dict[str, object]:
+        data = asdict(self)
+        if self.cell is None:
+            del data["cell"]
+        return data
+
+
+def _unquote(value: str) -> str:
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return value[1:-1]
+    return value
+
+
+def pins_in_config_text(text: str, path: str, kind: str) -> list[BackendPin]:
+    """Assignments of the backend variables in a CI, container, env or ini file."""
+    pins: list[BackendPin] = []
+    if kind == "keras-config":
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return pins
+        if isinstance(data, dict) and isinstance(data.get("backend"), str):
+            line = next((n for n, t in enumerate(text.splitlines(), 1) if '"backend"' in t), 1)
+            pins.append(BackendPin(path, line, "keras.json", data["backend"], kind))
+        return pins
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.lstrip()
+        if stripped.startswith("#"):
+            continue
+        match = _DOCKER_ENV.match(line) if kind == "docker" else None
+        matches = [match] if match else list(_ASSIGNMENT.finditer(line))
+        for found in matches:
+            pins.append(BackendPin(path, number, found["var"], _unquote(found["value"]), kind))
+    return pins
+
+
+def _literal_text(node: ast.AST | None) -> str:
+    if isinstance(node, ast.Constant) and isinstance(node.value, (str, int)):
+        return str(node.value)
+    return ""
+
+
+def _is_variable(node: ast.AST | None) -> str | None:
+    if isinstance(node, ast.Constant) and node.value in _VARIABLES:
+        return node.value
+    return None
+
+
+def _code_pins(tree: ast.AST) -> Iterator[tuple[int, str, str]]:
+    """(line, variable, value) for every place Python code sets a backend variable."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Subscript):
+                    variable = _is_variable(target.slice)
+                    if variable:
+                        yield node.lineno, variable, _literal_text(node.value)
+        elif isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values):
+                variable = _is_variable(key)
+                if variable:
+                    yield node.lineno, variable, _literal_text(value)
+        elif isinstance(node, ast.Call):
+            method = getattr(node.func, "attr", getattr(node.func, "id", ""))
+            if method in _SETTER_METHODS and len(node.args) >= 2:
+                variable = _is_variable(node.args[0])
+                if variable:
+                    yield node.lineno, variable, _literal_text(node.args[1])
+            elif method == "set_backend" and node.args:
+                yield node.lineno, BACKEND_VARIABLE, _literal_text(node.args[0])
+            for keyword in node.keywords:
+                if keyword.arg in _VARIABLES:
+                    yield node.lineno, keyword.arg, _literal_text(keyword.value)
+
+
+def _parse(text: str) -> ast.AST | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+
+
+def pins_in_python_text(text: str, path: str) -> list[BackendPin]:
+    tree = _parse(text)
+    if tree is None:
+        return []
+    return [BackendPin(path, line, var, value, "code") for line, var, value in _code_pins(tree)]
+
+
+def pins_in_notebook_text(text: str, path: str) -> list[BackendPin]:
+    try:
+        cells = json.loads(text).get("cells", [])
+    except (ValueError, AttributeError):
+        return []
+    pins: list[BackendPin] = []
+    code_cells = [c for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]
+    for index, cell in enumerate(code_cells, 1):
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else str(source)
+        lines = source.splitlines()
+        for number, line in enumerate(lines, 1):
+            magic = _MAGIC_ENV.match(line)
+            if magic:
+                pins.append(
+                    BackendPin(path, number, magic["var"], magic["value"], "notebook", index)
+                )
+        code = "\n".join(
+            "#" + line if line.lstrip().startswith(("%", "!", "?")) else line for line in lines
+        )
+        tree = _parse(code)
+        if tree is not None:
+            for line, var, value in _code_pins(tree):
+                pins.append(BackendPin(path, line, var, value, "notebook", index))
+    return pins
+
+
+def _config_kind(relative: str) -> str | None:
+    parts = relative.split("/")
+    name = parts[-1]
+    for prefix in _WORKFLOW_DIRS:
+        if tuple(parts[: len(prefix)]) == prefix and name.endswith((".yml", ".yaml")):
+            return "ci"
+    for pattern, kind in _CONFIG_FILES:
+        if fnmatch.fnmatchcase(name, pattern):
+            return kind
+    return None
+
+
+def _walk_config_files(folder: Path) -> Iterator[Path]:
+    for current, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS or d in (".github", ".circleci"))
+        for name in sorted(files):
+            yield Path(current, name)
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        if path.stat().st_size > _MAX_CONFIG_BYTES:
+            return None
+        return path.read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _root_candidates(root: Path) -> Iterator[Path]:
+    """CI and config files at the project root and in its CI folders (not recursive)."""
+    if not root.is_dir():
+        return
+    for child in sorted(root.iterdir()):
+        if child.is_file():
+            yield child
+    for prefix in _WORKFLOW_DIRS:
+        folder = root.joinpath(*prefix)
+        if folder.is_dir():
+            yield from sorted(p for p in folder.iterdir() if p.is_file())
+
+
+def find_backend_pins(
+    paths: Sequence[Path], root: Path, source_files: Iterable[str] = ()
+) -> list[BackendPin]:
+    """Every backend pin under the scanned ``paths`` and in the root's CI files.
+
+    ``source_files`` are the Python files and notebooks of the scan (paths relative to
+    ``root``, as reports show them); only those mentioning a backend variable or
+    ``set_backend`` are parsed.
+    """
+    pins: set[BackendPin] = set()
+    seen: set[Path] = set()
+    candidates: list[Path] = list(_root_candidates(root))
+    for path in paths:
+        if path.is_dir():
+            candidates.extend(_walk_config_files(path))
+        elif path.is_file():
+            candidates.append(path)
+    for candidate in candidates:
+        resolved = candidate.resolve()
+        if resolved in seen:
+            continue
+        seen.add(resolved)
+        relative = _relative(candidate, root)
+        kind = _config_kind(relative)
+        if kind is None:
+            continue
+        text = _read_text(candidate)
+        if text and (kind == "keras-config" or any(v in text for v in _VARIABLES)):
+            pins.update(pins_in_config_text(text, relative, kind))
+    for display in source_files:
+        candidate = root / display if not Path(display).is_absolute() else Path(display)
+        if not candidate.is_file():
+            candidate = Path(display)
+        try:
+            data = candidate.read_bytes()
+        except OSError:
+            continue
+        if not any(v.encode() in data for v in (*_VARIABLES, "set_backend")):
+            continue
+        text = data.decode("utf-8", errors="replace")
+        if display.endswith(".ipynb"):
+            pins.update(pins_in_notebook_text(text, display))
+        else:
+            pins.update(pins_in_python_text(text, display))
+    return sorted(pins, key=lambda p: (p.path, p.cell or 0, p.line, p.variable, p.value))
+
+
+@dataclass(frozen=True)
+class BackendStatus:
+    """What the report says about backend selection."""
+
+    pins: tuple[BackendPin, ...]
+
+    @property
+    def backends(self) -> list[str]:
+        return sorted({p.value for p in self.pins if p.sets_backend and p.value})
+
+    @property
+    def pinned(self) -> bool:
+        return any(p.sets_backend for p in self.pins)
+
+    @property
+    def legacy_keras(self) -> bool:
+        return any(
+            p.variable == LEGACY_VARIABLE and p.value.lower() in ("1", "true", "yes")
+            for p in self.pins
+        )
+
+    @property
+    def headline(self) -> str:
+        if not self.pinned:
+            return "not pinned: set KERAS_BACKEND explicitly"
+        values = ", ".join(self.backends) or "a value computed at run time"
+        return f"pinned ({values})"
+
+    def advice(self) -> list[str]:
+        notes: list[str] = []
+        if not self.pinned:
+            notes.append(
+                "No KERAS_BACKEND found. Keras 3 then uses ~/.keras/keras.json or falls back "
+                "to TensorFlow, so every machine may run a different backend. Set KERAS_BACKEND "
+                "explicitly in CI and Dockerfiles, and test each backend you support (a CI "
+                "matrix over tensorflow, jax and torch)."
+            )
+        else:
+            if len(self.backends) == 1:
+                notes.append(
+                    f"Only the {self.backends[0]} backend is pinned. Add a CI job per backend "
+                    "you mean to support, so the code stays portable."
+                )
+            if any(p.kind in ("code", "notebook") and p.sets_backend for p in self.pins):
+                notes.append(
+                    "KERAS_BACKEND is set from code: it only works before the first "
+                    "`import keras`. Prefer setting it in the environment (CI, Dockerfile), so "
+                    "the same code runs on every backend."
+                )
+        if self.legacy_keras:
+            notes.append(
+                "TF_USE_LEGACY_KERAS=1 makes tf.keras Keras 2 (tf_keras): remove it once the "
+                "code is migrated, or the migration is never tested."
+            )
+        return notes
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "pinned": self.pinned,
+            "backends": self.backends,
+            "legacy_keras": self.legacy_keras,
+            "pins": [p.to_json() for p in self.pins],
+            "advice": self.advice(),
+        }

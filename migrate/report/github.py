@@ -1,0 +1,67 @@
+"""GitHub Actions workflow commands: one annotation per finding, shown on the PR diff.
+
+``::error file=src/m.py,line=3,col=5,endLine=3,endColumn=20,title=KM201 name::message``
+
+Escaping follows the Actions runner: in the message, ``%``, ``\\r`` and ``\\n`` are
+percent-encoded; in property values ``:`` and ``,`` are too. GitHub shows a limited
+number of annotations per step (10 of each level at the time of writing), so the
+last line is a notice with the totals; use SARIF for the full list in code scanning.
+"""
+
+from __future__ import annotations
+
+from migrate.model import Finding
+from migrate.report.common import one_line, rule_class
+from migrate.report.summary import ReportData, format_minutes, format_score
+
+_COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(name: str, message: str, **properties: object) -> str:
+    props = ",".join(
+        f"{key}={escape_property(str(value))}"
+        for key, value in properties.items()
+        if value is not None
+    )
+    return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
+
+
+def annotation(finding: Finding) -> str:
+    span = finding.span
+    single_line = span.end_line <= span.line
+    rule = rule_class(finding.rule)
+    title = f"{finding.rule} {rule.name}" if rule is not None else finding.rule
+    how = "fixable by `kmigrate apply`" if finding.fixable else "manual"
+    return command(
+        _COMMANDS.get(finding.severity.value, "warning"),
+        f"{one_line(finding.message)} ({finding.context.value} code, {how})",
+        file=finding.path,
+        line=span.line,
+        col=span.column + 1 if single_line else None,
+        endLine=max(span.end_line, span.line),
+        endColumn=span.end_column + 1 if single_line else None,
+        title=title,
+    )
+
+
+def render(data: ReportData, **_: object) -> str:
+    lines = [annotation(f) for f in data.findings]
+    total = data.total
+    lines.append(
+        command(
+            "notice",
+            f"Portability {format_score(total.score_now)} now, {format_score(total.score)} "
+            f"after `kmigrate apply`; {total.findings} findings, {total.fixable} fixable, "
+            f"{total.manual} manual (~{format_minutes(total.effort_minutes)}).",
+            title="kmigrate",
+        )
+    )
+    return "\n".join(lines) + "\n"

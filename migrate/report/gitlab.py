@@ -1,0 +1,42 @@
+"""GitLab Code Quality report (``artifacts: reports: codequality``): a JSON array of
+issues with description, check_name, fingerprint, severity and location.
+
+Severities map error -> major, warning -> minor, info -> info; a file kmigrate cannot
+parse (KM901) is critical, since nothing in it was checked.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from migrate.model import Finding
+from migrate.report.common import fingerprint_of, one_line
+from migrate.report.summary import ReportData
+
+_SEVERITY = {"error": "major", "warning": "minor", "info": "info"}
+_CRITICAL_RULES = frozenset({"KM901"})
+
+
+def issue(finding: Finding) -> dict[str, Any]:
+    how = "fixable by `kmigrate apply`" if finding.fixable else "manual"
+    severity = "critical" if finding.rule in _CRITICAL_RULES else _SEVERITY[finding.severity.value]
+    return {
+        "type": "issue",
+        "check_name": finding.rule,
+        "description": f"{finding.rule}: {one_line(finding.message)} ({how})",
+        "categories": ["Compatibility"],
+        "fingerprint": fingerprint_of(finding),
+        "severity": severity,
+        "location": {
+            "path": finding.path,
+            "lines": {
+                "begin": finding.span.line,
+                "end": max(finding.span.end_line, finding.span.line),
+            },
+        },
+    }
+
+
+def render(data: ReportData, **_: object) -> str:
+    return json.dumps([issue(f) for f in data.findings], indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,310 @@
+"""One self-contained HTML file: summary, a bar chart of portability per folder (inline
+SVG), the tables by rule and by file, and every finding with its source line.
+
+No JavaScript, no external resource (a Content-Security-Policy forbids both), no
+inline event handler. Every piece of text that comes from the scanned code or from a
+finding (paths, messages, symbols, source lines) goes through :func:`html.escape`.
+"""
+
+from __future__ import annotations
+
+import html
+from itertools import groupby
+from pathlib import Path
+
+from migrate.model import Finding
+from migrate.report.common import TOOL_NAME, TOOL_VERSION, one_line, rule_url
+from migrate.report.summary import (
+    FolderStats,
+    ReportData,
+    format_minutes,
+    format_score,
+)
+
+MAX_CHART_FOLDERS = 40
+MAX_SOURCE_CHARS = 240
+_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+_CSS = """
+:root { --fg: #1f2328; --muted: #656d76; --line: #d0d7de; --bg: #ffffff; --soft: #f6f8fa;
+  --now: #1a7f37; --after: #9be9a8; --track: #eaeef2; --err: #cf222e; --warn: #9a6700;
+  --info: #0969da; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 14px/1.5 -apple-system, "Segoe UI", Helvetica, Arial, sans-serif;
+  color: var(--fg); background: var(--bg); }
+main { max-width: 1100px; margin: 0 auto; padding: 24px; }
+h1 { font-size: 24px; margin: 0 0 4px; } h2 { font-size: 18px; margin: 32px 0 8px; }
+.sub { color: var(--muted); margin: 0 0 16px; }
+.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(200px, 1fr)); gap: 12px; }
+.card { border: 1px solid var(--line); border-radius: 6px; padding: 12px 16px;
+  background: var(--soft); }
+.card .k { color: var(--muted); font-size: 12px; text-transform: uppercase; }
+.card .v { font-size: 22px; font-weight: 600; } .card .d { color: var(--muted); font-size: 12px; }
+.advice { border-left: 4px solid var(--warn); padding: 4px 12px; background: #fff8c5; }
+.advice.ok { border-color: var(--now); background: #dafbe1; }
+table { border-collapse: collapse; width: 100%; margin: 8px 0; }
+th, td { border-bottom: 1px solid var(--line); padding: 4px 8px; text-align: left;
+  vertical-align: top; }
+th { background: var(--soft); font-weight: 600; }
+td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+code, pre { font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+pre { margin: 2px 0 0; padding: 4px 6px; background: var(--soft); border-radius: 4px;
+  white-space: pre-wrap; word-break: break-all; }
+details { border: 1px solid var(--line); border-radius: 6px; margin: 8px 0; padding: 0 12px; }
+summary { cursor: pointer; padding: 8px 0; font-weight: 600; }
+.sev-error { color: var(--err); font-weight: 600; } .sev-warning { color: var(--warn); }
+.sev-info { color: var(--info); }
+.fix { color: var(--now); } .manual { color: #8250df; }
+svg text { font: 12px -apple-system, "Segoe UI", Helvetica, Arial, sans-serif;
+  fill: var(--fg); }
+footer { color: var(--muted); margin-top: 32px; font-size: 12px; }
+"""
+
+
+def e(value: object) -> str:
+    """Escape for text and attribute values (quotes included)."""
+    return html.escape(str(value), quote=True)
+
+
+def _source_lines(root: object, path: str) -> list[str] | None:
+    """The file's lines, for showing each finding's code; None when unavailable."""
+    if not root or path.endswith(".ipynb"):
+        return None
+    from migrate.sources import SourceError, decode_source
+
+    for candidate in (Path(str(root)) / path, Path(path)):
+        try:
+            return decode_source(candidate.read_bytes()).text.splitlines()
+        except (OSError, SourceError):
+            continue
+    return None
+
+
+def _truncate(label: str, limit: int) -> str:
+    return label if len(label) <= limit else "\u2026" + label[-(limit - 1) :]
+
+
+def folder_chart(folders: list[FolderStats]) -> str:
+    """Horizontal bars: portability now (dark) and after `kmigrate apply` (light)."""
+    if not folders:
+        return "<p>No folder with TensorFlow/Keras code.</p>"
+    shown = sorted(folders, key=lambda f: (-(f.tf_statements or 0), f.folder))
+    shown = sorted(shown[:MAX_CHART_FOLDERS], key=lambda f: f.folder)
+    label_w, bar_w, value_w, row_h, top = 260, 480, 130, 24, 30
+    width = label_w + bar_w + value_w
+    height = top + row_h * len(shown) + 8
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" '
+        'aria-label="Portability per folder, now and after kmigrate apply">',
+        f'<rect x="{label_w}" y="6" width="12" height="12" fill="#1a7f37"/>',
+        f'<text x="{label_w + 18}" y="16">now</text>',
+        f'<rect x="{label_w + 70}" y="6" width="12" height="12" fill="#9be9a8"/>',
+        f'<text x="{label_w + 88}" y="16">after kmigrate apply</text>',
+    ]
+    for row, folder in enumerate(shown):
+        y = top + row * row_h
+        after = folder.score or 0.0
+        now = folder.score_now or 0.0
+        parts += [
+            "<g>",
+            f"<title>{e(folder.folder)}: {e(format_score(folder.score_now))} now, "
+            f"{e(format_score(folder.score))} after apply; {folder.findings} findings, "
+            f"{folder.manual} manual</title>",
+            f'<text x="{label_w - 8}" y="{y + 15}" text-anchor="end">'
+            f"{e(_truncate(folder.folder, 36))}</text>",
+            f'<rect x="{label_w}" y="{y + 3}" width="{bar_w}" height="16" fill="#eaeef2"/>',
+            f'<rect x="{label_w}" y="{y + 3}" width="{bar_w * after / 100:.1f}" height="16" '
+            'fill="#9be9a8"/>',
+            f'<rect x="{label_w}" y="{y + 3}" width="{bar_w * now / 100:.1f}" height="16" '
+            'fill="#1a7f37"/>',
+            f'<text x="{label_w + bar_w + 8}" y="{y + 15}">'
+            f"{e(format_score(folder.score_now))} \u2192 {e(format_score(folder.score))}</text>",
+            "</g>",
+        ]
+    parts.append("</svg>")
+    note = ""
+    if len(folders) > len(shown):
+        note = (
+            f'<p class="sub">{len(folders) - len(shown)} smaller folders not shown; '
+            "see the JSON report.</p>"
+        )
+    return "\n".join(parts) + note
+
+
+def _card(key: str, value: str, detail: str = "") -> str:
+    note = f'<div class="d">{e(detail)}</div>' if detail else ""
+    return (
+        f'<div class="card"><div class="k">{e(key)}</div><div class="v">{e(value)}</div>'
+        f"{note}</div>"
+    )
+
+
+def _summary(data: ReportData) -> str:
+    total = data.total
+    cards = [
+        _card("Portability now", format_score(total.score_now), "of TF/Keras statements"),
+        _card("After kmigrate apply", format_score(total.score), "manual findings left"),
+        _card(
+            "Files scanned",
+            str(data.files_scanned),
+            f"{data.files_with_tensorflow} with TF/Keras, {data.files_portable} portable",
+        ),
+        _card(
+            "Findings",
+            str(total.findings),
+            f"{total.fixable} fixable ({data.fixable_share:g}%), {total.manual} manual",
+        ),
+        _card("Manual effort", f"~{format_minutes(total.effort_minutes)}", "rough estimate"),
+    ]
+    out = [f'<div class="cards">{"".join(cards)}</div>']
+    if data.files_unparsed:
+        out.append(
+            f'<p class="advice">{data.files_unparsed} file(s) could not be parsed (KM901); '
+            "they are not scored.</p>"
+        )
+    if data.backend is not None:
+        css = "advice ok" if data.backend.pinned else "advice"
+        notes = "".join(f"<br>{e(n)}" for n in data.backend.advice())
+        out.append(f'<p class="{css}"><b>Keras backend:</b> {e(data.backend.headline)}{notes}</p>')
+    if data.by_context:
+        where = ", ".join(f"{e(k)}: {v}" for k, v in data.by_context.items())
+        out.append(f'<p class="sub">Findings by context: {where}</p>')
+    return "\n".join(out)
+
+
+def _row(cells: list[str], numeric: set[int] = frozenset()) -> str:
+    return (
+        "<tr>"
+        + "".join(
+            f'<td class="n">{c}</td>' if i in numeric else f"<td>{c}</td>"
+            for i, c in enumerate(cells)
+        )
+        + "</tr>"
+    )
+
+
+def _head(headers: list[str], numeric: set[int] = frozenset()) -> str:
+    return (
+        "<tr>"
+        + "".join(
+            f'<th class="n">{e(h)}</th>' if i in numeric else f"<th>{e(h)}</th>"
+            for i, h in enumerate(headers)
+        )
+        + "</tr>"
+    )
+
+
+def _rules_table(data: ReportData) -> str:
+    numeric = {2, 3, 4, 5}
+    rows = [
+        _row(
+            [
+                f'<a href="{e(rule_url(r.rule, r.name))}"><code>{e(r.rule)}</code></a>',
+                e(r.name),
+                str(r.count),
+                str(r.fixable),
+                str(r.manual),
+                e(format_minutes(r.effort_minutes)) if r.effort_minutes else "",
+            ],
+            numeric,
+        )
+        for r in data.rules
+    ]
+    head = _head(["Rule", "Name", "Findings", "Fixable", "Manual", "Effort"], numeric)
+    return f"<table>{head}{''.join(rows)}</table>"
+
+
+def _files_table(data: ReportData) -> str:
+    numeric = {1, 2, 3, 4, 5, 6}
+    rows = [
+        _row(
+            [
+                f"<code>{e(f.path)}</code>",
+                str(f.findings),
+                str(f.fixable),
+                str(f.manual),
+                e(format_score(f.score_now)),
+                e(format_score(f.score)),
+                e(format_minutes(f.effort_minutes)) if f.effort_minutes else "",
+            ],
+            numeric,
+        )
+        for f in data.files
+        if f.findings or not f.parsed
+    ]
+    head = _head(["File", "Findings", "Fixable", "Manual", "Now", "After", "Effort"], numeric)
+    return f"<table>{head}{''.join(rows)}</table>"
+
+
+def _finding_row(finding: Finding, lines: list[str] | None) -> str:
+    severity = finding.severity.value
+    line = finding.span.line
+    source = ""
+    if lines is not None and 0 < line <= len(lines):
+        text = lines[line - 1].strip()
+        if len(text) > MAX_SOURCE_CHARS:
+            text = text[: MAX_SOURCE_CHARS - 1] + "\u2026"
+        source = f"<pre>{e(text)}</pre>"
+    fix = (
+        '<span class="fix">fix</span>' if finding.fixable else '<span class="manual">manual</span>'
+    )
+    symbol = f"<br><code>{e(finding.symbol)}</code>" if finding.symbol else ""
+    where = f"{line}:{finding.span.column + 1}"
+    if finding.extra.get("cell") is not None:
+        where = f"cell {finding.extra['cell']}, {where}"
+    return _row(
+        [
+            e(where),
+            f'<span class="sev-{e(severity)}">{e(finding.rule)}</span>',
+            fix,
+            e(finding.context.value),
+            f"{e(one_line(finding.message))}{symbol}{source}",
+        ]
+    )
+
+
+def _findings(data: ReportData, root: object) -> str:
+    out = []
+    head = _head(["Line", "Rule", "Fix", "Context", "Message / code"])
+    for path, group in groupby(data.findings, key=lambda f: f.path):
+        items = list(group)
+        lines = _source_lines(root, path)
+        rows = "".join(_finding_row(f, lines) for f in items)
+        out.append(
+            f"<details open><summary><code>{e(path)}</code> ({len(items)})</summary>"
+            f"<table>{head}{rows}</table></details>"
+        )
+    return "\n".join(out) or "<p>No findings.</p>"
+
+
+def render(data: ReportData, root: object = None, **_: object) -> str:
+    folders = data.scored_folders()
+    body = [
+        "<main>",
+        "<h1>Keras 3 portability report</h1>",
+        f'<p class="sub">{e(TOOL_NAME)} {e(TOOL_VERSION)}: what keeps this code on TensorFlow, '
+        "and what <code>kmigrate apply</code> fixes.</p>",
+        _summary(data),
+        "<h2>Portability by folder</h2>",
+        folder_chart(folders),
+    ]
+    if data.rules:
+        body += ["<h2>Findings by rule</h2>", _rules_table(data)]
+    if data.findings:
+        body += ["<h2>Files</h2>", _files_table(data)]
+    body += ["<h2>Findings</h2>", _findings(data, root)]
+    body += [
+        "<footer>Portability: share of TensorFlow/Keras statements with no blocking finding "
+        "(now: any finding; after apply: manual findings only). Effort: a per-rule estimate "
+        "for manual findings. See docs/report.md.</footer>",
+        "</main>",
+    ]
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        "<title>kmigrate portability report</title>\n"
+        f"<style>{_CSS}</style>\n</head>\n<body>\n" + "\n".join(body) + "\n</body>\n</html>\n"
+    )

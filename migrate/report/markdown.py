@@ -1,0 +1,173 @@
+"""Markdown for a pull-request comment or a migration ticket (GitHub / GitLab flavoured).
+
+The headline numbers, the tables by rule and by folder, the files to start with, and
+a checklist of the manual findings (one collapsed ``<details>`` block per file) that
+a team can tick off. The checklist is capped (``max_items``) to stay inside comment
+size limits; the SARIF or HTML report has the full list.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from itertools import groupby
+
+from migrate.report.common import one_line, rule_url
+from migrate.report.summary import ReportData, format_minutes, format_score, is_manual
+
+MAX_ITEMS = 200
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+
+
+def text(value: str) -> str:
+    """Inline Markdown: code spans kept, raw HTML and emphasis markers neutralised."""
+    value = one_line(value)
+    out: list[str] = []
+    position = 0
+    for match in _CODE_SPAN.finditer(value):
+        out.append(_escape_plain(value[position : match.start()]))
+        out.append(match.group(0))
+        position = match.end()
+    out.append(_escape_plain(value[position:]))
+    return "".join(out)
+
+
+def _escape_plain(value: str) -> str:
+    value = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return re.sub(r"([\\*_\[\]#|~])", r"\\\1", value)
+
+
+def cell(value: str) -> str:
+    """A table cell: as :func:`text`, and ``|`` escaped even inside code spans (GFM)."""
+    return text(value).replace("\\|", "|").replace("|", "\\|")
+
+
+def code(value: str) -> str:
+    fence = "``" if "`" in value else "`"
+    pad = " " if value.startswith("`") or value.endswith("`") else ""
+    return f"{fence}{pad}{value}{pad}{fence}"
+
+
+def code_cell(value: str) -> str:
+    return code(value).replace("|", "\\|")
+
+
+def _table(headers: list[str], rows: list[list[str]], right: int = 1) -> list[str]:
+    align = [":--"] * right + ["--:"] * (len(headers) - right)
+    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join(align) + " |"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def _headline(data: ReportData) -> list[str]:
+    total = data.total
+    lines = [
+        f"**Portability: {format_score(total.score_now)} now, {format_score(total.score)} "
+        "after `kmigrate apply`**",
+        "",
+        f"- {data.files_scanned} files scanned, {data.files_with_tensorflow} with "
+        f"TensorFlow/Keras code, {data.files_portable} already portable"
+        + (f", {data.files_unparsed} not parsed" if data.files_unparsed else ""),
+        f"- {total.findings} findings: {total.fixable} fixable automatically "
+        f"({data.fixable_share:g}%), {total.manual} manual",
+        f"- Manual effort: ~{format_minutes(total.effort_minutes)} (rough estimate)",
+    ]
+    if data.by_context:
+        lines.append("- Where: " + ", ".join(f"{k} {v}" for k, v in data.by_context.items()))
+    if data.backend is not None:
+        lines.append(f"- Keras backend: {text(data.backend.headline)}")
+        for note in data.backend.advice():
+            lines.append(f"  - {text(note)}")
+    return lines
+
+
+def _checklist(data: ReportData, max_items: int) -> list[str]:
+    """Every finding `kmigrate apply` leaves: manual work first-class, notes marked."""
+    todo = [f for f in data.findings if not f.fixable]
+    if not todo:
+        return []
+    manual = sum(1 for f in todo if is_manual(f))
+    files = len({f.path for f in todo})
+    title = f"### Left for a person: {manual} manual findings"
+    if len(todo) > manual:
+        title += f" and {len(todo) - manual} notes"
+    lines = ["", f"{title} in {files} files", ""]
+    shown = 0
+    for path, group in groupby(todo, key=lambda f: f.path):
+        if shown >= max_items:
+            break
+        items = list(group)
+        lines += ["<details>", f"<summary>{html.escape(path)} ({len(items)})</summary>", ""]
+        for finding in items[: max_items - shown]:
+            where = f"{finding.span.line}:{finding.span.column + 1}"
+            label = finding.context.value
+            if not is_manual(finding):
+                label = f"note, {label}"
+            lines.append(
+                f"- [ ] {code(f'{path}:{where}')} **{finding.rule}** ({label}) "
+                f"{text(finding.message)}"
+            )
+            shown += 1
+        lines += ["", "</details>"]
+    if shown < len(todo):
+        lines += ["", f"... and {len(todo) - shown} more (see the full report)."]
+    return lines
+
+
+def render(data: ReportData, max_items: int = MAX_ITEMS, **_: object) -> str:
+    lines = ["## kmigrate: Keras 3 portability report", "", *_headline(data)]
+    if data.rules:
+        lines += ["", "### Findings by rule", ""]
+        lines += _table(
+            ["Rule", "Findings", "Fixable", "Manual", "Effort"],
+            [
+                [
+                    f"[{r.rule}]({rule_url(r.rule, r.name)}) {cell(r.name)}",
+                    str(r.count),
+                    str(r.fixable),
+                    str(r.manual),
+                    format_minutes(r.effort_minutes) if r.effort_minutes else "",
+                ]
+                for r in data.rules
+            ],
+        )
+    folders = [f for f in data.folders if f.files_with_tensorflow]
+    if folders:
+        lines += ["", "### Portability by folder", ""]
+        lines += _table(
+            ["Folder", "Files", "Findings", "Manual", "Now", "After apply"],
+            [
+                [
+                    code_cell(f.folder),
+                    str(f.files),
+                    str(f.findings),
+                    str(f.manual),
+                    format_score(f.score_now),
+                    format_score(f.score),
+                ]
+                for f in folders
+            ],
+        )
+    if data.top_files:
+        lines += ["", "### Start with these files", ""]
+        lines += _table(
+            ["File", "Findings", "Manual", "Score", "Effort"],
+            [
+                [
+                    code_cell(f.path),
+                    str(f.findings),
+                    str(f.manual),
+                    format_score(f.score),
+                    format_minutes(f.effort_minutes) if f.effort_minutes else "",
+                ]
+                for f in data.top_files
+            ],
+        )
+    lines += _checklist(data, max_items)
+    lines += [
+        "",
+        "<sub>Generated by `kmigrate scan --format markdown`. Score: share of TensorFlow/Keras "
+        "statements with no blocking finding; effort: per-rule estimate for what `apply` leaves "
+        "(see docs/report.md).</sub>",
+    ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,315 @@
+"""Everything the reports say, computed once from a run: counts, scores, effort, pins.
+
+Every format renders a :class:`ReportData`; none recomputes a number, so the table,
+the JSON, the Markdown and the HTML cannot disagree. Orders are fixed here (by path,
+by rule id, by effort) so reports of the same repository are byte-identical.
+
+The portability score (docs/report.md):
+
+    score = 100 * (1 - blocked / framework_statements)
+
+``framework_statements`` counts the statements that import or use TensorFlow/Keras
+(:mod:`migrate.report.footprint`); ``blocked`` counts the distinct lines holding a
+finding that stops the code from running on every backend. ``score_now`` counts every
+finding except ``info``; ``score`` (the headline, "after apply") counts only the
+manual ones, since ``kmigrate apply`` rewrites the fixable ones exactly.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from migrate.model import Finding, Severity
+from rules.effort import minutes_for
+
+if TYPE_CHECKING:
+    from migrate.backend_pins import BackendStatus
+    from migrate.runner import FileReport, RunResult
+
+TOP_FILES = 10
+
+
+def is_manual(finding: Finding) -> bool:
+    """A finding a person has to act on: not rewritten by `apply`, not a mere note."""
+    return not finding.fixable and finding.severity is not Severity.INFO
+
+
+def effort_of(finding: Finding, rule: type | None = None) -> float:
+    """Minutes of a person's time (0 for what `kmigrate apply` fixes); see rules/effort.py."""
+    if finding.fixable:
+        return 0.0
+    return minutes_for(finding.rule, finding.context.value, rule, finding.severity.value)
+
+
+def score(blocked: int, statements: int | None) -> float | None:
+    """Portability in percent (one decimal); None when the footprint is unknown."""
+    if statements is None:
+        return None
+    statements = max(statements, blocked)
+    if statements == 0:
+        return 100.0
+    return round(100.0 * (1.0 - blocked / statements), 1)
+
+
+def folder_of(path: str) -> str:
+    return posixpath.dirname(path) or "."
+
+
+@dataclass
+class Tally:
+    """Counts shared by a file, a folder and the whole run."""
+
+    findings: int = 0
+    fixable: int = 0
+    manual: int = 0
+    effort_minutes: float = 0.0
+    tf_statements: int | None = 0
+    blocked_now: int = 0
+    blocked_after_apply: int = 0
+
+    @property
+    def score(self) -> float | None:
+        return score(self.blocked_after_apply, self.tf_statements)
+
+    @property
+    def score_now(self) -> float | None:
+        return score(self.blocked_now, self.tf_statements)
+
+    def add(self, other: Tally, footprint: bool = True) -> None:
+        self.findings += other.findings
+        self.fixable += other.fixable
+        self.manual += other.manual
+        self.effort_minutes += other.effort_minutes
+        if not footprint:
+            return
+        if self.tf_statements is not None and other.tf_statements is not None:
+            self.tf_statements += max(other.tf_statements, other.blocked_now)
+        else:
+            self.tf_statements = None
+        self.blocked_now += other.blocked_now
+        self.blocked_after_apply += other.blocked_after_apply
+
+
+@dataclass
+class FileStats(Tally):
+    path: str = ""
+    uses_tensorflow: bool = False
+    parsed: bool = True
+
+    @property
+    def folder(self) -> str:
+        return folder_of(self.path)
+
+    @property
+    def portable(self) -> bool:
+        """Nothing to migrate: no TF/Keras code, or none kmigrate finds a problem in."""
+        return self.parsed and self.findings == 0
+
+
+@dataclass
+class FolderStats(Tally):
+    folder: str = ""
+    files: int = 0
+    files_with_tensorflow: int = 0
+    files_scored: int = 0  # parsed files with TF/Keras code
+
+
+@dataclass
+class RuleStats:
+    rule: str
+    name: str
+    severity: str
+    count: int = 0
+    fixable: int = 0
+    manual: int = 0
+    effort_minutes: float = 0.0
+
+
+@dataclass
+class ReportData:
+    findings: list[Finding]
+    files: list[FileStats]
+    folders: list[FolderStats]
+    rules: list[RuleStats]
+    total: Tally
+    by_context: dict[str, int]
+    by_severity: dict[str, int]
+    backend: BackendStatus | None = None
+    rule_ids: tuple[str, ...] = ()
+    top_files: list[FileStats] = field(default_factory=list)
+
+    # -- file counts ---------------------------------------------------------
+    @property
+    def files_scanned(self) -> int:
+        return len(self.files)
+
+    @property
+    def files_with_tensorflow(self) -> int:
+        return sum(1 for f in self.files if f.uses_tensorflow)
+
+    @property
+    def files_with_findings(self) -> int:
+        return sum(1 for f in self.files if f.findings)
+
+    @property
+    def files_portable(self) -> int:
+        return sum(1 for f in self.files if f.portable)
+
+    @property
+    def files_unparsed(self) -> int:
+        return sum(1 for f in self.files if not f.parsed)
+
+    @property
+    def fixable_share(self) -> float:
+        """Share of findings `kmigrate apply` fixes, in percent (100 with no findings)."""
+        if not self.total.findings:
+            return 100.0
+        return round(100.0 * self.total.fixable / self.total.findings, 1)
+
+    def scored_folders(self) -> list[FolderStats]:
+        return [f for f in self.folders if f.files_scored and f.score is not None]
+
+
+def _rule_classes(rule_ids: set[str]) -> dict[str, type]:
+    try:
+        from rules.registry import rule_by_id
+    except ImportError:  # pragma: no cover - rules are part of the package
+        return {}
+    found = {}
+    for rule_id in rule_ids:
+        rule = rule_by_id(rule_id)
+        if rule is not None:
+            found[rule_id] = rule
+    return found
+
+
+def _footprint(report: FileReport, root: Path | None) -> int | None:
+    """Framework statements of one file: from the engine when it says, else computed."""
+    known = getattr(report, "tf_statements", None)
+    if isinstance(known, int):
+        return known
+    if not report.uses_tensorflow:
+        return 0
+    if not report.parsed or root is None:
+        return None
+    from migrate.report.footprint import count_text
+    from migrate.sources import SourceError, decode_source
+
+    for candidate in (root / report.path, Path(report.path)):
+        try:
+            data = candidate.read_bytes()
+        except OSError:
+            continue
+        try:
+            text = decode_source(data).text
+        except SourceError:
+            return None
+        return count_text(text, report.path)
+    return None
+
+
+def _file_stats(report: FileReport, root: Path | None, rules: dict[str, type]) -> FileStats:
+    stats = FileStats(path=report.path, uses_tensorflow=report.uses_tensorflow)
+    stats.parsed = report.parsed
+    blocking_lines: set[int] = set()
+    manual_lines: set[int] = set()
+    for finding in report.findings:
+        stats.findings += 1
+        if finding.fixable:
+            stats.fixable += 1
+        if finding.severity is not Severity.INFO:
+            blocking_lines.add(finding.span.line)
+        if is_manual(finding):
+            stats.manual += 1
+            manual_lines.add(finding.span.line)
+        stats.effort_minutes += effort_of(finding, rules.get(finding.rule))
+    stats.blocked_now = len(blocking_lines)
+    stats.blocked_after_apply = len(manual_lines)
+    stats.tf_statements = _footprint(report, root) if report.parsed else None
+    return stats
+
+
+def build_report(
+    result: RunResult,
+    root: str | Path | None = None,
+    backend: BackendStatus | None = None,
+    top: int = TOP_FILES,
+) -> ReportData:
+    """Compute every number the reports show from a run."""
+    root_path = Path(root) if root else None
+    findings = result.findings
+    rules = _rule_classes({f.rule for f in findings})
+    files = [_file_stats(r, root_path, rules) for r in sorted(result.files, key=lambda r: r.path)]
+
+    total = Tally()
+    folders: dict[str, FolderStats] = {}
+    for stats in files:
+        folder = folders.setdefault(stats.folder, FolderStats(folder=stats.folder))
+        folder.files += 1
+        folder.files_with_tensorflow += stats.uses_tensorflow
+        folder.files_scored += stats.uses_tensorflow and stats.parsed
+        # An unparsed file has no footprint: its findings count, its score does not.
+        folder.add(stats, footprint=stats.parsed)
+        total.add(stats, footprint=stats.parsed)
+
+    # TF files of which none could be scored (they do not parse): no score, rather than 100%.
+    for folder in folders.values():
+        if folder.files_with_tensorflow and not folder.files_scored:
+            folder.tf_statements = None
+    if any(f.uses_tensorflow for f in files) and not any(
+        f.uses_tensorflow and f.parsed for f in files
+    ):
+        total.tf_statements = None
+
+    by_rule: dict[str, RuleStats] = {}
+    for finding in findings:
+        rule = rules.get(finding.rule)
+        stats = by_rule.setdefault(
+            finding.rule,
+            RuleStats(
+                rule=finding.rule,
+                name=getattr(rule, "name", ""),
+                severity=getattr(getattr(rule, "severity", None), "value", finding.severity.value),
+            ),
+        )
+        stats.count += 1
+        if finding.fixable:
+            stats.fixable += 1
+        if is_manual(finding):
+            stats.manual += 1
+        stats.effort_minutes += effort_of(finding, rule)
+
+    offenders = [f for f in files if f.findings]
+    offenders.sort(key=lambda f: (-f.effort_minutes, -f.manual, -f.findings, f.path))
+    return ReportData(
+        findings=findings,
+        files=files,
+        folders=[folders[k] for k in sorted(folders)],
+        rules=[by_rule[k] for k in sorted(by_rule)],
+        total=total,
+        by_context=dict(sorted(Counter(f.context.value for f in findings).items())),
+        by_severity=dict(sorted(Counter(f.severity.value for f in findings).items())),
+        backend=backend,
+        rule_ids=tuple(result.rule_ids),
+        top_files=offenders[:top],
+    )
+
+
+def format_minutes(minutes: float) -> str:
+    """``25 min``, ``3.5 h``, ``6.1 days (49 h)`` (8-hour days)."""
+    if minutes < 1:
+        return "0 min" if minutes == 0 else "< 1 min"
+    if minutes < 60:
+        return f"{round(minutes)} min"
+    hours = minutes / 60
+    if hours < 16:
+        return f"{hours:.1f} h"
+    return f"{hours / 8:.1f} days ({round(hours)} h)"
+
+
+def format_score(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.0f}%" if value in (0.0, 100.0) else f"{value}%"

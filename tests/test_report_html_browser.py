@@ -1,0 +1,95 @@
+"""Load the HTML report in a real headless browser (Chromium) and check what it built.
+
+Skipped when no Chromium is installed. On Debian/Ubuntu CI:
+``apt-get install -y --no-install-recommends chromium-headless-shell`` (or ``chromium``).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from migrate.model import Context, Finding, Severity, Span
+from migrate.report import render
+from migrate.runner import FileReport, RunResult
+
+BROWSERS = ("chromium-headless-shell", "chromium", "chromium-browser", "google-chrome")
+BROWSER = next((path for path in map(shutil.which, BROWSERS) if path), None)
+EVIL = '<script>document.title="pwned"</script><img src=x onerror="document.title=1">'
+
+pytestmark = pytest.mark.skipif(BROWSER is None, reason="no headless Chromium installed")
+
+
+def _browser(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+
+
+class _Dom(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[str] = []
+        self.title = ""
+        self._in_title = False
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self._in_title = tag == "title" and "svg" not in self.tags  # the page's, not the chart's
+
+    def handle_endtag(self, tag):
+        self._in_title = False
+
+    def handle_data(self, data):
+        if self._in_title:
+            self.title += data
+        self.text.append(data)
+
+
+def _report(tmp_path: Path) -> Path:
+    finding = Finding(
+        rule="KM601",
+        severity=Severity.ERROR,
+        message=f"training loop {EVIL}",
+        path="pkg/train.py",
+        span=Span(2, 0, 2, 10),
+        context=Context.TRAINING_LOOP,
+        symbol="tf.GradientTape",
+        fingerprint="0123456789abcdef",
+    )
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "train.py").write_text(f"import tensorflow as tf\nprint('{EVIL}')\n")
+    report = FileReport(path="pkg/train.py", findings=[finding], uses_tensorflow=True)
+    page = tmp_path / "report.html"
+    page.write_text(render(RunResult([report]), "html", root=tmp_path), encoding="utf-8")
+    return page
+
+
+def test_browser_shows_markup_as_text_and_runs_nothing(tmp_path: Path) -> None:
+    page = _report(tmp_path)
+    run = _browser("--dump-dom", page.as_uri(), cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-2000:]
+    dom = _Dom()
+    dom.feed(run.stdout)
+    assert dom.title == "kmigrate portability report"  # no script changed it
+    assert "script" not in dom.tags and "img" not in dom.tags
+    text = "".join(dom.text)
+    assert f"training loop {EVIL}" in text and f"print('{EVIL}')" in text
+    assert "svg" in dom.tags
+
+
+def test_browser_renders_a_screenshot(tmp_path: Path) -> None:
+    page = _report(tmp_path)
+    shot = tmp_path / "shot.png"
+    run = _browser(f"--screenshot={shot}", "--window-size=1100,900", page.as_uri(), cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
