@@ -336,12 +336,14 @@ def analyze_module_text(
         if not isinstance(error, SyntaxError):
             error = SyntaxError(str(error))
         result.findings.append(_syntax_error_finding(path, error))
+        fingerprint_findings(result.findings)
         return result
     except RecursionError:
         result.parsed = False
         result.findings.append(
             _syntax_error_finding(path, SyntaxError("nesting too deep for the parser"))
         )
+        fingerprint_findings(result.findings)
         return result
     module = ModuleInfo(path, text, tree, package)
     result.uses_tensorflow = True

@@ -7,17 +7,21 @@ results are sorted, so the output does not depend on the number of processes.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import os
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from migrate.analyze import UNPARSEABLE, RuleSet, analyze_module_text, fingerprint_findings
 from migrate.config import Config
 from migrate.discover import discover, display_path
 from migrate.model import Context, Finding, Severity, Span
 from migrate.sources import SourceError, decode_source
+
+if TYPE_CHECKING:
+    from migrate.cache import ResultCache
 
 Progress = Callable[[int], None]
 
@@ -34,6 +38,8 @@ class FileReport:
     old_text: str | None = None
     fixed: int = 0
     error: str | None = None
+    # scan/check: (line, code) of ``# kmigrate: ignore`` codes that suppressed nothing
+    unused_suppressions: list[tuple[int, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -72,7 +78,7 @@ def ruleset_for(rule_ids: Sequence[str]) -> RuleSet:
 
 
 def _file_finding(display: str, message: str) -> Finding:
-    return Finding(
+    finding = Finding(
         rule=UNPARSEABLE,
         severity=Severity.ERROR,
         message=message,
@@ -80,15 +86,22 @@ def _file_finding(display: str, message: str) -> Finding:
         span=Span(1, 0, 1, 0),
         context=Context.OTHER,
     )
+    fingerprint_findings([finding])
+    return finding
 
 
-def run_job(job: Job, rule_ids: tuple[str, ...]) -> FileReport:
-    """Scan (or fix) one file. Never raises for bad input."""
+def run_job(job: Job, rule_ids: tuple[str, ...], data: bytes | None = None) -> FileReport:
+    """Scan (or fix) one file. Never raises for bad input.
+
+    ``data``: the file's bytes when the caller already read them (the result cache
+    keys the result by exactly these bytes).
+    """
     from rules.context_spec import CONTEXT_SPEC, SOURCE_MARKERS
 
     report = FileReport(path=job.display)
     try:
-        data = Path(job.path).read_bytes()
+        if data is None:
+            data = Path(job.path).read_bytes()
     except OSError as error:
         report.parsed = False
         report.findings.append(
@@ -120,19 +133,26 @@ def run_job(job: Job, rule_ids: tuple[str, ...]) -> FileReport:
         analysis = analyze_module_text(job.display, source.text, ruleset, CONTEXT_SPEC, job.package)
         findings = analysis.findings
         report.parsed = analysis.parsed
+        if analysis.suppressions is not None:
+            report.unused_suppressions = analysis.suppressions.unused()
     report.uses_tensorflow = True
     report.findings = [f for f in findings if not f.rule.startswith(job.ignored_codes or ("\0",))]
     return report
 
 
-def _package_of(path: Path) -> str:
+def _package_of(path: Path, memo: dict[Path, str] | None = None) -> str:
     """Dotted package of a file, from the ``__init__.py`` files above it (for relative imports)."""
+    if memo is not None and path.parent in memo:
+        return memo[path.parent]
     parts: list[str] = []
     folder = path.resolve().parent
     while (folder / "__init__.py").is_file():
         parts.append(folder.name)
         folder = folder.parent
-    return ".".join(reversed(parts))
+    package = ".".join(reversed(parts))
+    if memo is not None:
+        memo[path.parent] = package
+    return package
 
 
 def _ignored_codes(display: str, config: Config) -> tuple[str, ...]:
@@ -143,12 +163,51 @@ def _ignored_codes(display: str, config: Config) -> tuple[str, ...]:
     return tuple(codes)
 
 
-def plan_jobs(paths: Sequence[Path], config: Config, fix: bool = False) -> list[Job]:
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"2/4"`` -> (2, 4): shard K of N, 1 <= K <= N. Raises ValueError otherwise."""
+    k_text, sep, n_text = text.partition("/")
+    if not sep:
+        raise ValueError(f"--shard takes K/N (like 2/4), not {text!r}")
+    k, n = int(k_text), int(n_text)
+    if not 1 <= k <= n:
+        raise ValueError(f"--shard {text}: K must be between 1 and N")
+    return k, n
+
+
+def in_shard(display: str, shard: tuple[int, int] | None) -> bool:
+    """Whether the file reported as ``display`` belongs to shard K of N.
+
+    A stable hash of the relative path (not Python's salted ``hash``), so every
+    machine of a CI matrix agrees and a file stays in its shard as others come and go.
+    """
+    if shard is None or shard[1] == 1:
+        return True
+    k, n = shard
+    digest = hashlib.blake2b(display.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % n == k - 1
+
+
+def plan_jobs(
+    paths: Sequence[Path],
+    config: Config,
+    fix: bool = False,
+    shard: tuple[int, int] | None = None,
+) -> list[Job]:
+    """One job per discovered file (only shard K of N's files when ``shard`` is given)."""
     jobs = []
+    packages: dict[Path, str] = {}
     for path in discover(paths, config.root, config.exclude):
         display = display_path(path, config.root)
+        if not in_shard(display, shard):
+            continue
         jobs.append(
-            Job(str(path), display, _package_of(path), _ignored_codes(display, config), fix)
+            Job(
+                str(path),
+                display,
+                _package_of(path, packages),
+                _ignored_codes(display, config),
+                fix,
+            )
         )
     return jobs
 
@@ -159,28 +218,124 @@ def default_jobs() -> int:
     )
 
 
+def _may_hold_tensorflow(data: bytes) -> bool:
+    from rules.context_spec import SOURCE_MARKERS
+
+    return any(marker in data for marker in SOURCE_MARKERS)
+
+
+def run_cached_job(job: Job, rule_ids: tuple[str, ...], cache: ResultCache | None) -> FileReport:
+    """:func:`run_job`, storing a scan result under the key of the bytes it analysed."""
+    if cache is None or job.fix:
+        return run_job(job, rule_ids)
+    try:
+        data = Path(job.path).read_bytes()
+    except OSError:
+        return run_job(job, rule_ids)
+    report = run_job(job, rule_ids, data)
+    if _may_hold_tensorflow(data):
+        cache.store(cache.entry_key(job, data), report)
+    return report
+
+
+def _cached_report(job: Job, cache: ResultCache) -> FileReport | None:
+    """The cached result usable for ``job``, or None.
+
+    For ``apply`` a cached scan result stands in only when nothing in it is fixable:
+    then fixing would change nothing and LibCST never needs to see the file.
+    """
+    try:
+        data = Path(job.path).read_bytes()
+    except OSError:
+        return None
+    if not _may_hold_tensorflow(data):
+        return None  # run_job skips it in microseconds
+    cached = cache.load(cache.entry_key(job, data))
+    if not isinstance(cached, FileReport):
+        return None
+    if job.fix and any(f.fix is not None for f in cached.findings):
+        return None
+    return cached
+
+
 def run_jobs(
     jobs: Sequence[Job],
     rule_ids: tuple[str, ...],
     workers: int = 1,
     progress: Progress | None = None,
+    cache: ResultCache | None = None,
 ) -> RunResult:
-    """Run ``jobs`` over ``workers`` processes; results in a stable order."""
+    """Run ``jobs`` over ``workers`` processes; results in a stable order.
+
+    With a ``cache``, files whose result is stored are not analysed again (the parent
+    looks them up, so an all-cached run starts no process), and new scan results are
+    stored by the workers. The result never depends on ``workers`` or on the cache.
+    """
     reports: list[FileReport] = []
-    if workers <= 1 or len(jobs) < 4:
-        for job in jobs:
-            reports.append(run_job(job, rule_ids))
+    pending: list[Job] = []
+    if cache is not None:
+        cache.prepare()
+    for job in jobs:
+        cached = _cached_report(job, cache) if cache is not None else None
+        if cached is None:
+            pending.append(job)
+            continue
+        cached.path = job.display
+        reports.append(cached)
+        if progress:
+            progress(1)
+    if workers <= 1 or len(pending) < 8:
+        for job in pending:
+            reports.append(run_cached_job(job, rule_ids, cache))
             if progress:
                 progress(1)
     else:
-        chunk = max(1, min(64, len(jobs) // (workers * 4) or 1))
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            for report in pool.map(run_job, jobs, [rule_ids] * len(jobs), chunksize=chunk):
-                reports.append(report)
-                if progress:
-                    progress(1)
+        reports.extend(_run_in_pool(pending, rule_ids, workers, progress, cache))
     reports.sort(key=lambda r: r.path)
     return RunResult(reports, rule_ids)
+
+
+def _run_in_pool(
+    jobs: list[Job],
+    rule_ids: tuple[str, ...],
+    workers: int,
+    progress: Progress | None,
+    cache: ResultCache | None,
+) -> list[FileReport]:
+    import gc
+    import multiprocessing
+    import sys
+    from concurrent.futures import ProcessPoolExecutor
+
+    # Largest files first, in small chunks: no worker is left with a big file at the end.
+    jobs = sorted(jobs, key=_file_size, reverse=True)
+    context = None
+    if sys.platform.startswith("linux"):
+        # fork: workers inherit the imported rules and the built RuleSet instead of
+        # importing them again; gc.freeze keeps the shared pages shared.
+        context = multiprocessing.get_context("fork")
+        ruleset_for(rule_ids)
+        gc.freeze()
+    chunk = max(1, min(16, len(jobs) // (workers * 8)))
+    reports = []
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context) as pool:
+        count = len(jobs)
+        for report in pool.map(
+            run_cached_job, jobs, [rule_ids] * count, [cache] * count, chunksize=chunk
+        ):
+            reports.append(report)
+            if progress:
+                progress(1)
+    if context is not None:
+        gc.unfreeze()
+    return reports
+
+
+def _file_size(job: Job) -> int:
+    try:
+        return os.stat(job.path).st_size
+    except OSError:
+        return 0
 
 
 def select_ids(select: Iterable[str], ignore: Iterable[str]) -> tuple[str, ...]:
@@ -196,6 +351,12 @@ def scan_text(
     from rules.context_spec import CONTEXT_SPEC
 
     ruleset = ruleset_for(select_ids(select or (), ()))
-    findings = analyze_module_text(path, text, ruleset, CONTEXT_SPEC).findings
+    analysis = analyze_module_text(path, text, ruleset, CONTEXT_SPEC)
+    findings = analysis.findings
     fingerprint_findings(findings)
+    if select and analysis.suppressions is not None and "KM903" in ruleset.ids:
+        from rules.km9_suppressions import UnusedSuppression
+
+        unused = analysis.suppressions.unused()
+        findings += UnusedSuppression.findings_for(path, text, unused, ruleset.ids)
     return sorted(findings, key=Finding.sort_key)
