@@ -91,50 +91,103 @@ def _file_finding(display: str, message: str) -> Finding:
 
 
 def run_job(job: Job, rule_ids: tuple[str, ...], data: bytes | None = None) -> FileReport:
-    """Scan (or fix) one file. Never raises for bad input.
+    """Scan (or fix) one file or notebook. Never raises for bad input.
 
     ``data``: the file's bytes when the caller already read them (the result cache
-    keys the result by exactly these bytes).
+    keys the result by exactly these bytes). A rewrite is only handed back when
+    it parses, re-scans without KM901 or a new KM902, maps back onto the
+    notebook's cells and encodes in the file's encoding; otherwise ``error`` says
+    why and the findings are those of the untouched file.
     """
+    from migrate.analyze import RULE_CRASHED
+    from migrate.notebook import NotebookError, load_notebook
+    from migrate.sources import MAX_FILE_MB, MAX_REWRITE_MB, megabytes, read_bytes, size_limit
     from rules.context_spec import CONTEXT_SPEC, SOURCE_MARKERS
 
     report = FileReport(path=job.display)
+
+    def unusable(message: str) -> FileReport:
+        report.parsed = False
+        report.findings.append(_file_finding(job.display, message + "; the file is left untouched"))
+        return report
+
     try:
         if data is None:
-            data = Path(job.path).read_bytes()
-    except OSError as error:
-        report.parsed = False
-        report.findings.append(
-            _file_finding(job.display, f"cannot read this file: {error.strerror or error}")
-        )
-        return report
+            data = read_bytes(job.path)
+    except SourceError as error:
+        return unusable(f"cannot read this file ({error})")
     if not any(marker in data for marker in SOURCE_MARKERS):
         return report  # cannot contain TensorFlow or Keras code
+    limit = size_limit("KMIGRATE_MAX_FILE_MB", MAX_FILE_MB)
+    if len(data) > limit:
+        return unusable(
+            f"not analysed: {megabytes(len(data))} is above the {megabytes(limit)} limit "
+            "(generated code?; KMIGRATE_MAX_FILE_MB raises it)"
+        )
     try:
         source = decode_source(data)
     except SourceError as error:
-        report.parsed = False
-        report.findings.append(
-            _file_finding(job.display, f"cannot decode this file: {error}; left untouched")
-        )
-        return report
+        return unusable(f"cannot decode this file: {error}")
+    notebook = None
+    text = source.text
+    if job.path.endswith(".ipynb"):
+        try:
+            notebook = load_notebook(text)
+        except NotebookError as error:
+            return unusable(f"cannot read this notebook: {error}")
+        if notebook is None:
+            return report  # not a Python notebook
+        text = notebook.module_text
     ruleset = ruleset_for(rule_ids)
-    if job.fix:
+    rewrite_limit = size_limit("KMIGRATE_MAX_REWRITE_MB", MAX_REWRITE_MB)
+    if job.fix and len(data) <= rewrite_limit:
         from migrate.apply import fix_module_text
 
-        outcome = fix_module_text(job.display, source.text, ruleset, CONTEXT_SPEC, job.package)
+        outcome = fix_module_text(job.display, text, ruleset, CONTEXT_SPEC, job.package)
         findings = outcome.remaining
         report.error = outcome.error
         report.fixed = outcome.fixed
-        if outcome.text != source.text:
-            report.old_text = source.text
-            report.new_text = outcome.text
+        new_text = outcome.text if outcome.error is None and outcome.text != text else None
+        if new_text is not None and any(f.rule == UNPARSEABLE for f in findings):
+            report.error = "the rewritten code did not re-scan cleanly (KM901)"
+        elif new_text is not None and any(f.rule == RULE_CRASHED for f in findings):
+            before = analyze_module_text(job.display, text, ruleset, CONTEXT_SPEC, job.package)
+            crashes = sum(f.rule == RULE_CRASHED for f in before.findings)
+            if sum(f.rule == RULE_CRASHED for f in findings) > crashes:
+                report.error = "a rule crashed on the rewritten code (KM902)"
+        if new_text is not None and report.error is None:
+            try:
+                if notebook is not None:
+                    new_text = notebook.rebuild(new_text)
+                source.encode(new_text)
+                report.old_text, report.new_text = source.text, new_text
+            except NotebookError as error:
+                report.error = f"cannot put the rewrite back into the notebook: {error}"
+            except UnicodeError as error:
+                report.error = f"the rewrite cannot be written as {source.encoding}: {error}"
+        if report.error is not None:  # left untouched: report the file as it is
+            report.error += "; the file is left untouched"
+            report.fixed = 0
+            findings = analyze_module_text(
+                job.display, text, ruleset, CONTEXT_SPEC, job.package
+            ).findings
     else:
-        analysis = analyze_module_text(job.display, source.text, ruleset, CONTEXT_SPEC, job.package)
+        analysis = analyze_module_text(job.display, text, ruleset, CONTEXT_SPEC, job.package)
         findings = analysis.findings
         report.parsed = analysis.parsed
-        if analysis.suppressions is not None:
+        if analysis.suppressions is not None and notebook is None:
             report.unused_suppressions = analysis.suppressions.unused()
+        if job.fix and any(f.fix is not None for f in findings):
+            report.error = (
+                f"not rewritten: {megabytes(len(data))} is above the {megabytes(rewrite_limit)} "
+                "rewrite limit (generated code?; KMIGRATE_MAX_REWRITE_MB raises it); "
+                "the file is left untouched"
+            )
+    if notebook is not None:
+        findings = notebook.map_findings(findings)
+        cell_findings = notebook.cell_findings(job.display)
+        fingerprint_findings(cell_findings)
+        findings += cell_findings
     report.uses_tensorflow = True
     report.findings = [f for f in findings if not f.rule.startswith(job.ignored_codes or ("\0",))]
     return report

@@ -1,0 +1,329 @@
+"""``kmigrate check`` (pre-commit mode) and ``kmigrate baseline``.
+
+``check`` fails (exit 1) only on findings that are neither suppressed nor known:
+known means listed in the baseline file or, with ``--baseline-ref REF``, already
+present when the file was at REF. It runs on every commit, so it starts fast:
+no rich (unless a progress bar is shown on a terminal), no LibCST, no ML framework.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import sys
+from collections import Counter
+from pathlib import Path
+
+import click
+
+from migrate.cli import RunSettings, common_run_options, run_with_progress
+
+UNUSED_SUPPRESSION = "KM903"
+CHECK_FORMATS = ("concise", "github", "json")
+
+
+def _settings(paths, select, ignore, jobs, config_path) -> RunSettings:
+    settings = RunSettings(paths, select, ignore, jobs, config_path)
+    if settings.config.source is None:
+        # No pyproject.toml: the project is where the command runs (pre-commit runs
+        # hooks at the repository root), not the folder of the first file named.
+        settings.config.root = Path.cwd().resolve()
+    if not paths:
+        settings.paths = [settings.config.root]  # default: the whole project
+    return settings
+
+
+def _baseline_file(settings: RunSettings, option: str | None) -> Path:
+    if option:
+        return Path(option)
+    return settings.config.root / settings.config.baseline
+
+
+def _load_baseline(settings: RunSettings, option: str | None):
+    """(path, Baseline); a malformed file is a usage error (exit 2)."""
+    from migrate.baseline import Baseline, BaselineError
+
+    path = _baseline_file(settings, option)
+    try:
+        return path, Baseline.load(path)
+    except BaselineError as error:
+        raise click.UsageError(str(error)) from None
+
+
+def _excluded(display: str, globs: list[str]) -> bool:
+    """``[tool.kmigrate] exclude`` applies to files named one by one too (pre-commit)."""
+    return any(
+        fnmatch.fnmatch(display, g) or display.startswith(g.rstrip("/*") + "/") for g in globs
+    )
+
+
+def _planned_jobs(settings: RunSettings):
+    jobs = settings.jobs_for()
+    if settings.config.exclude:
+        jobs = [j for j in jobs if not _excluded(j.display, settings.config.exclude)]
+    return jobs
+
+
+def _is_checked(settings: RunSettings, jobs, result):
+    """Whether a baseline entry's absence in this run means it was fixed."""
+    root = settings.config.root
+    rule_ids = set(settings.rule_ids)
+    reports = {r.path: r for r in result.files}
+    ignored = {j.display: j.ignored_codes for j in jobs}
+    crashed = {(f.path, f.symbol) for f in result.findings if f.rule == "KM902"}
+
+    def checked(entry) -> bool:
+        if not (root / entry.path).exists():
+            return True  # the file is gone, and its findings with it
+        report = reports.get(entry.path)
+        if report is None or not report.parsed or entry.rule not in rule_ids:
+            return False  # not looked at, unparseable now, or rule not run
+        if (entry.path, entry.rule) in crashed:
+            return False
+        return not entry.rule.startswith(ignored.get(entry.path) or ("\0",))
+
+    return checked
+
+
+def _unused_suppressions(settings: RunSettings, jobs, result) -> list:
+    """KM903 findings for the suppression comments that suppressed nothing."""
+    from migrate.sources import SourceError, read_source
+    from rules.km9_suppressions import UnusedSuppression
+
+    by_display = {j.display: j for j in jobs}
+    findings = []
+    for report in result.files:
+        job = by_display.get(report.path)
+        if not report.unused_suppressions or job is None:
+            continue
+        if report.path.endswith(".ipynb"):
+            continue  # lines are the cells' virtual module, not the JSON file's lines
+        if UNUSED_SUPPRESSION.startswith(job.ignored_codes or ("\0",)):
+            continue
+        try:
+            text = read_source(Path(job.path)).text
+        except (OSError, SourceError):
+            continue
+        findings += UnusedSuppression.findings_for(
+            report.path, text, report.unused_suppressions, settings.rule_ids
+        )
+    return findings
+
+
+def _explicitly_selected(select) -> bool:
+    codes = [c.strip().upper() for value in select for c in value.split(",")]
+    return any(c and len(c) > 3 and UNUSED_SUPPRESSION.startswith(c) for c in codes)
+
+
+# -- output --------------------------------------------------------------------
+
+
+def _concise(finding, color: bool, note: str = "") -> str:
+    location = f"{finding.path}:{finding.span.line}:{finding.span.column + 1}:"
+    rule = finding.rule
+    if color:
+        location = click.style(location, bold=True)
+        rule = click.style(rule, fg="red" if not note else "yellow", bold=True)
+    return f"{location} {rule} {finding.message}{note}"
+
+
+def _github_escape(text: str, property_value: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if property_value:
+        text = text.replace(":", "%3A").replace(",", "%2C")
+    return text
+
+
+def _github(finding) -> str:
+    level = {"error": "error", "warning": "warning"}.get(finding.severity.value, "notice")
+    span = finding.span
+    props = (
+        f"file={_github_escape(finding.path, True)},line={span.line},col={span.column + 1},"
+        f"endLine={span.end_line},endColumn={span.end_column + 1},"
+        f"title={_github_escape(finding.rule, True)}"
+    )
+    return f"::{level} {props}::{_github_escape(f'{finding.rule} {finding.message}')}"
+
+
+def _summary_line(new: list, match, baseline_total: int, ref: str | None, updated) -> str:
+    known = "baselined remain"
+    if ref:
+        known = f"{'baselined or ' if baseline_total else ''}already present at {ref}"
+    text = f"{len(new)} new, {len(match.baselined)} {known}"
+    if baseline_total and baseline_total != len(match.baselined):
+        text += f" ({baseline_total} in the baseline file)"
+    fixable = sum(1 for f in new if f.fixable)
+    if fixable:
+        text += f"; {fixable} new fixable with `kmigrate apply`"
+    if updated is not None:
+        text += f"; baseline updated: {updated} fixed entr{'y' if updated == 1 else 'ies'} removed"
+    elif match.fixed_total:
+        text += (
+            f"; {match.fixed_total} baselined finding(s) fixed: "
+            "run `kmigrate check --update-baseline` to drop them"
+        )
+    return text
+
+
+def _emit(fmt: str, new: list, baselined: list, shown: bool, summary: str, data: dict) -> None:
+    """Findings on stdout, the summary on stderr; JSON always lists the baselined ones."""
+    if fmt == "json":
+        import json
+
+        report = {
+            "version": 1,
+            "summary": data,
+            "findings": [f.to_json() for f in new],
+            "baselined": [f.to_json() for f in baselined],
+        }
+        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+        return
+    color = fmt == "concise" and sys.stdout.isatty()
+    lines = [_github(f) if fmt == "github" else _concise(f, color) for f in new]
+    if shown:
+        lines += [_concise(f, color, " (baselined)") for f in baselined]
+    if lines:
+        click.echo("\n".join(lines))
+    if summary:
+        click.echo(summary, err=True)
+
+
+# -- commands ------------------------------------------------------------------
+
+
+@click.command(name="check")
+@common_run_options
+@click.option(
+    "--baseline",
+    "baseline_option",
+    type=click.Path(dir_okay=False),
+    help="Baseline file [default: `baseline` in [tool.kmigrate], .kmigrate-baseline.json "
+    "at the project root].",
+)
+@click.option(
+    "--update-baseline",
+    is_flag=True,
+    help="Drop baseline entries that are fixed now (never adds any: the ratchet only tightens).",
+)
+@click.option(
+    "--baseline-ref",
+    metavar="REF",
+    help="Findings that already exist at this git ref are not new (e.g. HEAD, origin/main).",
+)
+@click.option(
+    "--report-unused-suppressions",
+    "report_unused",
+    is_flag=True,
+    help=f"Report `# kmigrate: ignore` comments that suppress nothing ({UNUSED_SUPPRESSION}).",
+)
+@click.option("--show-baselined", is_flag=True, help="Also list the baselined findings.")
+@click.option(
+    "--format",
+    "-f",
+    "fmt",
+    type=click.Choice(CHECK_FORMATS),
+    default="concise",
+    show_default=True,
+    help="concise: path:line:col: KM201 message; github: workflow annotations; json.",
+)
+def check_command(
+    paths,
+    select,
+    ignore,
+    jobs,
+    config_path,
+    quiet,
+    baseline_option,
+    update_baseline,
+    baseline_ref,
+    report_unused,
+    show_baselined,
+    fmt,
+):
+    """Fail (exit 1) on findings in FILES that are not in the baseline and not suppressed.
+
+    Meant for pre-commit and CI; FILES default to the whole project. Prints one line
+    per new finding (`path:line:col: KM201 message`) and a summary on stderr.
+    """
+    from migrate.baseline import match_findings
+
+    settings = _settings(paths, select, ignore, jobs, config_path)
+    baseline_path, baseline = _load_baseline(settings, baseline_option)
+    planned = _planned_jobs(settings)
+    result = run_with_progress(settings, planned, quiet, "checking")
+    at_ref: Counter[str] | None = None
+    if baseline_ref:
+        from migrate.git_baseline import GitError, findings_at_ref
+
+        try:
+            at_ref = findings_at_ref(
+                baseline_ref, planned, settings.rule_ids, settings.jobs, settings.config.root
+            )
+        except GitError as error:
+            raise click.UsageError(f"--baseline-ref: {error}") from None
+    match = match_findings(
+        result.findings, baseline, at_ref, _is_checked(settings, planned, result)
+    )
+    new = list(match.new)
+    if report_unused or _explicitly_selected(select):
+        new += _unused_suppressions(settings, planned, result)
+    updated = None
+    if update_baseline and match.fixed_total and baseline_path.exists():
+        baseline.without(match.fixed).write(baseline_path)
+        updated = match.fixed_total
+    summary_data = {
+        "new": len(new),
+        "baselined": len(match.baselined),
+        "baseline_file_entries": baseline.total(),
+        "fixed": match.fixed_total,
+        "baseline_updated": updated is not None,
+    }
+    summary = "" if quiet else _summary_line(new, match, baseline.total(), baseline_ref, updated)
+    _emit(fmt, new, match.baselined, show_baselined, summary, summary_data)
+    sys.exit(1 if new else 0)
+
+
+@click.command(name="baseline")
+@common_run_options
+@click.option(
+    "--output",
+    "-o",
+    "baseline_option",
+    type=click.Path(dir_okay=False),
+    help="Where to write [default: `baseline` in [tool.kmigrate], .kmigrate-baseline.json "
+    "at the project root].",
+)
+def baseline_command(paths, select, ignore, jobs, config_path, quiet, baseline_option):
+    """Record today's findings in PATHS (default: the whole project) in the baseline file.
+
+    `kmigrate check` then fails only on findings that are not in it. Entries of
+    files not scanned this time (and of rules not selected) are kept; entries of
+    files that no longer exist are dropped.
+    """
+    settings = _settings(paths, select, ignore, jobs, config_path)
+    baseline_path, old = _load_baseline(settings, baseline_option)
+    planned = _planned_jobs(settings)
+    result = run_with_progress(settings, planned, quiet, "scanning")
+    scanned = {j.display for j in planned}
+    rule_ids = set(settings.rule_ids)
+    root = settings.config.root
+
+    def replaced(entry) -> bool:
+        gone = not (root / entry.path).exists()
+        return gone or (entry.path in scanned and entry.rule in rule_ids)
+
+    new = old.replace_paths(replaced, result.findings)
+    new.write(baseline_path)
+    if not quiet:
+        files = len({e.path for e in new.entries.values()})
+        click.echo(
+            f"wrote {_shown(baseline_path)}: {new.total()} finding(s) in {files} file(s)"
+            f" ({new.total() - old.total():+d})",
+            err=True,
+        )
+
+
+def _shown(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return str(path)
