@@ -49,6 +49,7 @@ class Speller:
     bindings: dict[str, str]  # module-level local name -> qualified name
     taken: set[str]  # every module-level name, imported or not
     needed: list[EnsureImport] = field(default_factory=list)
+    added: set[str] = field(default_factory=set)  # local names this edit introduces
 
     @classmethod
     def for_text(cls, text: str) -> Speller:
@@ -62,22 +63,29 @@ class Speller:
 
     def spell(self, qualified: str) -> str:
         parts = qualified.split(".")
-        for cut in range(len(parts), 0, -1):  # longest prefix already imported as such
+        # 1. The module's own imports: `layers.Dense` after `from keras import layers`.
+        for cut in range(len(parts), 0, -1):
             prefix = ".".join(parts[:cut])
             for local, target in self.bindings.items():
-                if target == prefix:
+                if target == prefix and local not in self.added:
                     return ".".join([local, *parts[cut:]])
-        if len(parts) > 2 and parts[:2] == ["keras", "ops"] and "ops" not in self.taken:
-            self._need("keras", "ops")
-            self.bindings["ops"] = "keras.ops"
-            self.taken.add("ops")
-            return ".".join(parts[1:])
+        # 2. Keras's own style for ops: `from keras import ops` then `ops.mean`.
+        if len(parts) > 2 and parts[:2] == ["keras", "ops"]:
+            if self.bindings.get("ops") == "keras.ops" or "ops" not in self.taken:
+                self._add("ops", "keras.ops", EnsureImport("keras", "ops"))
+                return ".".join(parts[1:])
+        # 3. Otherwise the full dotted name under `import <root>`.
         root = parts[0]
         if root not in self.taken or self.bindings.get(root) in (root, f"tensorflow.{root}"):
-            self._need(root)
-            self.bindings.setdefault(root, root)
-            self.taken.add(root)
+            self._add(root, root, EnsureImport(root))
         return qualified
+
+    def _add(self, local: str, target: str, wanted: EnsureImport) -> None:
+        if local not in self.bindings:
+            self.bindings[local] = target
+            self.added.add(local)
+        self.taken.add(local)
+        self._need(wanted.module, wanted.name)
 
     def fill(self, text: str) -> str:
         """Replace ``{name:qualified}`` placeholders with spellings."""
@@ -275,8 +283,17 @@ class _ClassEditor:
                 f"def __init__(self, {params}**kwargs):\n    super().__init__(**kwargs)\n"
             )
             insert_at = 1 if body and _is_docstring(body[0]) else 0
+            if insert_at:  # a blank line after the docstring, as a person would write
+                init = init.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
             body.insert(insert_at, init)
             init_index = insert_at
+            following = body[insert_at + 1] if insert_at + 1 < len(body) else None
+            if isinstance(following, (cst.FunctionDef, cst.ClassDef)) and not any(
+                line.comment is None for line in following.leading_lines
+            ):
+                body[insert_at + 1] = following.with_changes(
+                    leading_lines=[cst.EmptyLine(indent=False), *following.leading_lines]
+                )
         if init_index is not None:
             init = body[init_index]
             assert isinstance(init, cst.FunctionDef)
@@ -367,11 +384,39 @@ class _ClassEditor:
                 and isinstance(stmt.body[0], cst.Return)
                 and stmt.body[0].value is not None
             ):
-                value = module.code_for_node(stmt.body[0].value)
+                returned = stmt.body[0].value
+                if isinstance(returned, cst.Dict):  # add the items inside the literal
+                    body[i] = stmt.with_changes(
+                        body=[stmt.body[0].with_changes(value=self._add_items(returned, wanted))]
+                    )
+                    continue
+                value = module.code_for_node(returned)
                 extra = ", ".join(f'"{k}": {self.speller.fill(v)}' for k, v in wanted)
                 new_return = cst.parse_statement(f"return {{**{value}, {extra}}}\n")
                 body[i] = stmt.with_changes(body=new_return.body)  # type: ignore[attr-defined]
         return method.with_changes(body=block.with_changes(body=body))
+
+
+    def _add_items(self, literal: cst.Dict, items: Iterable[tuple[str, str]]) -> cst.Dict:
+        """Append items to a dict literal, one per line when it is written one per line."""
+        elements = list(literal.elements)
+        separator = cst.Comma(whitespace_after=_ws(" "))
+        if isinstance(literal.lbrace.whitespace_after, cst.ParenthesizedWhitespace):
+            separator = cst.Comma(whitespace_after=literal.lbrace.whitespace_after)
+        trailing = elements[-1].comma if elements else cst.MaybeSentinel.DEFAULT
+        if elements:
+            elements[-1] = elements[-1].with_changes(comma=separator)
+        added = [
+            cst.DictElement(
+                cst.SimpleString(f'"{key}"'),
+                cst.parse_expression(self.speller.fill(value)),
+                comma=separator,
+            )
+            for key, value in items
+        ]
+        if added:
+            added[-1] = added[-1].with_changes(comma=trailing)
+        return literal.with_changes(elements=[*elements, *added])
 
 
 def _is_docstring(stmt: cst.BaseStatement) -> bool:

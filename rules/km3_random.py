@@ -791,6 +791,7 @@ class TfRandomInLayer(Rule):
 
             class Sampling(keras.layers.Layer):
                 \"\"\"z = mean + exp(log_var / 2) * eps.\"\"\"
+
                 def __init__(self, seed=None, **kwargs):
                     super().__init__(**kwargs)
                     self.seed = seed
@@ -975,6 +976,7 @@ class BackendRandom(Rule):
                     super().__init__(**kwargs)
                     self.seed = seed
                     self.seed_generator = keras.random.SeedGenerator(seed)
+
                 def call(self, x):
                     mask = keras.random.binomial(K.shape(x), counts=1, probabilities=0.9, seed=self.seed_generator)
                     return keras.random.dropout(x * mask, 0.5, seed=self.seed_generator)

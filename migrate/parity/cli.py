@@ -1,0 +1,376 @@
+"""The `kmigrate parity` command (loaded lazily by the main CLI as `parity_command`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from click.core import ParameterSource
+
+CONFIG_TABLE = ("tool", "kmigrate", "parity")
+# [tool.kmigrate.parity] keys -> command parameters; paths are relative to the config file
+CONFIG_KEYS = {
+    "model": "model",
+    "reference": "reference",
+    "backends": "backends",
+    "reference_backend": "reference_backend",
+    "reference_keras": "reference_keras",
+    "custom_objects": "custom_objects",
+    "input_shape": "input_shape",
+    "input_dtype": "input_dtype",
+    "inputs": "inputs_file",
+    "batch_size": "batch_size",
+    "seed": "seed",
+    "int_high": "int_high",
+    "factory_kwargs": "factory_kwargs",
+    "atol": "atol",
+    "rtol": "rtol",
+    "timeout": "timeout",
+}
+CONFIG_PATHS = {"model", "reference", "custom_objects", "inputs_file"}
+
+EPILOG = """\b
+Examples:
+  kmigrate parity model.keras --custom-objects layers.py
+  kmigrate parity src/models.py:build_model --backends tensorflow,jax,torch
+  kmigrate parity src/models.py --reference old/models.py:build_model
+  kmigrate parity model.keras --reference-backend jax --export build/savedmodel
+  kmigrate parity src/models.py --format json --output parity.json
+
+\b
+Exit status: 0 every backend agrees with the reference; 1 a mismatch, a backend
+that fails to build or times out, or a reference that does not run; 2 a usage error.
+Config: the same options under [tool.kmigrate.parity] in pyproject.toml
+(model = "src/models.py:build_model", input_shape = [16, 32], backends = [...]).
+"""
+
+
+def _load_config(path: Path) -> dict:
+    try:
+        import tomllib  # noqa: PLC0415
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # noqa: PLC0415
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise click.UsageError(f"cannot read {path}: {e}") from None
+    for key in CONFIG_TABLE:
+        data = data.get(key, {})
+    unknown = sorted(set(data) - set(CONFIG_KEYS))
+    if unknown:
+        raise click.UsageError(
+            f"{path} [tool.kmigrate.parity]: unknown key(s) {', '.join(unknown)}; known: "
+            f"{', '.join(CONFIG_KEYS)}"
+        )
+    return data
+
+
+def _config_value(key: str, value, base: Path):
+    """Config values in the shape the command-line options take."""
+    param = CONFIG_KEYS[key]
+    if param in CONFIG_PATHS and isinstance(value, str):
+        head, sep, tail = value.rpartition(":")
+        target, factory = (
+            (head, sep + tail)
+            if sep and "/" not in tail and len(head) > 1
+            else (
+                value,
+                "",
+            )
+        )
+        candidate = base / target
+        return f"{candidate}{factory}" if candidate.exists() else value
+    if param == "backends" and isinstance(value, list):
+        return ",".join(value)
+    if param == "input_shape" and isinstance(value, list):
+        nested = value and isinstance(value[0], list)
+        shapes = value if nested else [value]
+        return tuple(",".join(str(d) for d in shape) for shape in shapes)
+    if param == "input_dtype":
+        return tuple(value) if isinstance(value, list) else (value,)
+    if param == "factory_kwargs" and isinstance(value, dict):
+        return json.dumps(value)
+    return value
+
+
+def _apply_config(ctx: click.Context, params: dict, config_path: str | None) -> None:
+    path = Path(config_path) if config_path else Path("pyproject.toml")
+    if not path.is_file():
+        return
+    config = _load_config(path)
+    for key, value in config.items():
+        param = CONFIG_KEYS[key]
+        source = ctx.get_parameter_source(param)
+        if source in (None, ParameterSource.DEFAULT) or (param == "model" and not params[param]):
+            params[param] = _config_value(key, value, path.resolve().parent)
+
+
+@click.command(
+    "parity",
+    epilog=EPILOG,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.argument("model", required=False, metavar="[MODEL]")
+@click.option(
+    "--reference",
+    "-r",
+    metavar="ORIGINAL",
+    help="Before/after check: the original (pre-migration) factory, e.g. old/models.py:"
+    "build_model. It runs on TensorFlow with Keras 3, or with Keras 2 (tf_keras) when "
+    "Keras 3 cannot run it; MODEL (the converted factory) gets its weights.",
+)
+@click.option(
+    "--backends",
+    "-b",
+    metavar="LIST",
+    help="Comma-separated backends to check: tensorflow, jax, torch, openvino. "
+    "Default: every installed one.",
+)
+@click.option(
+    "--reference-backend",
+    metavar="NAME",
+    help="Backend whose outputs are the reference for a .keras file or a factory "
+    "(default: tensorflow if selected, else the first one).",
+)
+@click.option(
+    "--reference-keras",
+    type=click.Choice(["auto", "3", "2"]),
+    default="auto",
+    show_default=True,
+    help="Keras version for the original with --reference: auto tries 3, then 2.",
+)
+@click.option(
+    "--custom-objects",
+    type=click.Path(exists=True, dir_okay=False),
+    metavar="FILE.py",
+    help="Module defining the custom layers/functions a .keras file needs.",
+)
+@click.option(
+    "--input-shape",
+    multiple=True,
+    metavar="DIMS",
+    help="Input shape without the batch axis, e.g. 16,32; repeat once per input. "
+    "Default: read from the model's inputs.",
+)
+@click.option(
+    "--input-dtype",
+    multiple=True,
+    metavar="DTYPE",
+    help="Input dtype (float32, int32, ...); one for all inputs or one per input.",
+)
+@click.option(
+    "--inputs",
+    "inputs_file",
+    type=click.Path(exists=True, dir_okay=False),
+    metavar="FILE",
+    help="Use this batch (.npy, or .npz with one array per input) instead of random data.",
+)
+@click.option(
+    "--batch-size",
+    type=click.IntRange(min=1),
+    default=4,
+    show_default=True,
+    help="Rows in the random input batch.",
+)
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed of the input batch and weights."
+)
+@click.option(
+    "--int-high",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="Integer inputs (token ids, classes) are drawn from [0, N).",
+)
+@click.option(
+    "--factory-kwargs",
+    metavar="JSON",
+    help="Keyword arguments for the factory, e.g. '{\"num_classes\": 5}'.",
+)
+@click.option(
+    "--atol", type=float, help="Absolute tolerance for float outputs (default: by dtype)."
+)
+@click.option(
+    "--rtol", type=float, help="Relative tolerance for float outputs (default: by dtype)."
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=300.0,
+    show_default=True,
+    help="Seconds each backend may take (import, build, predict).",
+)
+@click.option(
+    "--export",
+    "export_dir",
+    type=click.Path(file_okay=False),
+    metavar="DIR",
+    help="Also export a TF SavedModel with model.export on the tensorflow backend, reload "
+    "it and check that serving_default gives the reference outputs.",
+)
+@click.option(
+    "--jobs", "-j", type=click.IntRange(min=1), help="Backends run at once (default: all)."
+)
+@click.option(
+    "--localize/--no-localize",
+    default=True,
+    show_default=True,
+    help="Record every layer's outputs to name the first diverging layer on a mismatch.",
+)
+@click.option(
+    "--safe-mode/--no-safe-mode",
+    default=True,
+    show_default=True,
+    help="keras.saving.load_model safe_mode (--no-safe-mode loads Lambda layers).",
+)
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Do not use the persistent JAX compilation cache (~/.cache/kmigrate/jax), which "
+    "makes repeated runs several times faster.",
+)
+@click.option(
+    "--keep-workdir",
+    type=click.Path(file_okay=False),
+    metavar="DIR",
+    help="Write the workers' jobs, logs and arrays here and keep them (for debugging).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="Report as a table (with details under it) or as JSON.",
+)
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report here.")
+@click.option(
+    "--config",
+    type=click.Path(exists=True, dir_okay=False),
+    help="pyproject.toml with [tool.kmigrate.parity] (default: ./pyproject.toml if present).",
+)
+@click.pass_context
+def parity_command(ctx: click.Context, **params) -> None:
+    """Check that a model computes the same numbers on TensorFlow, JAX and PyTorch.
+
+    MODEL is a saved model (model.keras), a factory (path/models.py:build_model, or
+    pkg.models:build_model; build_model, create_model, get_model or make_model is found
+    by itself) or, with --reference, the converted factory to compare with the original.
+    Each backend runs in its own process with a fixed seeded input batch and, for
+    factories, one shared set of weights; outputs are compared with dtype tolerances and,
+    on a mismatch, layer by layer to name the first layer that diverges.
+    """
+    _apply_config(ctx, params, params.pop("config"))
+    from migrate.parity.plan import ParityOptions, ParityUsageError, parse_shape  # noqa: PLC0415
+    from migrate.parity.runner import run_parity  # noqa: PLC0415
+
+    if not params["model"]:
+        raise click.UsageError(
+            "no model given: kmigrate parity model.keras | path/models.py[:build_model] "
+            "(or set model = ... under [tool.kmigrate.parity] in pyproject.toml)"
+        )
+    try:
+        options = ParityOptions(
+            backends=_split(params["backends"]),
+            reference_backend=params["reference_backend"],
+            reference_keras=params["reference_keras"],
+            custom_objects=params["custom_objects"],
+            input_shapes=[parse_shape(s) for s in params["input_shape"]] or None,
+            input_dtypes=list(params["input_dtype"]) or None,
+            inputs_file=str(Path(params["inputs_file"]).resolve())
+            if params["inputs_file"]
+            else None,
+            batch_size=params["batch_size"],
+            seed=params["seed"],
+            int_high=params["int_high"],
+            factory_kwargs=_kwargs(params["factory_kwargs"]),
+            atol=params["atol"],
+            rtol=params["rtol"],
+            timeout=params["timeout"],
+            export_dir=params["export_dir"],
+            jobs=params["jobs"],
+            localize=params["localize"],
+            safe_mode=params["safe_mode"],
+            workdir=params["keep_workdir"],
+        )
+        if params["no_cache"]:
+            options.compile_cache = None
+        if options.custom_objects:
+            options.custom_objects = str(Path(options.custom_objects).resolve())
+        fmt = params["fmt"]
+        with _Progress(fmt) as progress:
+            report = run_parity(
+                params["model"],
+                reference=params["reference"],
+                options=options,
+                progress=progress,
+            )
+    except ParityUsageError as e:
+        raise click.UsageError(str(e)) from None
+    _write_report(report, fmt, params["output"])
+    ctx.exit(report.exit_code)
+
+
+def _split(text: str | None) -> list[str] | None:
+    if not text:
+        return None
+    return [part for part in (p.strip() for p in text.split(",")) if part]
+
+
+def _kwargs(text: str | None) -> dict:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise click.BadParameter(f"not JSON ({e})", param_hint="--factory-kwargs") from None
+    if not isinstance(value, dict):
+        raise click.BadParameter("give a JSON object", param_hint="--factory-kwargs")
+    return value
+
+
+class _Progress:
+    """A spinner on stderr while the workers run (only for a table on a terminal)."""
+
+    def __init__(self, fmt: str):
+        self.status = None
+        if fmt == "table" and sys.stderr.isatty():
+            from rich.console import Console  # noqa: PLC0415
+
+            self.status = Console(stderr=True).status("kmigrate parity: starting backends")
+
+    def __enter__(self):
+        if self.status is None:
+            return None
+        self.status.__enter__()
+        return lambda message: self.status.update(f"kmigrate parity: {message}")
+
+    def __exit__(self, *exc):
+        if self.status is not None:
+            self.status.__exit__(*exc)
+        return False
+
+
+def _write_report(report, fmt: str, output: str | None) -> None:
+    from rich.console import Console  # noqa: PLC0415
+
+    from migrate.parity.report import render  # noqa: PLC0415
+
+    if fmt == "json":
+        text = json.dumps(report.to_dict(), indent=2)
+        if output:
+            Path(output).write_text(text + "\n", encoding="utf-8")
+        else:
+            click.echo(text)
+        return
+    if output:
+        with open(output, "w", encoding="utf-8") as handle:
+            render(report, Console(file=handle, width=120, force_terminal=False))
+    else:
+        render(report, Console())
+
+
+if __name__ == "__main__":  # python -m migrate.parity.cli ..., until the main CLI wires it
+    parity_command()

@@ -1,0 +1,351 @@
+"""The result of a parity run, as data, as a rich table and as JSON.
+
+A `ParityReport` holds one `BackendRun` per worker that ran (the reference first) plus one
+row for the served SavedModel when ``--export`` was given. Rendering never changes the
+verdict: `ParityReport.passed` and `exit_code` are the contract (0 every backend agrees, 1
+anything else: a mismatch, a backend that fails to build, a time-out, a failed reference).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from migrate.parity.compare import FLOAT_TOLERANCES, ArrayDiff, LayerDivergence
+
+JSON_VERSION = 1
+USER_FACING_ERRORS = frozenset({"StageError", "Skipped"})
+STATUS_STYLE = {
+    "pass": ("PASS", "bold green"),
+    "fail": ("FAIL", "bold red"),
+    "error": ("ERROR", "bold red"),
+    "timeout": ("TIMEOUT", "bold red"),
+    "skipped": ("skipped", "yellow"),
+    "reference": ("reference", "cyan"),
+}
+STAGE_WORDS = {
+    "load": "importing the model code",
+    "import": "importing Keras",
+    "build": "building the model",
+    "wait": "waiting for the reference",
+    "inputs": "preparing the input batch",
+    "weights": "loading the reference weights",
+    "predict": "predicting",
+    "export": "exporting / serving the SavedModel",
+    "crash": "running",
+    "start": "starting",
+}
+
+
+@dataclass
+class ErrorInfo:
+    stage: str
+    type: str
+    message: str
+    traceback: str = ""
+    cause: str | None = None  # the original error when another one surfaced while handling it
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ErrorInfo:
+        return cls(
+            stage=data.get("stage", "crash"),
+            type=data.get("type", "Error"),
+            message=data.get("message", ""),
+            traceback=data.get("traceback", ""),
+            cause=data.get("cause"),
+        )
+
+    @property
+    def headline(self) -> str:
+        first = self.message.strip().splitlines()[0] if self.message.strip() else ""
+        if self.type in USER_FACING_ERRORS:  # kmigrate's own message: no class name needed
+            return first or self.type
+        surfaced = f"{self.type}: {first}" if first else self.type
+        return f"{self.cause} (then {surfaced})" if self.cause else surfaced
+
+    def to_dict(self) -> dict:
+        return {
+            "stage": self.stage,
+            "type": self.type,
+            "message": self.message,
+            "cause": self.cause,
+            "traceback": self.traceback,
+        }
+
+
+@dataclass
+class BackendRun:
+    """One row of the report: a worker's verdict against the reference."""
+
+    backend: str
+    role: str  # "reference" | "target" | "export"
+    model: str  # what ran (the converted factory, the original, a .keras file)
+    status: str  # "pass" | "fail" | "error" | "timeout" | "skipped" | "reference"
+    keras: str = ""  # "3.15.1" or "2.21.0 (tf_keras)"
+    seconds: float | None = None
+    outputs: list[ArrayDiff] = field(default_factory=list)
+    divergence: LayerDivergence | None = None
+    error: ErrorInfo | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        if self.role == "export":
+            return f"{self.backend} SavedModel"
+        if self.role == "reference":
+            return f"{self.backend} (reference)"
+        return self.backend
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("pass", "reference")
+
+    @property
+    def max_abs(self) -> float | None:
+        return max((d.max_abs for d in self.outputs), default=None)
+
+    @property
+    def max_rel(self) -> float | None:
+        return max((d.max_rel for d in self.outputs), default=None)
+
+    def to_dict(self) -> dict:
+        return {
+            "backend": self.backend,
+            "role": self.role,
+            "model": self.model,
+            "status": self.status,
+            "keras": self.keras,
+            "seconds": None if self.seconds is None else round(self.seconds, 3),
+            "max_abs_err": _json_number(self.max_abs),
+            "max_rel_err": _json_number(self.max_rel),
+            "outputs": [d.to_dict() for d in self.outputs],
+            "first_divergent_layer": self.divergence.to_dict() if self.divergence else None,
+            "error": self.error.to_dict() if self.error else None,
+            "notes": list(self.notes),
+        }
+
+
+def _json_number(value: float | None):
+    if value is None:
+        return None
+    return value if value == value and abs(value) != float("inf") else str(value)
+
+
+@dataclass
+class ParityReport:
+    subject: str  # the model under test, as given
+    mode: str  # "keras_file" | "factory" | "before_after"
+    reference: BackendRun
+    runs: list[BackendRun] = field(default_factory=list)
+    inputs: list[dict] = field(default_factory=list)  # [{"shape": [...], "dtype": ...}]
+    seed: int = 0
+    inputs_file: str | None = None  # the batch came from this file instead of the seed
+    atol: float | None = None
+    rtol: float | None = None
+    workdir: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.reference.ok and bool(self.runs) and all(r.ok for r in self.runs)
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.passed else 1
+
+    @property
+    def all_runs(self) -> list[BackendRun]:
+        return [self.reference, *self.runs]
+
+    def tolerance_text(self) -> str:
+        if self.atol is not None or self.rtol is not None:
+            base = FLOAT_TOLERANCES["float32"]
+            atol = base.atol if self.atol is None else self.atol
+            rtol = base.rtol if self.rtol is None else self.rtol
+            return f"atol={atol:g} rtol={rtol:g} (floats; integers exact)"
+        return "by dtype (float32 atol=1e-05 rtol=0.0001; float16/bfloat16 looser; ints exact)"
+
+    def inputs_text(self) -> str:
+        parts = [f"{tuple(x['shape'])} {x['dtype']}" for x in self.inputs]
+        origin = f"from {self.inputs_file}" if self.inputs_file else f"seed {self.seed}"
+        return f"{', '.join(parts) or 'unknown'} {origin}"
+
+    def to_dict(self) -> dict:
+        return {
+            "version": JSON_VERSION,
+            "passed": self.passed,
+            "subject": self.subject,
+            "mode": self.mode,
+            "inputs": self.inputs,
+            "seed": self.seed,
+            "inputs_file": self.inputs_file,
+            "tolerance": {"atol": self.atol, "rtol": self.rtol, "by_dtype": self.atol is None},
+            "reference": self.reference.to_dict(),
+            "runs": [r.to_dict() for r in self.runs],
+            "workdir": self.workdir,
+        }
+
+
+def _number(value: float | None) -> str:
+    if value is None:
+        return "—"
+    if value == 0:
+        return "0"
+    return f"{value:.2e}"
+
+
+def _seconds(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1f} s"
+
+
+def render(report: ParityReport, console) -> None:
+    """Print the table, the details of every row that did not pass, and a verdict."""
+    from rich.table import Table  # noqa: PLC0415 - rich only when printing a table
+
+    table = Table(
+        title=f"kmigrate parity: {report.subject}",
+        caption=(
+            f"reference: {report.reference.model} on {report.reference.backend} · batch "
+            f"{report.inputs_text()} · tolerance {report.tolerance_text()}"
+        ),
+        caption_justify="left",
+    )
+    table.add_column("Backend")
+    table.add_column("Keras")
+    table.add_column("Max abs err", justify="right")
+    table.add_column("Max rel err", justify="right")
+    table.add_column("Result")
+    table.add_column("Time", justify="right")
+    for run in report.all_runs:
+        word, style = STATUS_STYLE.get(run.status, (run.status, ""))
+        table.add_row(
+            run.label,
+            run.keras or "—",
+            _number(run.max_abs),
+            _number(run.max_rel),
+            f"[{style}]{word}[/]" if style else word,
+            _seconds(run.seconds),
+        )
+    console.print(table)
+    for run in report.all_runs:  # not wrapped: tracebacks and paths stay greppable
+        for line in explain(run):
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
+    console.print(verdict(report), highlight=False, soft_wrap=True)
+
+
+def explain(run: BackendRun) -> list[str]:
+    """Plain-text lines about one row: notes, mismatches, the diverging layer, errors."""
+    lines = [f"{run.label}: {note}" for note in run.notes]
+    if run.status == "fail":
+        for diff in run.outputs:
+            if not diff.passed:
+                lines.append(f"{run.label}: {describe_diff(diff)}")
+        if run.divergence:
+            lines.extend(f"  {line}" for line in describe_divergence(run.divergence))
+        elif run.role != "export":
+            lines.append(
+                "  no layer-by-layer trace to compare (subclassed call not traced, or "
+                "--no-localize)"
+            )
+    elif run.status in ("error", "timeout") and run.error:
+        stage = STAGE_WORDS.get(run.error.stage, run.error.stage)
+        lines.append(f"{run.label}: {run.status.upper()} while {stage}: {run.error.headline}")
+        if run.error.traceback:
+            lines.extend(f"    {t}" for t in run.error.traceback.splitlines())
+        hint = error_hint(run)
+        if hint:
+            lines.append(f"  next: {hint}")
+    elif run.status == "skipped" and run.error:
+        lines.append(f"{run.label}: skipped ({run.error.message})")
+    return lines
+
+
+def describe_diff(diff: ArrayDiff) -> str:
+    if diff.problem:
+        return f"output '{diff.name}': {diff.problem}"
+    text = (
+        f"output '{diff.name}' {tuple(diff.shape)} {diff.dtype}: {diff.mismatched} of "
+        f"{diff.size} values outside {diff.tolerance.describe()}, max abs err "
+        f"{_number(diff.max_abs)}"
+    )
+    if diff.worst:
+        text += (
+            f"; worst at {diff.worst['index']}: {diff.worst['value']} vs reference "
+            f"{diff.worst['reference']}"
+        )
+    return text
+
+
+def describe_divergence(div: LayerDivergence) -> list[str]:
+    worst = div.worst
+    name = f"'{div.path}' ({div.class_name})"
+    if div.reference_path != div.path:
+        name += f", reference layer '{div.reference_path}'"
+    if worst.problem:
+        head = f"first diverging layer: {name}: {worst.problem}"
+    else:
+        head = (
+            f"first diverging layer: {name}: max abs err {_number(worst.max_abs)}, max rel err "
+            f"{_number(worst.max_rel)}, {worst.mismatched} of {worst.size} values outside "
+            f"{worst.tolerance.describe()}"
+        )
+        if worst.worst:
+            head += (
+                f"; worst at {worst.worst['index']}: {worst.worst['value']} vs reference "
+                f"{worst.worst['reference']}"
+            )
+    lines = [head]
+    if div.last_agreeing:
+        lines.append(
+            f"layers before it agree (last: '{div.last_agreeing}', max abs err "
+            f"{_number(div.last_agreeing_max_abs)})"
+        )
+    else:
+        lines.append("it is the first layer compared: check the inputs it receives")
+    lines.append(
+        f"next: read the call() of {div.class_name}; usual causes are approximate vs exact "
+        f"gelu, a different axis default, a dtype change (int64 vs int32), or a random op "
+        f"active at inference; `kmigrate scan` flags known ones"
+    )
+    return lines
+
+
+def error_hint(run: BackendRun) -> str | None:
+    error = run.error
+    if error is None:
+        return None
+    if run.status == "timeout":
+        return "raise --timeout (seconds), or look for a hang in the model code"
+    if "custom_objects" in error.message or "Could not locate" in error.message:
+        return "give the module that defines the custom layers: --custom-objects layers.py"
+    if run.role == "reference":
+        return (
+            "the reference must run before anything can be compared; fix the error above or "
+            "choose another reference (--reference-backend, --reference-keras)"
+        )
+    if error.stage == "weights":
+        return (
+            "the model built here does not have the same layers/weights as the reference; "
+            "compare the layer names and shapes in the message above"
+        )
+    if error.stage in ("build", "load", "predict"):
+        return (
+            f"the model code does not run on {run.backend}: `kmigrate scan` lists the "
+            f"TensorFlow-only calls and `kmigrate apply` rewrites the ones it can"
+        )
+    if error.stage == "export":
+        return "model.export() needs a model that traces with tf.function on the TF backend"
+    return None
+
+
+def verdict(report: ParityReport) -> str:
+    targets = [r for r in report.runs if r.role == "target"]
+    if report.passed:
+        names = ", ".join(r.label for r in report.runs)
+        return f"[bold green]PASS[/]: the outputs agree with the reference on {names}"
+    if not report.reference.ok:
+        return "[bold red]FAIL[/]: the reference did not run, so nothing was compared"
+    bad = [r.label for r in report.runs if not r.ok]
+    return (
+        f"[bold red]FAIL[/]: {len(bad)} of {len(report.runs)} checks failed: "
+        + ", ".join(bad)
+        + ("" if targets else " (no backend ran)")
+    )

@@ -1,0 +1,676 @@
+"""Plan the workers of a parity run, run them under a time limit, compare what they wrote.
+
+The parent never imports a deep-learning framework: Keras picks its backend at import
+time, so each backend runs in a subprocess (`migrate.parity.worker`) with ``KERAS_BACKEND``
+set, and a Keras 2 reference with ``TF_USE_LEGACY_KERAS=1``. One parity run starts one
+process per backend (plus a second reference only when the Keras 3 attempt at running the
+original fails). All of them start at once: the targets import their framework and build
+the model while the reference runs, then wait for a "go" file before reading the weights
+and the input batch the reference wrote; the slow imports overlap.
+
+Three forms:
+- ``keras_file``: every backend loads the same ``.keras`` file; the reference backend writes
+  the input batch.
+- ``factory``: the reference backend builds the model and writes its weights; every other
+  backend rebuilds it and loads them.
+- ``before_after``: the original (pre-migration) factory on TensorFlow is the reference
+  (Keras 3 first, Keras 2 through tf_keras when Keras 3 cannot run it); the converted
+  factory runs on every backend with the original's weights.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+import migrate
+from migrate.parity.compare import (
+    EXACT,
+    ArrayDiff,
+    LayerRecord,
+    RecordedArray,
+    compare_arrays,
+    find_divergence,
+)
+from migrate.parity.plan import (
+    INFERENCE_ONLY,
+    ModelSpec,
+    ParityOptions,
+    ParityUsageError,
+    canonical_backend,
+    find_factory,
+    installed_backends,
+    module_available,
+    parse_model_spec,
+    require_backend,
+)
+from migrate.parity.report import BackendRun, ErrorInfo, ParityReport
+
+POLL_SECONDS = 0.05
+STDERR_TAIL_LINES = 25
+PACKAGE_ROOT = str(Path(migrate.__file__).resolve().parent.parent)
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class Task:
+    """One model run inside a worker process (its result and arrays are its own files)."""
+
+    name: str  # file stem in the work dir: "reference", "reference-keras2", "jax", ...
+    role: str  # "reference" | "target"
+    backend: str
+    keras: int  # 3, or 2 for tf_keras
+    spec: ModelSpec
+    payload: dict = field(default_factory=dict)
+
+
+@dataclass
+class WorkerPlan:
+    """One subprocess: a backend (and Keras version) and the tasks it runs in order."""
+
+    name: str
+    backend: str
+    keras: int
+    tasks: list[Task]
+    compile_cache: str | None = None
+
+    def environment(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env["KERAS_BACKEND"] = self.backend
+        if self.backend == "jax" and self.compile_cache:
+            env.setdefault("JAX_COMPILATION_CACHE_DIR", self.compile_cache)
+            env.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+            env.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
+        if self.keras == 2:
+            env["TF_USE_LEGACY_KERAS"] = "1"
+        else:
+            env.pop("TF_USE_LEGACY_KERAS", None)
+        env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        env["PYTHONUNBUFFERED"] = "1"
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (PACKAGE_ROOT, env.get("PYTHONPATH", "")) if p
+        )
+        return env
+
+
+@dataclass
+class Running:
+    plan: WorkerPlan
+    process: subprocess.Popen
+    started: float
+    deadline: float
+    logs: list  # open stdout / stderr files
+    waiting: list[Task]  # tasks whose result has not been collected yet
+
+
+@dataclass
+class Outcome:
+    """What came back for one task: its result JSON and arrays, or why there is none."""
+
+    task: Task
+    status: str  # "ok" | "error" | "timeout" | "skipped"
+    result: dict = field(default_factory=dict)
+    arrays: dict[str, np.ndarray] = field(default_factory=dict)
+    error: ErrorInfo | None = None
+    seconds: float | None = None
+
+
+class ParityRun:
+    """One run: plan the workers, execute them, build the report."""
+
+    def __init__(
+        self,
+        subject: ModelSpec,
+        options: ParityOptions,
+        *,
+        reference: ModelSpec | None,
+        workdir: Path,
+        progress: Progress | None = None,
+    ):
+        self.subject = subject
+        self.reference_spec = reference
+        self.options = options
+        self.workdir = workdir
+        self.progress = progress or (lambda message: None)
+        self.go_file = workdir / "reference.done"
+        self.installed = installed_backends()
+        self.backends = options.resolved_backends(self.installed)
+        self.mode = (
+            "before_after"
+            if reference is not None
+            else "keras_file"
+            if subject.is_keras_file
+            else "factory"
+        )
+        self.reference_backend = self._reference_backend()
+        self.export_dir = str(Path(options.export_dir).resolve()) if options.export_dir else None
+        self.reference_task = self._make_task("reference", "reference", self.reference_backend)
+        self.targets = [
+            self._make_task(backend, "target", backend) for backend in self._target_backends()
+        ]
+        self._check_export()
+        self.workers = self._group_workers()
+
+    # -- planning ------------------------------------------------------------------------
+
+    def _reference_backend(self) -> str:
+        if self.options.reference_backend:
+            backend = canonical_backend(self.options.reference_backend)
+        elif self.mode == "before_after" or "tensorflow" in self.backends:
+            backend = "tensorflow"
+        else:
+            backend = self.backends[0]
+        require_backend(backend, self.installed)
+        if backend in INFERENCE_ONLY:
+            raise ParityUsageError(
+                f"{backend} is inference-only and cannot be the reference: use "
+                f"--reference-backend tensorflow (or jax / torch)"
+            )
+        return backend
+
+    def _target_backends(self) -> list[str]:
+        if self.mode == "before_after":
+            return list(self.backends)
+        targets = [b for b in self.backends if b != self.reference_backend]
+        if not targets:
+            raise ParityUsageError(
+                f"only the reference backend ({self.reference_backend}) would run: parity "
+                f"needs a second one (installed: {', '.join(self.installed)}); "
+                f"e.g. --backends tensorflow,jax,torch"
+            )
+        return targets
+
+    def _reference_keras(self) -> int:
+        if self.mode != "before_after" or self.options.reference_keras == "3":
+            return 3
+        if self.options.reference_keras == "2":
+            self._require_tf_keras()
+            return 2
+        return 3  # "auto": Keras 3 first, Keras 2 only if that fails
+
+    def _require_tf_keras(self) -> None:
+        if self.reference_backend != "tensorflow":
+            raise ParityUsageError("a Keras 2 (tf_keras) reference runs on tensorflow only")
+        if not module_available("tf_keras"):
+            raise ParityUsageError(
+                "a Keras 2 reference needs tf_keras: pip install 'tf-keras' (same minor "
+                "version as tensorflow)"
+            )
+
+    def _check_export(self) -> None:
+        if not self.export_dir:
+            return
+        candidates = [self.reference_task] if self.mode != "before_after" else []
+        for task in [*candidates, *self.targets]:
+            if task.backend == "tensorflow" and task.keras == 3:
+                task.payload["export_dir"] = self.export_dir
+                return
+        raise ParityUsageError(
+            "--export needs the tensorflow backend in the run (model.export writes a TF "
+            "SavedModel): add it to --backends"
+        )
+
+    def _make_task(self, name: str, role: str, backend: str, keras: int | None = None) -> Task:
+        is_reference = role == "reference"
+        spec = self.reference_spec if (is_reference and self.reference_spec) else self.subject
+        if keras is None:
+            keras = self._reference_keras() if is_reference else 3
+        task = Task(name=name, role=role, backend=backend, keras=keras, spec=spec)
+        shares_weights = self.mode != "keras_file"
+        options = self.options
+        task.payload = {
+            "role": role,
+            "backend": backend,
+            "keras": keras,
+            "model": spec.to_job(),
+            "custom_objects": options.custom_objects,
+            "factory_kwargs": dict(options.factory_kwargs),
+            "safe_mode": options.safe_mode,
+            "inputs": {
+                "path": str(self.workdir / "inputs.npz"),
+                "write": is_reference,
+                "source": options.inputs_file,
+                "shapes": [list(s) for s in options.input_shapes] if options.input_shapes else None,
+                "dtypes": list(options.input_dtypes) if options.input_dtypes else None,
+                "batch_size": options.batch_size,
+                "seed": options.seed,
+                "int_high": options.int_high,
+            },
+            "weights": {
+                "mode": ("save" if is_reference else "load") if shares_weights else None,
+                "path": str(self.workdir / "weights.npz"),
+                "meta": str(self.workdir / "weights.json"),
+            },
+            "wait_for": None if is_reference else str(self.go_file),
+            "record_layers": options.localize,
+            "export_dir": None,
+            "result": str(self.workdir / f"{name}.result.json"),
+            "arrays": str(self.workdir / f"{name}.arrays.npz"),
+        }
+        return task
+
+    def _group_workers(self) -> list[WorkerPlan]:
+        """One process per backend: a target on the reference's backend (and Keras version)
+        runs in the reference's process, after it, so TensorFlow is imported once."""
+        reference = self.reference_task
+        cache = self.options.compile_cache
+        first = WorkerPlan(
+            name=reference.backend if reference.keras == 3 else "keras2",
+            backend=reference.backend,
+            keras=reference.keras,
+            tasks=[reference],
+            compile_cache=cache,
+        )
+        workers = [first]
+        for task in self.targets:
+            if task.backend == first.backend and task.keras == first.keras:
+                first.tasks.append(task)
+            else:
+                workers.append(WorkerPlan(task.backend, task.backend, task.keras, [task], cache))
+        return workers
+
+    def _fallback_worker(self) -> WorkerPlan:
+        task = self._make_task("reference-keras2", "reference", "tensorflow", keras=2)
+        return WorkerPlan("keras2", "tensorflow", 2, [task])
+
+    # -- execution -----------------------------------------------------------------------
+
+    def _start(self, plan: WorkerPlan) -> Running:
+        stage_file = self.workdir / f"worker-{plan.name}.stage"
+        job_file = self.workdir / f"worker-{plan.name}.job.json"
+        job = {"tasks": [t.payload for t in plan.tasks], "stage_file": str(stage_file)}
+        job_file.write_text(json.dumps(job, indent=1), encoding="utf-8")
+        logs = [
+            open(self.workdir / f"worker-{plan.name}.{kind}", "wb")  # noqa: SIM115
+            for kind in ("stdout", "stderr")
+        ]
+        process = subprocess.Popen(
+            [sys.executable, "-m", "migrate.parity.worker", str(job_file)],
+            env=plan.environment(),
+            stdout=logs[0],
+            stderr=logs[1],
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,  # its own process group: a time-out kills its children too
+        )
+        now = time.monotonic()
+        labels = ", ".join(f"{t.spec.label} ({t.role})" for t in plan.tasks)
+        keras = " with Keras 2 (tf_keras)" if plan.keras == 2 else ""
+        self.progress(f"started {plan.backend}{keras}: {labels}")
+        return Running(plan, process, now, now + self.options.timeout, logs, list(plan.tasks))
+
+    def _kill(self, running: Running) -> None:
+        try:
+            os.killpg(running.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        running.process.wait()
+
+    def _collect(self, running: Running, task: Task) -> Outcome | None:
+        """The task's outcome if its result file is there."""
+        result_path = Path(task.payload["result"])
+        if not result_path.exists():
+            return None
+        result = json.loads(result_path.read_text(encoding="utf-8"))
+        arrays: dict[str, np.ndarray] = {}
+        arrays_path = Path(task.payload["arrays"])
+        if arrays_path.exists():
+            with np.load(arrays_path) as data:
+                arrays = {key: data[key] for key in data.files}
+        timings = result.get("timings", {})
+        seconds = timings.get("total", 0.0) - timings.get("wait", 0.0)
+        if result.get("status") != "ok":
+            error = ErrorInfo.from_dict(result.get("error") or {})
+            return Outcome(task, "error", result, arrays, error=error, seconds=seconds)
+        return Outcome(task, "ok", result, arrays, seconds=seconds)
+
+    def _lost(self, running: Running, task: Task, *, timed_out: bool) -> Outcome:
+        """A task without a result: its process timed out or died."""
+        elapsed = time.monotonic() - running.started
+        if timed_out:
+            error = ErrorInfo(
+                stage=self._stage(running),
+                type="TimeoutError",
+                message=f"no result after {self.options.timeout:g} s",
+                traceback=self._stderr_tail(running),
+            )
+            return Outcome(task, "timeout", error=error, seconds=elapsed)
+        error = ErrorInfo(
+            stage="crash",
+            type="WorkerCrashed",
+            message=(
+                f"the worker exited with status {running.process.returncode} and wrote no result"
+            ),
+            traceback=self._stderr_tail(running),
+        )
+        return Outcome(task, "error", error=error, seconds=elapsed)
+
+    def _stage(self, running: Running) -> str:
+        """The stage a timed-out worker was in (it writes each one to a file)."""
+        path = self.workdir / f"worker-{running.plan.name}.stage"
+        try:
+            return path.read_text(encoding="utf-8").strip() or "start"
+        except OSError:
+            return "start"
+
+    def _stderr_tail(self, running: Running) -> str:
+        path = self.workdir / f"worker-{running.plan.name}.stderr"
+        try:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return ""
+        return "\n".join(lines[-STDERR_TAIL_LINES:])
+
+    def execute(self) -> tuple[list[Outcome], dict[str, Outcome]]:
+        """Run every worker; return (reference attempts in order, target outcomes by name)."""
+        limit = self.options.jobs or len(self.workers)
+        pending = deque(self.workers)
+        running: list[Running] = []
+        self.attempts: list[Outcome] = []
+        self.outcomes: dict[str, Outcome] = {}
+        self.reference_state = "running"  # -> "ok" | "failed"
+        while running or (pending and self.reference_state != "failed"):
+            while pending and self.reference_state != "failed" and len(running) < limit:
+                running.append(self._start(pending.popleft()))
+            time.sleep(POLL_SECONDS)
+            for item in list(running):
+                for task in list(item.waiting):
+                    if task not in item.waiting:  # the reference failed: tasks were skipped
+                        break
+                    outcome = self._collect(item, task)
+                    if outcome is not None:
+                        item.waiting.remove(task)
+                        self._record(outcome, running)
+                if item not in running:  # killed because the reference failed
+                    continue
+                exited = item.process.poll() is not None
+                timed_out = not exited and time.monotonic() > item.deadline
+                if not (exited or timed_out):
+                    continue
+                if timed_out:
+                    self._kill(item)
+                running.remove(item)
+                self._close(item)
+                for task in item.waiting:
+                    self._record(self._lost(item, task, timed_out=timed_out), running)
+        for plan in pending:
+            for task in plan.tasks:
+                self.outcomes.setdefault(task.name, self._skipped(task))
+        return self.attempts, self.outcomes
+
+    def _close(self, running: Running) -> None:
+        for log in running.logs:
+            log.close()
+
+    def _record(self, outcome: Outcome, running: list[Running]) -> None:
+        """File an outcome; a reference outcome decides what happens to everything else."""
+        if outcome.task.role == "target":
+            self.outcomes[outcome.task.name] = outcome
+            return
+        self.attempts.append(outcome)
+        if outcome.status == "ok":
+            self.reference_state = "ok"
+            self.go_file.write_text("go", encoding="utf-8")
+            fresh = time.monotonic() + self.options.timeout
+            for other in running:  # the wait is over: a fresh time limit from now
+                other.deadline = max(other.deadline, fresh)
+        elif self._should_fall_back(outcome):
+            running.append(self._start(self._fallback_worker()))
+        else:
+            self.reference_state = "failed"
+            for other in list(running):
+                self._kill(other)
+                running.remove(other)
+                self._close(other)
+                for task in other.waiting:
+                    self.outcomes.setdefault(task.name, self._skipped(task))
+                other.waiting.clear()
+
+    def _should_fall_back(self, outcome: Outcome) -> bool:
+        return (
+            self.mode == "before_after"
+            and self.options.reference_keras == "auto"
+            and outcome.task.keras == 3
+            and outcome.status == "error"
+            and self.reference_backend == "tensorflow"
+            and module_available("tf_keras")
+        )
+
+    def _skipped(self, task: Task) -> Outcome:
+        return Outcome(
+            task,
+            "skipped",
+            error=ErrorInfo(stage="wait", type="Skipped", message="the reference did not run"),
+        )
+
+    # -- comparison ----------------------------------------------------------------------
+
+    def report(self) -> ParityReport:
+        attempts, targets = self.execute()
+        reference = attempts[-1]
+        reference_run = self._reference_run(attempts)
+        report = ParityReport(
+            subject=self.subject.label,
+            mode=self.mode,
+            reference=reference_run,
+            inputs=reference.result.get("inputs", []),
+            seed=self.options.seed,
+            inputs_file=self.options.inputs_file,
+            atol=self.options.atol,
+            rtol=self.options.rtol,
+            workdir=str(self.workdir) if self.options.workdir else None,
+        )
+        if reference.status == "ok" and reference.task.payload.get("export_dir"):
+            report.runs.append(self._export_run(reference, reference))
+        for task in self.targets:
+            outcome = targets[task.name]
+            report.runs.append(self._target_run(outcome, reference))
+            if outcome.status == "ok" and task.payload.get("export_dir"):
+                report.runs.append(self._export_run(outcome, reference))
+        return report
+
+    def _keras_text(self, outcome: Outcome) -> str:
+        version = outcome.result.get("keras_version")
+        if not version:
+            return "Keras 2 (tf_keras)" if outcome.task.keras == 2 else ""
+        package = outcome.result.get("keras_package")
+        return f"{version} (tf_keras)" if package == "tf_keras" else version
+
+    def _reference_run(self, attempts: list[Outcome]) -> BackendRun:
+        final = attempts[-1]
+        run = BackendRun(
+            backend=final.task.backend,
+            role="reference",
+            model=self._model_text(final.task),
+            status="reference" if final.status == "ok" else final.status,
+            keras=self._keras_text(final),
+            seconds=final.seconds,
+            error=final.error,
+            notes=list(final.result.get("notes", [])),
+        )
+        if len(attempts) > 1:
+            first = attempts[0]
+            headline = first.error.headline if first.error else first.status
+            if final.status == "ok":
+                run.notes.insert(
+                    0,
+                    f"Keras 3 could not run the original ({headline}); it ran on Keras 2 "
+                    f"through tf_keras instead",
+                )
+            else:
+                run.notes.insert(0, f"the Keras 3 attempt failed as well: {headline}")
+        return run
+
+    def _model_text(self, task: Task) -> str:
+        if self.mode == "before_after":
+            kind = "original" if task.role == "reference" else "converted"
+            return f"{kind} {task.spec.label}"
+        return task.spec.label
+
+    def _target_run(self, outcome: Outcome, reference: Outcome) -> BackendRun:
+        run = BackendRun(
+            backend=outcome.task.backend,
+            role="target",
+            model=self._model_text(outcome.task),
+            status=outcome.status,
+            keras=self._keras_text(outcome),
+            seconds=outcome.seconds,
+            error=outcome.error,
+            notes=list(outcome.result.get("notes", [])),
+        )
+        if outcome.status != "ok":
+            return run
+        if outcome.result.get("weights_matched_by") == "order":
+            run.notes.append("weights matched to the reference by layer order (names differ)")
+        run.outputs = self._compare_outputs(
+            outcome.result.get("outputs", []), outcome.arrays, "out", reference
+        )
+        run.status = "pass" if all(d.passed for d in run.outputs) else "fail"
+        if run.status == "fail" and self.options.localize:
+            run.divergence = find_divergence(
+                _layer_records(reference),
+                _layer_records(outcome),
+                atol=self.options.atol,
+                rtol=self.options.rtol,
+            )
+        return run
+
+    def _export_run(self, outcome: Outcome, reference: Outcome) -> BackendRun:
+        info = outcome.result.get("export") or {}
+        run = BackendRun(
+            backend="tensorflow",
+            role="export",
+            model=f"serving_default of {info.get('dir', self.export_dir)}",
+            status="pass",
+            keras=self._keras_text(outcome),
+            seconds=outcome.result.get("timings", {}).get("export"),
+        )
+        if info.get("status") != "ok":
+            run.status = "error"
+            run.error = ErrorInfo.from_dict(info.get("error") or {"stage": "export"})
+            return run
+        run.outputs = self._compare_outputs(
+            info.get("outputs", []), outcome.arrays, "export", reference
+        )
+        run.status = "pass" if all(d.passed for d in run.outputs) else "fail"
+        return run
+
+    def _compare_outputs(
+        self, metas: list[dict], arrays: dict, prefix: str, reference: Outcome
+    ) -> list[ArrayDiff]:
+        ref_metas = reference.result.get("outputs", [])
+        diffs = []
+        for i, (meta, ref_meta) in enumerate(zip(metas, ref_metas)):
+            diffs.append(
+                compare_arrays(
+                    ref_meta.get("name", f"output_{i}"),
+                    arrays[f"{prefix}{i}"],
+                    reference.arrays[f"out{i}"],
+                    dtype=meta.get("dtype"),
+                    reference_dtype=ref_meta.get("dtype"),
+                    atol=self.options.atol,
+                    rtol=self.options.rtol,
+                )
+            )
+        if len(metas) != len(ref_metas):
+            missing = ArrayDiff(
+                name="outputs",
+                shape=(),
+                dtype="",
+                reference_dtype="",
+                tolerance=EXACT,
+                problem=f"{len(metas)} outputs where the reference has {len(ref_metas)}",
+            )
+            diffs.append(missing)
+        return diffs
+
+
+def _layer_records(outcome: Outcome) -> list[LayerRecord]:
+    records = []
+    for i, layer in enumerate(outcome.result.get("layers", [])):
+        arrays = tuple(
+            RecordedArray(outcome.arrays[f"layer{i}_{k}"], meta.get("dtype", ""))
+            for k, meta in enumerate(layer.get("arrays", []))
+        )
+        records.append(LayerRecord(layer["path"], layer.get("class", ""), arrays))
+    return records
+
+
+def reference_from_source(source: str, subject: ModelSpec, workdir: Path) -> ModelSpec:
+    """The original code (kept in memory by `kmigrate apply`) as a module file to import."""
+    stem = Path(subject.path).stem if subject.path else "model"
+    path = workdir / f"original_{stem}.py"
+    path.write_text(source, encoding="utf-8")
+    factory = find_factory(source, subject.factory, where=f"the original of {subject.label}")
+    label = f"{subject.label.rsplit(':', 1)[0]}:{factory}"
+    return ModelSpec(
+        kind="factory",
+        label=label,
+        path=str(path),
+        factory=factory,
+        sys_path=subject.sys_path,  # the original imports its siblings from the same folder
+    )
+
+
+def run_parity(
+    model: str | ModelSpec,
+    *,
+    reference: str | ModelSpec | None = None,
+    reference_source: str | None = None,
+    options: ParityOptions | None = None,
+    progress: Progress | None = None,
+) -> ParityReport:
+    """Run `model` on every backend and compare; the Python API behind `kmigrate parity`.
+
+    `model` is a ``.keras`` file, ``path/models.py[:factory]`` or ``pkg.mod:factory``.
+    For a before/after check give the original either as `reference` (a factory spec) or as
+    `reference_source` (the original module's text, e.g. kept in memory by ``kmigrate apply``;
+    it is written to a temp file and imported with the converted file's folder on the path,
+    and its factory defaults to the converted one's name).
+
+    Raises ParityUsageError when the run cannot start (no entry point, backend missing...);
+    everything that goes wrong inside a worker is in the returned report.
+    """
+    options = options or ParityOptions()
+    subject = model if isinstance(model, ModelSpec) else parse_model_spec(model)
+    if reference is not None and reference_source is not None:
+        raise ParityUsageError("give the original as reference or reference_source, not both")
+    if (reference is not None or reference_source is not None) and subject.is_keras_file:
+        raise ParityUsageError(
+            "a before/after check compares two model factories (the original and the "
+            "converted build_model); a .keras file carries its own weights"
+        )
+    if options.timeout <= 0:
+        raise ParityUsageError("--timeout must be a positive number of seconds")
+    keep = options.workdir is not None
+    workdir = Path(options.workdir) if keep else Path(tempfile.mkdtemp(prefix="kmigrate-parity-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    try:
+        reference_spec = None
+        if reference_source is not None:
+            reference_spec = reference_from_source(reference_source, subject, workdir)
+        elif reference is not None:
+            reference_spec = (
+                reference if isinstance(reference, ModelSpec) else parse_model_spec(reference)
+            )
+            if reference_spec.is_keras_file:
+                raise ParityUsageError("--reference takes the original factory, not a .keras file")
+        run = ParityRun(
+            subject, options, reference=reference_spec, workdir=workdir, progress=progress
+        )
+        return run.report()
+    finally:
+        if not keep:
+            shutil.rmtree(workdir, ignore_errors=True)
