@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import textwrap
 
+from contract import FINDING_FIELDS
+
 from migrate.apply import apply_to_text
 from migrate.contexts import build_context_index
 from migrate.model import Context
@@ -214,20 +216,7 @@ def test_json_finding_shape() -> None:
         "import tensorflow as tf\nx = tf.keras.layers.Dense(3)\n", select=["KM101"]
     )
     data = finding.to_json()
-    assert set(data) == {
-        "rule",
-        "severity",
-        "message",
-        "path",
-        "line",
-        "column",
-        "end_line",
-        "end_column",
-        "context",
-        "fixable",
-        "symbol",
-        "fingerprint",
-    }
+    assert tuple(data) == FINDING_FIELDS
     assert (data["line"], data["column"]) == (2, 5)
     assert data["symbol"] == "tf.keras.layers.Dense"
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from contract import FINDING_FIELDS
 
 from migrate.backend_pins import BackendPin, BackendStatus, find_backend_pins
 from migrate.model import Context, EditPlan, Finding, Severity, Span
@@ -210,20 +211,7 @@ def test_json_validates_against_its_schema(result: RunResult) -> None:
     jsonschema.Draft202012Validator(schema).validate(data)
     assert list(data) == ["version", "summary", "files", "findings"]
     first = data["findings"][0]
-    assert list(first)[:12] == [
-        "rule",
-        "severity",
-        "message",
-        "path",
-        "line",
-        "column",
-        "end_line",
-        "end_column",
-        "context",
-        "fixable",
-        "symbol",
-        "fingerprint",
-    ]
+    assert tuple(first)[: len(FINDING_FIELDS)] == FINDING_FIELDS
     assert data["summary"]["backend"]["pinned"] is True
     assert _json(result)["summary"]["backend"] == {"checked": False}
 
