@@ -128,6 +128,10 @@ class _PlanTransformer(cst.CSTTransformer):
         return self.by_span.get(key, [])
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
+        if isinstance(original_node, cst.SimpleStatementLine) and self.by_span:
+            replaced = self._statement_edit(original_node, updated_node)
+            if replaced is not None:
+                return replaced
         edits = self._edits_for(original_node) if self.by_span else []
         result = updated_node
         for plan_index, edit in edits:
@@ -154,6 +158,33 @@ class _PlanTransformer(cst.CSTTransformer):
             result = self._class_edits(original_node, result)
         return super().on_leave(original_node, result)
 
+    # -- statements ---------------------------------------------------------------
+    def _statement_edit(
+        self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
+    ) -> cst.FlattenSentinel | None:
+        """A ``ReplaceNode(kind="stmt")`` on a simple statement other than an import:
+        the line becomes the statements of ``text`` (e.g. an ``os.makedirs`` before a
+        save), keeping the line's leading comments and trailing comment."""
+        if len(original.body) != 1 or isinstance(original.body[0], (cst.Import, cst.ImportFrom)):
+            return None
+        edits = [
+            (i, e)
+            for i, e in self._edits_for(original.body[0])
+            if isinstance(e, ReplaceNode) and e.kind == "stmt"
+        ]
+        if not edits:
+            return None
+        plan_index, edit = edits[0]
+        try:
+            parsed = list(cst.parse_module(self.speller.fill(edit.text) + "\n").body)
+            parsed[0] = parsed[0].with_changes(leading_lines=updated.leading_lines)
+            if isinstance(parsed[-1], cst.SimpleStatementLine):
+                parsed[-1] = parsed[-1].with_changes(trailing_whitespace=updated.trailing_whitespace)
+        except Exception as error:  # noqa: BLE001 - any failure voids the plan
+            raise EditError(plan_index, f"{type(error).__name__}: {error}") from error
+        self.applied[plan_index] += 1
+        return cst.FlattenSentinel(parsed)
+
     # -- calls and expressions -------------------------------------------------
     def _parse_expr(self, text: str) -> cst.BaseExpression:
         return cst.parse_expression(self.speller.fill(text))
@@ -169,10 +200,14 @@ class _PlanTransformer(cst.CSTTransformer):
             raise ValueError("cannot rearrange arguments of a call with *args/**kwargs")
         new_args = [self._arg(out, positional, keyword) for out in edit.args]
         last_comma = call.args[-1].comma if call.args else cst.MaybeSentinel.DEFAULT
+        last_space = call.args[-1].whitespace_after_arg if call.args else None
         fixed: list[cst.Arg] = []
         for index, arg in enumerate(new_args):
             if index == len(new_args) - 1:
+                # The old last argument's comma and spacing (a line break before `)`).
                 arg = arg.with_changes(comma=last_comma)
+                if last_space is not None:
+                    arg = arg.with_changes(whitespace_after_arg=last_space)
             elif arg.comma is cst.MaybeSentinel.DEFAULT or not isinstance(arg.comma, cst.Comma):
                 arg = arg.with_changes(comma=cst.Comma(whitespace_after=_ws(" ")))
             fixed.append(arg)
@@ -489,7 +524,7 @@ class _ImportFixer(cst.CSTTransformer):
 
     def leave_Module(self, original_node, updated_node):  # noqa: N802
         if not self.add:
-            return updated_node
+            return _no_new_blank_start(original_node, updated_node)
         lines = []
         for wanted in sorted(self.add, key=lambda e: (e.name is not None, e.module, e.name or "")):
             text = (
@@ -501,7 +536,23 @@ class _ImportFixer(cst.CSTTransformer):
         body = list(updated_node.body)
         index = _import_insertion_index(body)
         body[index:index] = lines
+        if index:
+            return _no_new_blank_start(original_node, updated_node.with_changes(body=body))
         return updated_node.with_changes(body=body)
+
+
+def _no_new_blank_start(original: cst.Module, updated: cst.Module) -> cst.Module:
+    """When the first line (an import) was removed, the next statement must not start
+    the file with the blank lines that used to separate it."""
+    if not updated.body or not original.body or updated.header or original.header:
+        return updated
+    first = updated.body[0]
+    if original.body[0].leading_lines or not first.leading_lines:
+        return updated
+    kept = list(first.leading_lines)
+    while kept and kept[0].comment is None:
+        kept.pop(0)
+    return updated.with_changes(body=[first.with_changes(leading_lines=kept), *updated.body[1:]])
 
 
 def _import_insertion_index(body: list[cst.BaseStatement]) -> int:
