@@ -105,7 +105,9 @@ class Rule:
         return ()
 
     def check_module(self, module: ModuleInfo) -> Iterable[Report]:
-        """Called once per file after the walk, for rules that need the whole module."""
+        """Called once per file right after that file's walk, in the same process and on
+        the same rule instance, for rules that need the whole module (e.g. pairing a
+        save with its load). State kept from the walk must be reset per module."""
         return ()
 
     # -- derived metadata ----------------------------------------------------
