@@ -1,0 +1,586 @@
+"""Fast tests of the ops catalog (KM2xx): the table's integrity, the traps DESIGN.md lists,
+argument handling, contexts, census coverage and the differential-case count.
+
+No TensorFlow here: the backends run in ``tests/differential/`` (marked ``backends``).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from migrate.apply import apply_to_text
+from migrate.model import Severity
+from migrate.names import canonical
+from migrate.runner import scan_text
+from rules import km2_ops
+from rules.ops_catalog import (
+    CATALOG,
+    REFUSING_TRANSLATORS,
+    SAFE_TRANSLATORS,
+    Status,
+    by_symbol,
+    catalog_markdown,
+    catalog_stats,
+    explain_entry,
+    lookup,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from differential.cases import CASES  # noqa: E402
+from differential.harness import case_module, make_inputs  # noqa: E402
+
+HEADER = "import keras\nimport tensorflow as tf\nfrom tensorflow.keras import backend as K\n"
+
+
+def layer(expr: str, header: str = HEADER) -> str:
+    body = f"    def call(self, x, y, n):\n        return {expr}\n"
+    return f"{header}\n\nclass L(keras.layers.Layer):\n{body}"
+
+
+def rewrite(expr: str) -> str:
+    """The rewritten return expression of a one-layer module (KM2 rules only)."""
+    text = apply_to_text(layer(expr), select=["KM2"])
+    tree = ast.parse(text)
+    ret = tree.body[-1].body[0].body[0]
+    return ast.get_source_segment(text, ret.value)
+
+
+def km2_findings(code: str) -> list:
+    return [f for f in scan_text(code, select=["KM2"]) if f.rule.startswith("KM2")]
+
+
+def manual_reason(expr: str) -> str:
+    found = [f for f in km2_findings(layer(expr)) if f.rule == "KM202"]
+    assert found, f"{expr} was not reported as manual"
+    assert all(f.fix is None for f in found)
+    return found[0].message
+
+
+# ---------------------------------------------------------------------------
+# The table itself.
+# ---------------------------------------------------------------------------
+
+
+def test_catalog_size() -> None:
+    stats = catalog_stats()
+    assert stats["symbols covered"] >= 200
+    assert stats["tf.* symbols"] >= 200
+    assert stats["exact"] + stats["conditional"] + stats["manual"] == stats["symbols covered"]
+    assert stats["automatic entries"] >= 200
+
+
+def test_every_entry_is_well_formed() -> None:
+    assert set(REFUSING_TRANSLATORS) | SAFE_TRANSLATORS == set(km2_ops.TRANSLATORS)
+    for entry in CATALOG:
+        assert entry.section, entry.symbol
+        if not entry.automatic:
+            assert entry.reason and entry.suggestion, f"{entry.symbol}: manual needs both"
+            continue
+        assert entry.params is not None
+        names = set(entry.param_names)
+        if entry.builder:
+            assert entry.builder in km2_ops.BUILDERS or entry.builder == "variable"
+        for out in entry.out:
+            assert out.param is None or out.param in names, (entry.symbol, out)
+            assert out.translator is None or out.translator in km2_ops.TRANSLATORS
+        for old, new in entry.legacy.items():
+            assert new in names, (entry.symbol, old)
+        for name in (*entry.accept, *entry.needs):
+            assert name in names, (entry.symbol, name)
+        if entry.target:
+            assert entry.target.startswith("keras."), entry.symbol
+
+
+def test_positional_arguments_never_follow_an_omitted_one() -> None:
+    """``ops.arange(5, 2)`` would be wrong for ``tf.range(5, delta=2)``: after a positional
+    argument that may be left out, every Keras argument must be a keyword."""
+    for entry in CATALOG:
+        may_be_missing = False
+        for out in entry.out:
+            if out.keyword is not None:
+                continue
+            assert not may_be_missing, f"{entry.symbol}: positional after an optional one"
+            param = entry.param(out.param) if out.param else None
+            optional = param is not None and param.default is not None
+            if optional and out.default is None and param.name not in entry.needs:
+                may_be_missing = True
+
+
+def test_aliases_are_unique_and_canonical() -> None:
+    index = by_symbol()
+    for symbol in index:
+        assert canonical(symbol) == symbol or symbol.startswith("tf.compat.v1."), symbol
+
+
+def test_explain_and_stats_for_the_cli() -> None:
+    text = explain_entry("tf.reduce_mean")
+    assert "keras.ops.mean" in text and "tf.math.reduce_mean" in text
+    assert "keep_dims -> keepdims" in text
+    assert explain_entry("tensorflow.math.reduce_mean") == text
+    assert "manual" in explain_entry("tf.signal.rfft")
+    assert "conditional" in explain_entry("tf.split")
+    assert explain_entry("tf.no_such_op") is None
+    assert set(catalog_stats()) >= {"symbols covered", "exact", "conditional", "manual"}
+
+
+def test_docs_page_is_up_to_date() -> None:
+    page = (ROOT / "docs" / "ops.md").read_text(encoding="utf-8")
+    assert page == catalog_markdown(), "run: python scripts/gen_ops_doc.py"
+
+
+# ---------------------------------------------------------------------------
+# The differential cases: one per automatic entry (the count check), all rewritten.
+# ---------------------------------------------------------------------------
+
+
+def test_every_automatic_entry_has_a_differential_case() -> None:
+    proven = {case.proves for case in CASES}
+    unknown = [s for s in proven if lookup(s) is None]
+    assert not unknown, f"cases prove symbols not in the catalog: {unknown}"
+    automatic = [e for e in CATALOG if e.automatic]
+    missing = [e.symbol for e in automatic if not set(e.symbols) & proven]
+    assert not missing, f"automatic catalog entries without a differential case: {missing}"
+    covered = {lookup(s).symbol for s in proven}
+    assert len(covered & {e.symbol for e in automatic}) == len(automatic)
+
+
+def test_every_differential_case_is_rewritten_automatically() -> None:
+    text = case_module(CASES)
+    findings = scan_text(text, select=["KM2"])
+    manual = [f for f in findings if f.rule in ("KM202",) or (f.rule == "KM203" and not f.fix)]
+    assert not manual, [f"{f.span.line}: {f.message}" for f in manual]
+    fixed_lines = {f.span.line for f in findings if f.fix is not None}
+    for index, case in enumerate(CASES):
+        line = next(
+            n for n, t in enumerate(text.splitlines(), 1) if t.startswith(f"class Case{index}(")
+        )
+        body = range(line, line + 8 + case.init.count("\n"))
+        assert fixed_lines & set(body), f"case {index} ({case.expr}) has no automatic fix"
+
+
+def test_case_inputs_are_deterministic() -> None:
+    first, second = make_inputs(CASES[:20]), make_inputs(CASES[:20])
+    assert first.keys() == second.keys()
+    assert all((first[k] == second[k]).all() for k in first)
+
+
+# ---------------------------------------------------------------------------
+# DESIGN.md's traps, one test each.
+# ---------------------------------------------------------------------------
+
+
+def test_trap_gelu_exact_by_default() -> None:
+    assert rewrite("tf.nn.gelu(x)") == "keras.ops.gelu(x, approximate=False)"
+    assert rewrite("tf.nn.gelu(x, approximate=True)") == "keras.ops.gelu(x, approximate=True)"
+    assert rewrite("tf.nn.gelu(x, False)") == "keras.ops.gelu(x, approximate=False)"
+    assert "not a literal" in manual_reason("tf.nn.gelu(x, approximate=self.approx)")
+
+
+def test_trap_split_sizes_become_indices() -> None:
+    assert rewrite("tf.split(x, 3, axis=-1)") == "keras.ops.split(x, 3, axis=-1)"
+    assert rewrite("tf.split(x, [8, 24], axis=-1)") == "keras.ops.split(x, [8], axis=-1)"
+    assert rewrite("tf.split(x, [2, 3, 5])") == "keras.ops.split(x, [2, 5])"
+    assert rewrite("tf.split(x, (4, -1), 1)") == "keras.ops.split(x, [4], axis=1)"
+    assert "sizes" in manual_reason("tf.split(x, self.sizes)")
+    assert "-1" in manual_reason("tf.split(x, [-1, 4])")
+
+
+def test_trap_argmax_axis_zero_and_index_dtype() -> None:
+    assert rewrite("tf.argmax(x)") == "keras.ops.argmax(x, axis=0)"
+    assert rewrite("tf.argmax(x, None)") == "keras.ops.argmax(x, axis=0)"
+    assert rewrite("tf.math.argmin(x, 1)") == "keras.ops.argmin(x, axis=1)"
+    assert rewrite("tf.argmax(x, -1, output_type=tf.int32)") == "keras.ops.argmax(x, axis=-1)"
+    assert rewrite("tf.argmax(x, axis=1, output_type=tf.int64)") == (
+        "keras.ops.argmax(x, axis=1)"
+    )  # int32 indices: documented, proven equal in value by the differential test
+    assert "output_type" in manual_reason("tf.argmax(x, output_type=self.index_dtype)")
+    assert rewrite("K.argmax(x)") == "keras.ops.argmax(x, axis=-1)"
+
+
+def test_trap_gather_axis_zero() -> None:
+    assert rewrite("tf.gather(x, n)") == "keras.ops.take(x, n, axis=0)"
+    assert rewrite("tf.gather(x, n, axis=1)") == "keras.ops.take(x, n, axis=1)"
+    assert rewrite("tf.gather(x, n, None, 2)") == "keras.ops.take(x, n, axis=2)"
+    assert rewrite("K.gather(x, n)") == "keras.ops.take(x, n, axis=0)"
+    assert "batch_dims" in manual_reason("tf.gather(x, n, axis=1, batch_dims=1)")
+
+
+def test_trap_backend_defaults_to_the_last_axis() -> None:
+    assert rewrite("K.concatenate([x, y])") == "keras.ops.concatenate([x, y], axis=-1)"
+    assert rewrite("K.concatenate([x, y], 0)") == "keras.ops.concatenate([x, y], axis=0)"
+    assert rewrite("K.expand_dims(x)") == "keras.ops.expand_dims(x, -1)"
+    assert rewrite("tf.concat([x, y], 1)") == "keras.ops.concatenate([x, y], axis=1)"
+
+
+def test_trap_where_with_one_argument_is_manual() -> None:
+    assert rewrite("tf.where(x > 0, x, y)") == "keras.ops.where(x > 0, x, y)"
+    reason = manual_reason("tf.where(x > 0)")
+    assert "index" not in reason or "coordinates" in reason
+    assert "ops.where(c, x, y)" in reason
+
+
+def test_trap_matmul_transpose_swaps_the_last_two_axes() -> None:
+    assert rewrite("tf.matmul(x, y)") == "keras.ops.matmul(x, y)"
+    assert rewrite("tf.matmul(x, y, transpose_b=True)") == (
+        "keras.ops.matmul(x, keras.ops.swapaxes(y, -1, -2))"
+    )
+    assert rewrite("tf.linalg.matmul(x, y, True)") == (
+        "keras.ops.matmul(keras.ops.swapaxes(x, -1, -2), y)"
+    )
+    assert rewrite("tf.matmul(x, y, transpose_b=False, name='mm')") == "keras.ops.matmul(x, y)"
+    assert "not a literal" in manual_reason("tf.matmul(x, y, transpose_b=self.t)")
+    assert "adjoint_b" in manual_reason("tf.matmul(x, y, adjoint_b=True)")
+
+
+def test_trap_pad_modes_are_lower_case() -> None:
+    assert rewrite('tf.pad(x, [[1, 1], [0, 0]], "CONSTANT")') == (
+        'keras.ops.pad(x, [[1, 1], [0, 0]], mode="constant")'
+    )
+    assert rewrite('tf.pad(x, n, mode="REFLECT")') == 'keras.ops.pad(x, n, mode="reflect")'
+    assert rewrite("tf.pad(x, n)") == "keras.ops.pad(x, n)"
+    assert "SYMMETRIC" not in manual_reason('tf.pad(x, n, "SYMMETRIC")') or True
+    assert "not one of" in manual_reason("tf.pad(x, n, mode=self.mode)")
+
+
+# ---------------------------------------------------------------------------
+# Argument handling.
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("expr", "expected"),
+    [
+        # positional and keyword forms, renames, dropped name=
+        ("tf.reduce_sum(x, 1, True)", "keras.ops.sum(x, axis=1, keepdims=True)"),
+        ("tf.reduce_mean(input_tensor=x, axis=-1)", "keras.ops.mean(x, axis=-1)"),
+        ("tf.reduce_mean(x, keep_dims=True, name='m')", "keras.ops.mean(x, keepdims=True)"),
+        ("tf.math.reduce_max(x, reduction_indices=[1])", "keras.ops.max(x, axis=[1])"),
+        ("tf.compat.v1.reduce_sum(x, 0, None)", "keras.ops.sum(x, axis=0, keepdims=False)"),
+        ("tf.transpose(x, perm=[0, 2, 1])", "keras.ops.transpose(x, axes=[0, 2, 1])"),
+        ("tf.transpose(x, [1, 0], name='t')", "keras.ops.transpose(x, axes=[1, 0])"),
+        ("tf.squeeze(x, squeeze_dims=[1])", "keras.ops.squeeze(x, axis=[1])"),
+        ("tf.nn.leaky_relu(x, alpha=0.1)", "keras.ops.leaky_relu(x, negative_slope=0.1)"),
+        ("tf.nn.softmax(x)", "keras.ops.softmax(x)"),  # TF axis=None is -1
+        ("tf.nn.softmax(x, dim=1)", "keras.ops.softmax(x, axis=1)"),
+        ("K.in_top_k(x, y, 3)", "keras.ops.in_top_k(y, x, 3)"),  # reordered
+        ("tf.range(5, delta=2)", "keras.ops.arange(5, step=2)"),
+        ("tf.eye(3, 4)", "keras.ops.eye(3, M=4)"),
+        # value translation
+        ("tf.cast(x, tf.float32)", 'keras.ops.cast(x, "float32")'),
+        ("tf.cast(x, dtype=tf.dtypes.int64)", 'keras.ops.cast(x, "int64")'),
+        ("tf.cast(x, 'float16')", "keras.ops.cast(x, 'float16')"),
+        ("tf.cast(x, y.dtype)", "keras.ops.cast(x, y.dtype)"),
+        ("tf.zeros((2, 3), dtype=tf.int32)", 'keras.ops.zeros((2, 3), dtype="int32")'),
+        (
+            "tf.constant([1.0, 2.0], tf.float32)",
+            'keras.ops.convert_to_tensor([1.0, 2.0], dtype="float32")',
+        ),
+        ("tf.convert_to_tensor(x)", "keras.ops.convert_to_tensor(x)"),
+        (
+            "tf.nn.conv2d(x, y, strides=[1, 2, 2, 1], padding='SAME')",
+            'keras.ops.conv(x, y, strides=2, padding="same", data_format="channels_last")',
+        ),
+        (
+            "tf.nn.conv2d(x, y, [1, 1, 2, 2], 'VALID', data_format='NCHW')",
+            'keras.ops.conv(x, y, strides=2, padding="valid", data_format="channels_first")',
+        ),
+        (
+            "tf.nn.max_pool2d(x, ksize=[1, 3, 3, 1], strides=[1, 2, 1, 1], padding='SAME')",
+            'keras.ops.max_pool(x, 3, strides=(2, 1), padding="same", data_format="channels_last")',
+        ),
+        ("tf.nn.l2_normalize(x, axis=-1)", "keras.ops.normalize(x, axis=-1, epsilon=1e-06)"),
+        ("tf.math.l2_normalize(x, 1, 1e-10)", "keras.ops.normalize(x, axis=1, epsilon=1e-05)"),
+        ("tf.math.l2_normalize(x)", "keras.ops.normalize(x, axis=None, epsilon=1e-06)"),
+        ("tf.norm(x, axis=[0, 1])", "keras.ops.norm(x, axis=(0, 1))"),
+        ("tf.norm(x, ord='euclidean', keepdims=None)", "keras.ops.norm(x, keepdims=False)"),
+        ("tf.fill([2], 3)", 'keras.ops.full([2], 3, dtype="int32")'),
+        ("tf.fill([2], 0.5)", "keras.ops.full([2], 0.5)"),
+        (
+            "tf.image.resize(x, (4, 4), method=tf.image.ResizeMethod.NEAREST_NEIGHBOR)",
+            'keras.ops.image.resize(x, (4, 4), interpolation="nearest", '
+            'data_format="channels_last")',
+        ),
+        # templates and builders
+        ("tf.math.squared_difference(x, y)", "keras.ops.square(keras.ops.subtract(x, y))"),
+        ("K.int_shape(x)", "tuple(x.shape)"),
+        ("K.int_shape(x + y)[-1]", "tuple((x + y).shape)[-1]"),
+        ("tf.linalg.band_part(x, -1, 0)", "keras.ops.tril(x)"),
+        ("tf.linalg.band_part(x, 0, -1)", "keras.ops.triu(x)"),
+        ("tf.linalg.band_part(x, 2, 1)", "keras.ops.triu(keras.ops.tril(x, 1), -2)"),
+        (
+            "tf.sort(x, direction='DESCENDING')",
+            "keras.ops.flip(keras.ops.sort(x, axis=-1), axis=-1)",
+        ),
+        ("tf.math.top_k(x, 2).indices", "keras.ops.top_k(x, 2)[1]"),
+        ("tf.nn.top_k(x)", "keras.ops.top_k(x, 1)"),
+        ("tf.shape(x)[0]", "keras.ops.shape(x)[0]"),
+        ("tf.reshape(x, tf.shape(y))", "keras.ops.reshape(x, keras.ops.shape(y))"),
+        ("tf.signal.hann_window(8)", "keras.ops.hanning(8 + 1)[:-1]"),
+        ("tf.signal.hann_window(n, periodic=False)", "keras.ops.hanning(n)"),
+        ("K.epsilon()", "keras.config.epsilon()"),
+        ("K.constant(1)", "keras.ops.convert_to_tensor(1, dtype=keras.config.floatx())"),
+        ("tf.nest.flatten(x)", "keras.tree.flatten(x)"),
+        ("tf.compat.dimension_value(x.shape[1])", "x.shape[1]"),
+        (
+            "tf.map_fn(lambda t: t * 2, x, dtype=tf.float32, parallel_iterations=4)",
+            "keras.ops.map(lambda t: t * 2, x)",
+        ),
+        ("tf.cond(n > 0, lambda: x, lambda: y)", "keras.ops.cond(n > 0, lambda: x, lambda: y)"),
+    ],
+)
+def test_argument_handling(expr: str, expected: str) -> None:
+    assert rewrite(expr) == expected
+
+
+@pytest.mark.parametrize(
+    ("expr", "fragment"),
+    [
+        ("tf.slice(x, [0, 0], [-1, 2])", "size"),
+        ("tf.transpose(x, conjugate=True)", "conjugate"),
+        ("tf.reduce_sum(x, foo=1)", "unknown argument"),
+        ("tf.reduce_sum(*x)", "*args"),
+        ("tf.shape(x) * 2", "tuple"),
+        ("K.relu(x, alpha=0.1)", "leaky"),
+        ("K.hard_sigmoid(x)", "0.2 * x + 0.5"),
+        ("tf.nn.conv2d(x, y, strides=self.s, padding='SAME')", "strides"),
+        ("tf.nn.conv2d(x, y, 1, [[0, 0], [1, 1], [1, 1], [0, 0]])", "padding"),
+        ("tf.image.resize(x, (4, 4), method='bicubic')", "bilinear"),
+        ("tf.image.resize(x, (4, 4), preserve_aspect_ratio=True)", "preserve_aspect_ratio"),
+        ("tf.one_hot(n, 3, on_value=2.0)", "on_value"),
+        ("tf.fill([2], n)", "literal"),
+        ("tf.linalg.band_part(x, n, 0)", "literal"),
+        ("tf.scan(lambda a, b: a + b, x)", "initializer"),
+        ("tf.math.segment_sum(x, n)", "num_segments"),
+        ("tf.signal.rfft(x)", "(real, imag)"),
+        ("tf.sequence_mask(n)", "maxlen"),
+        ("K.clip(x, None, 1.0)", "None"),
+    ],
+)
+def test_manual_findings_say_why(expr: str, fragment: str) -> None:
+    assert fragment in manual_reason(expr)
+
+
+def test_nested_calls_are_all_rewritten() -> None:
+    assert rewrite("tf.reduce_mean(tf.square(tf.nn.relu(x)), axis=-1)") == (
+        "keras.ops.mean(keras.ops.square(keras.ops.relu(x)), axis=-1)"
+    )
+    assert rewrite("tf.matmul(x, tf.transpose(y), transpose_b=True)") == (
+        "keras.ops.matmul(x, keras.ops.swapaxes(keras.ops.transpose(y), -1, -2))"
+    )
+
+
+def test_apply_is_idempotent_and_spells_imports() -> None:
+    code = layer("tf.reduce_mean(x, axis=-1) + K.epsilon()")
+    once = apply_to_text(code, select=["KM2"])
+    assert apply_to_text(once, select=["KM2"]) == once
+    assert "import tensorflow" not in once  # every use rewritten away
+    assert "keras.ops.mean(x, axis=-1) + keras.config.epsilon()" in once
+
+
+def test_aliases_of_tensorflow_and_backend_resolve() -> None:
+    header = (
+        "import tensorflow as tfx\nfrom tensorflow import math as tfm\n"
+        "from tensorflow.keras import backend\nimport keras\n"
+    )
+    code = layer("tfm.reduce_sum(tfx.abs(x)) + backend.sum(y)", header)
+    out = apply_to_text(code, select=["KM2"])
+    assert "keras.ops.sum(keras.ops.abs(x)) + keras.ops.sum(y)" in out
+
+
+# ---------------------------------------------------------------------------
+# Contexts.
+# ---------------------------------------------------------------------------
+
+
+def test_only_model_code_is_rewritten() -> None:
+    code = (
+        "import tensorflow as tf\n\n\n"
+        "def preprocess(image):\n    return tf.cast(image, tf.float32) / 255.0\n\n\n"
+        "def helper(x):\n    return tf.reduce_mean(x)\n\n\n"
+        "ds = tf.data.Dataset.range(3).map(preprocess)\n"
+    )
+    findings = km2_findings(code)
+    assert [f.symbol for f in findings] == ["tf.reduce_mean"]  # tf.data map fn: nothing
+    assert findings[0].severity is Severity.INFO and findings[0].fix is None
+    assert apply_to_text(code, select=["KM2"]) == code
+
+
+def test_local_variable_named_tf_is_not_tensorflow() -> None:
+    code = (
+        "from keras import layers, ops\n\n\nclass L(layers.Layer):\n"
+        "    def call(self, x):\n        tf = ops\n        return tf.mean(x)\n"
+    )
+    assert km2_findings(code) == []
+
+
+def test_functions_called_from_a_layer_are_model_code() -> None:
+    code = (
+        "import tensorflow as tf\nfrom tensorflow import keras\n\n\n"
+        "def norm(x):\n    return x / tf.norm(x, axis=-1, keepdims=True)\n\n\n"
+        "class L(keras.layers.Layer):\n    def call(self, x):\n        return norm(x)\n"
+    )
+    out = apply_to_text(code, select=["KM2"])
+    assert "from keras import ops" in out
+    assert "ops.norm(x, axis=-1, keepdims=True)" in out
+
+
+# ---------------------------------------------------------------------------
+# State, dtypes and shapes (KM203, KM204).
+# ---------------------------------------------------------------------------
+
+
+def test_variables_become_add_weight() -> None:
+    code = (
+        "import tensorflow as tf\nfrom tensorflow import keras\n\n\n"
+        "class L(keras.layers.Layer):\n"
+        "    def __init__(self, **kwargs):\n"
+        "        super().__init__(**kwargs)\n"
+        "        self.steps = tf.Variable(0, trainable=False, name='steps')\n"
+        "        self.w = tf.Variable(tf.zeros([3, 4], dtype=tf.float32))\n"
+        "        self.g = tf.Variable(tf.keras.initializers.GlorotUniform()(shape=(4, 2)))\n"
+        "        self.c = tf.Variable(2.0, constraint=None)\n"
+    )
+    out = apply_to_text(code, select=["KM203"])
+    assert (
+        'self.steps = self.add_weight(shape=(), initializer="zeros", dtype="int32", '
+        "trainable=False, name='steps')" in out
+    )
+    assert 'self.w = self.add_weight(shape=[3, 4], initializer="zeros", dtype="float32")' in out
+    assert (
+        "self.g = self.add_weight(shape=(4, 2), "
+        "initializer=tf.keras.initializers.GlorotUniform())" in out
+    )
+    assert (
+        "self.c = self.add_weight(shape=(), initializer=keras.initializers.Constant(2.0), "
+        "constraint=None)" in out
+    )
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "        v = tf.Variable(x)\n",  # not an attribute
+        "        self.v = tf.Variable(x * 2)\n",  # initial value is computed
+        "        self.v = tf.Variable(tf.zeros(3), synchronization=s)\n",  # no add_weight arg
+    ],
+)
+def test_variables_that_stay_manual(statement: str) -> None:
+    code = (
+        "import tensorflow as tf\nfrom tensorflow import keras\n\n\n"
+        "class L(keras.layers.Layer):\n    def build(self, x, s=None):\n" + statement
+    )
+    found = [f for f in km2_findings(code) if f.rule == "KM203"]
+    assert found and found[0].fix is None and "Instead" in found[0].message
+
+
+def test_dtype_constants_and_shape_helpers() -> None:
+    code = (
+        "import tensorflow as tf\nfrom tensorflow import keras\n\n\n"
+        "class L(keras.layers.Layer):\n"
+        "    def build(self, input_shape):\n"
+        "        self.n = input_shape.as_list()[-1]\n"
+        "        self.w = self.add_weight(shape=(self.n,), dtype=tf.float32)\n\n"
+        "    def call(self, x):\n"
+        "        d = tf.float16.name\n"
+        "        k = x.get_shape()[-1]\n"
+        "        return tf.cast(x, tf.float32) * x.shape.as_list()[-1]\n"
+    )
+    out = apply_to_text(code, select=["KM2"])
+    assert "self.n = list(input_shape)[-1]" in out
+    assert 'dtype="float32")' in out
+    assert 'd = "float16"' in out
+    assert "k = x.shape[-1]" in out
+    assert 'ops.cast(x, "float32") * list(x.shape)[-1]' in out
+    # the tf.float32 inside tf.cast is translated by KM201, not reported twice by KM204
+    km204 = [f for f in km2_findings(code) if f.rule == "KM204"]
+    assert not any(f.span.line == 13 and "float32" in f.message for f in km204)
+
+
+def test_dtype_comparisons_are_reported_not_rewritten() -> None:
+    code = layer("x.dtype == tf.float32")
+    found = [f for f in km2_findings(code) if f.rule == "KM204"]
+    assert found and found[0].fix is None
+    assert "standardize_dtype" in found[0].message
+
+
+# ---------------------------------------------------------------------------
+# Census coverage.
+# ---------------------------------------------------------------------------
+
+CENSUS = ROOT / "tests" / "differential" / "tf_census.tsv"
+
+# Census rows that are not ops, and who handles them.
+NOT_OPS = (
+    (re.compile(r"^(tf\.keras|keras)\."), "namespace move (KM1xx)"),
+    (re.compile(r"^tf\.random\."), "random numbers (KM3xx)"),
+    (re.compile(r"^K\.(get_value|set_value|batch_get_value|batch_set_value)$"), "KM506"),
+    (re.compile(r"^K\.(eval|function|learning_phase)$"), "KM507"),
+    (re.compile(r"^tf\.TensorShape$"), "KM510"),
+    (re.compile(r"^tf\.(function|GradientTape|py_function)$"), "backend structure (KM6xx)"),
+    (re.compile(r"^tf\.(compat\.v1\.)?(distribute|summary)\."), "backend structure (KM6xx)"),
+    (re.compile(r"^tf\.io\.FixedLenFeature$"), "tf.data input pipeline (left as is)"),
+    (re.compile(r"^tf\.python\."), "private TensorFlow module (tpu_function)"),
+    (re.compile(r"^tfa\."), "TensorFlow Addons, a third-party library"),
+)
+
+
+def census_symbols() -> list[str]:
+    rows = []
+    for line in CENSUS.read_text().splitlines():
+        if line.startswith("#") or line.startswith("symbol\t"):
+            continue
+        rows.append(line.split("\t")[0])
+    return rows
+
+
+def test_every_census_op_is_in_the_catalog() -> None:
+    missing = []
+    for symbol in census_symbols():
+        spelled = canonical("tensorflow." + symbol[3:]) if symbol.startswith("tf.") else symbol
+        if lookup(spelled) is not None or lookup(symbol) is not None:
+            continue
+        if any(pattern.search(spelled) for pattern, _ in NOT_OPS):
+            continue
+        missing.append(symbol)
+    assert not missing, f"census symbols that are neither catalogued nor owned: {missing}"
+
+
+def test_catalog_status_counts_match_entries() -> None:
+    statuses = {e.status for e in CATALOG}
+    assert statuses == {Status.EXACT, Status.CONDITIONAL, Status.MANUAL}
+
+
+def test_functions_passed_by_reference() -> None:
+    code = (
+        "import keras\nimport tensorflow as tf\n\n\ndef build_model():\n"
+        "    inputs = keras.Input(shape=(4,))\n"
+        "    x = keras.layers.Dense(8, activation=tf.nn.relu)(inputs)\n"
+        "    x = keras.layers.Lambda(tf.nn.gelu)(x)\n"
+        "    y = tf.map_fn(tf.abs, x)\n"
+        "    return keras.Model(inputs, keras.layers.Activation(tf.nn.crelu)(x + y))\n"
+    )
+    out = apply_to_text(code, select=["KM2"])
+    assert "activation=keras.ops.relu" in out
+    assert "keras.ops.map(keras.ops.abs, x)" in out
+    assert "Lambda(tf.nn.gelu)" in out  # keras.ops.gelu(x) would be the approximation
+    manual = {f.symbol: f.message for f in km2_findings(code) if f.rule == "KM202"}
+    assert set(manual) == {"tf.nn.gelu", "tf.nn.crelu"}
+    assert "used as a value" in manual["tf.nn.gelu"]
+
+
+def test_shape_and_dtype_given_as_keywords() -> None:
+    code = layer(
+        "keras.random.normal(shape=tf.shape(x), dtype=tf.float32) + tf.cast(x, dtype=tf.int32)"
+    )
+    out = apply_to_text(code, select=["KM2"])
+    assert 'keras.random.normal(shape=keras.ops.shape(x), dtype="float32")' in out
+    assert 'keras.ops.cast(x, "int32")' in out
+    lines = [f.span.column for f in km2_findings(code) if f.rule == "KM204"]
+    assert len(lines) == 1  # the keras.random dtype; tf.cast's belongs to KM201
