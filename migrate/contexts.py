@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from migrate.model import Context
-from migrate.names import Resolver
+from migrate.names import Resolver, code_children
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,10 @@ class ContextIndex:
         return self.function_context.get(id(node))
 
 
+_FUNCTION_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda})
+_LEAVES = frozenset({ast.Name, ast.Constant})  # nothing below them to classify
+
+
 def _is_function(node: ast.AST) -> bool:
     return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
 
@@ -76,6 +80,12 @@ def _function_refs(node: ast.AST) -> Iterable[ast.AST]:
     elif isinstance(node, ast.Dict):
         for value in node.values:
             yield from _function_refs(value)
+    elif isinstance(node, ast.IfExp):  # loss=focal if use_focal else smoothed
+        yield from _function_refs(node.body)
+        yield from _function_refs(node.orelse)
+    elif isinstance(node, ast.BoolOp):
+        for value in node.values:
+            yield from _function_refs(value)
     else:
         yield node
 
@@ -89,6 +99,7 @@ class _Indexer:
         self.class_methods: dict[str, dict[str, ast.AST]] = {}
         self.class_of_method: dict[int, str] = {}
         self.calls: dict[int, set[int]] = {}  # function id -> called function ids
+        self._assignments: dict[str, list[ast.expr]] | None = None
         self.nodes: dict[int, ast.AST] = {}
         self.seeds: dict[Context, set[int]] = {c: set() for c in Context}
         self.model_classes: set[str] = set()
@@ -146,8 +157,11 @@ class _Indexer:
         self._visit(self.tree, owner=None, owner_class=None)
 
     def _visit(self, node: ast.AST, owner: ast.AST | None, owner_class: str | None) -> None:
-        for child in ast.iter_child_nodes(node):
-            if _is_function(child):
+        for child in code_children(node):
+            node_type = child.__class__  # exact types: this runs for every node
+            if node_type in _LEAVES:
+                continue
+            if node_type in _FUNCTION_TYPES:
                 self.nodes[id(child)] = child
                 self.calls.setdefault(id(child), set())
                 if owner is not None:  # nested: inherits unless seeded itself
@@ -155,12 +169,12 @@ class _Indexer:
                 cls = self.class_of_method.get(id(child), owner_class)
                 self._visit(child, owner=child, owner_class=cls)
                 continue
-            if isinstance(child, ast.ClassDef):
+            if node_type is ast.ClassDef:
                 self._visit(child, owner=owner, owner_class=child.name)
                 continue
-            if isinstance(child, ast.Call):
+            if node_type is ast.Call:
                 self._on_call(child, owner, owner_class)
-            elif isinstance(child, (ast.With, ast.AsyncWith)) and owner is not None:
+            elif (node_type is ast.With or node_type is ast.AsyncWith) and owner is not None:
                 for item in child.items:
                     expr = item.context_expr
                     target = expr.func if isinstance(expr, ast.Call) else expr
@@ -198,7 +212,7 @@ class _Indexer:
             for arg in call.args[:1]:
                 self._seed_refs(arg, Context.DATA)
 
-    def _seed_refs(self, expr: ast.AST, context: Context) -> None:
+    def _seed_refs(self, expr: ast.AST, context: Context, depth: int = 0) -> None:
         for ref in _function_refs(expr):
             if isinstance(ref, ast.Lambda):
                 self.nodes[id(ref)] = ref
@@ -206,6 +220,21 @@ class _Indexer:
                 self.seeds[context].add(id(ref))
             elif isinstance(ref, ast.Name) and ref.id in self.module_functions:
                 self.seeds[context].add(id(self.module_functions[ref.id]))
+            elif isinstance(ref, ast.Name) and depth < 3:
+                # `loss = focal if cond else other; compile(loss=loss)`: follow the name.
+                for value in self._assigned_values().get(ref.id, ()):
+                    self._seed_refs(value, context, depth + 1)
+
+    def _assigned_values(self) -> dict[str, list[ast.expr]]:
+        """Values assigned to plain names anywhere in the module (built on first use)."""
+        if self._assignments is None:
+            self._assignments = {}
+            for node in ast.walk(self.tree):
+                if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                    target = node.targets[0]
+                    if isinstance(target, ast.Name):
+                        self._assignments.setdefault(target.id, []).append(node.value)
+        return self._assignments
 
     def _reachable(self, seeds: set[int]) -> set[int]:
         seen: set[int] = set()

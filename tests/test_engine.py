@@ -273,3 +273,25 @@ def test_used_tensorflow_import_is_kept() -> None:
     text = "import tensorflow as tf\nx = tf.keras.layers.Dense(3)\nds = tf.data.Dataset.range(3)\n"
     out = apply_to_text(text, select=["KM1"])
     assert out.startswith("import tensorflow as tf\nimport keras\n")
+
+
+def test_loss_chosen_through_a_name_and_conditional_is_model_code() -> None:
+    contexts = _contexts(
+        code(
+            """
+            import tensorflow as tf
+
+            def focal(y, p):
+                return tf.reduce_mean(p)
+
+            def smoothed(y, p):
+                return tf.reduce_mean(y)
+
+            def compile_model(model, use_focal):
+                loss = focal if use_focal else smoothed
+                model.compile(loss=loss)
+            """
+        )
+    )
+    assert contexts["focal"] is Context.MODEL
+    assert contexts["smoothed"] is Context.MODEL
