@@ -281,56 +281,152 @@ def _emit(text: str, output: str | None) -> None:
     is_flag=True,
     help="With --diff: exit 1 when there is something to rewrite (for CI).",
 )
-def apply(paths, select, ignore, jobs, config_path, quiet, diff, check_only):
+@click.option(
+    "--allow-dirty",
+    is_flag=True,
+    help="Also rewrite files with uncommitted git changes (modified, staged, untracked).",
+)
+@click.option(
+    "--parity",
+    is_flag=True,
+    help="Then run `kmigrate parity` on each rewritten model factory (build_model...) "
+    "against its original, on every installed backend; exit 1 on a mismatch.",
+)
+def apply(paths, select, ignore, jobs, config_path, quiet, diff, check_only, allow_dirty, parity):
     """Rewrite PATHS in place: tf.keras -> keras, tf ops in model code -> keras.ops,
     tf.random -> keras.random, legacy saving and Keras 2 APIs.
 
     Only exact rewrites are made; the rest is reported. Running it twice changes
     nothing the second time. Writes are atomic and keep encoding, line endings and
-    file mode; a file whose rewrite would not parse is left untouched.
+    file mode; a file whose rewrite would not parse is left untouched, and so is a
+    file with uncommitted git changes unless --allow-dirty.
+
+    \b
+    Exit status: 0 done; 1 a file that needed rewriting was left untouched
+    (uncommitted changes, read-only, ...) or --diff --check found rewrites;
+    3 the run is incomplete (a rule crashed: KM902); 130 interrupted.
     """
+    if parity and diff:
+        raise click.UsageError("--parity checks the rewritten files: run it without --diff")
     settings = RunSettings(paths, select, ignore, jobs, config_path)
-    result = run_with_progress(settings, settings.jobs_for(fix=True), quiet, "rewriting")
+    planned = settings.jobs_for(fix=True)
+    try:
+        result = run_with_progress(settings, planned, quiet, "rewriting")
+    except KeyboardInterrupt:
+        click.echo("kmigrate: interrupted; no file was written", err=True)
+        sys.exit(130)
     changed = [r for r in result.files if r.new_text is not None]
+    untouched = [r for r in result.files if r.error]
+    for report in untouched:
+        click.echo(f"{report.path}: {report.error}", err=True)
     if diff:
         for report in changed:
             click.echo(
                 unified_diff(report.path, report.old_text or "", report.new_text or ""), nl=False
             )
+        written = changed
     else:
-        _write_changes(settings, changed)
-    errors = [r for r in result.files if r.error]
-    for report in errors:
-        click.echo(f"{report.path}: {report.error}", err=True)
+        locations = {job.display: Path(job.path) for job in planned}
+        written = _write_changes(settings, changed, locations, allow_dirty)
     remaining = result.findings
+    crashed = sorted({f.symbol or f.rule for f in remaining if f.rule == "KM902"})
     if not quiet:
-        fixed = sum(r.fixed for r in result.files)
+        fixed = sum(r.fixed for r in written)
         verb = "would rewrite" if diff else "rewrote"
-        manual = sum(1 for f in remaining)
+        manual = len(remaining)
         click.echo(
-            f"{verb} {len(changed)} file(s), {fixed} fix(es); {manual} finding(s) left for a person"
+            f"{verb} {len(written)} file(s), {fixed} fix(es); {manual} finding(s) left for a person"
             + (" (run `kmigrate scan` to see them)" if manual else ""),
             err=True,
         )
-    if diff and check_only and changed:
+    if crashed:
+        click.echo(
+            f"kmigrate: incomplete run: rule(s) {', '.join(crashed)} crashed (KM902 findings); "
+            "their fixes are missing from the files concerned (please report the bug)",
+            err=True,
+        )
+        sys.exit(3)
+    if parity and not diff and not _parity_after_apply(settings, written, planned):
+        sys.exit(1)
+    if untouched or len(written) < len(changed) or (diff and check_only and changed):
         sys.exit(1)
 
 
-def _write_changes(settings: RunSettings, changed) -> None:
-    from migrate.sources import read_source, write_atomic
+def _parity_after_apply(settings: RunSettings, written, planned) -> bool:
+    """Prove the rewritten factories against their originals (kept in memory)."""
+    from migrate.apply_parity import check_parity, entry_points
 
+    locations = {job.display: Path(job.path) for job in planned}
+    changed = [
+        (locations.get(r.path, Path(r.path)), r.old_text or "", r.new_text or "") for r in written
+    ]
+    points = entry_points(changed, settings.config)
+    console = _stderr_console()
+    if not points:
+        console.print("parity: no rewritten file defines a model factory (build_model ...)")
+        return True
+    return check_parity(points, console)
+
+
+def _write_changes(settings: RunSettings, changed, locations=None, allow_dirty=True) -> list:
+    """Write each rewritten file atomically; the reports actually written.
+
+    A file is left untouched (with a message) when it changed since it was read,
+    is read-only or hard-linked, cannot be written, or has uncommitted git changes
+    (unless ``allow_dirty``). Ctrl-C stops between two files, never inside one.
+    """
+    from migrate.sources import SourceError, deferred_signals, read_source, write_atomic
+
+    locations = locations or {}
+    paths = {}
     for report in changed:
-        path = settings.config.root / report.path
-        if not path.exists():
-            path = Path(report.path)
-        try:
-            source = read_source(path)
-            if source.text != report.old_text:
-                click.echo(f"{report.path}: changed during the run; left untouched", err=True)
+        path = locations.get(report.path) or settings.config.root / report.path
+        paths[report.path] = path if path.exists() else Path(report.path)
+    written: list = []
+    try:
+        refused = set() if allow_dirty else _dirty(changed, paths)
+        for report in changed:
+            if report.path in refused:
                 continue
-            write_atomic(path, source.encode(report.new_text))
-        except (OSError, PermissionError) as error:
-            click.echo(f"{report.path}: not written: {error}", err=True)
+            path = paths[report.path]
+            try:
+                with deferred_signals():  # Ctrl-C lands after the file and its count
+                    source = read_source(path)
+                    if source.text != report.old_text:
+                        click.echo(
+                            f"{report.path}: changed during the run; left untouched", err=True
+                        )
+                        continue
+                    write_atomic(path, source.encode(report.new_text))
+                    written.append(report)
+            except (OSError, SourceError, UnicodeError) as error:
+                click.echo(f"{report.path}: not written: {error}", err=True)
+    except KeyboardInterrupt:
+        click.echo(
+            f"kmigrate: interrupted after writing {len(written)} of {len(changed)} file(s); "
+            "every file is either fully rewritten or untouched (run apply again to finish)",
+            err=True,
+        )
+        sys.exit(130)
+    return written
+
+
+def _dirty(changed, paths) -> set[str]:
+    """The reports (by path) whose file has uncommitted git changes; says which and why."""
+    if not changed:
+        return set()
+    from migrate.gitstate import dirty_files
+
+    dirty = {d.path: d for d in dirty_files([paths[r.path] for r in changed])}
+    pairs = [(r, dirty[paths[r.path]]) for r in changed if paths[r.path] in dirty]
+    if pairs:
+        listing = "".join(f"\n  {r.path} ({d.state})" for r, d in pairs)
+        click.echo(
+            f"kmigrate: {len(pairs)} file(s) with uncommitted changes left untouched "
+            f"(commit or stash them, or pass --allow-dirty):{listing}",
+            err=True,
+        )
+    return {r.path for r, _ in pairs}
 
 
 def unified_diff(path: str, old: str, new: str) -> str:

@@ -1,0 +1,77 @@
+"""``kmigrate apply --parity``: after rewriting, prove each rewritten model factory
+still computes what the original did, on every installed backend.
+
+The original text never touches the disk of the project: apply keeps it in memory
+and parity writes it to a temporary file for the reference worker. Entry points are
+the rewritten files that define a conventional factory (``build_model`` ...), or the
+ones ``[tool.kmigrate.parity] entry-points`` names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from migrate.config import Config
+from migrate.parity.plan import (
+    DEFAULT_FACTORIES,
+    ParityOptions,
+    ParityUsageError,
+    top_level_callables,
+)
+
+
+@dataclass(frozen=True)
+class EntryPoint:
+    path: Path  # the rewritten file
+    factory: str
+    original_text: str
+
+
+def entry_points(changed: Sequence[tuple[Path, str, str]], config: Config) -> list[EntryPoint]:
+    """Factories among the rewritten files: (path, old text, new text) triples."""
+    named: dict[str, str] = {}
+    for item in config.extra.get("parity", {}).get("entry-points", []):
+        file_part, _, factory = str(item).partition(":")
+        named[Path(file_part).as_posix()] = factory or ""
+    found = []
+    for path, old_text, new_text in changed:
+        if path.suffix != ".py":
+            continue  # notebooks: run `kmigrate parity` on an exported module
+        try:
+            relative = path.resolve().relative_to(config.root).as_posix()
+        except ValueError:
+            relative = path.as_posix()
+        try:
+            names = top_level_callables(new_text)
+        except SyntaxError:
+            continue
+        wanted = named.get(relative)
+        factory = wanted or next((n for n in DEFAULT_FACTORIES if n in names), None)
+        if factory and factory in names:
+            found.append(EntryPoint(path, factory, old_text))
+    return found
+
+
+def check_parity(points: Sequence[EntryPoint], console) -> bool:
+    """Run parity for each entry point; print each report; True when all agree."""
+    from migrate.parity.report import render
+    from migrate.parity.runner import run_parity
+
+    all_passed = True
+    for point in points:
+        console.print(f"[bold]parity[/bold] {point.path}:{point.factory} (original vs rewritten)")
+        try:
+            report = run_parity(
+                f"{point.path}:{point.factory}",
+                reference_source=point.original_text,
+                options=ParityOptions(),
+            )
+        except ParityUsageError as error:
+            console.print(f"[red]cannot check {point.path}: {error}[/red]")
+            all_passed = False
+            continue
+        render(report, console)
+        all_passed &= report.passed
+    return all_passed

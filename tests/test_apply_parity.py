@@ -1,0 +1,63 @@
+"""`kmigrate apply --parity`: the rewrite is checked against the original it replaced."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from migrate.apply_parity import entry_points
+from migrate.config import Config
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_entry_points_are_rewritten_files_with_a_factory(tmp_path: Path) -> None:
+    config = Config(root=tmp_path)
+    changed = [
+        (tmp_path / "models.py", "old", "def build_model():\n    pass\n"),
+        (tmp_path / "layers.py", "old", "class Block:\n    pass\n"),
+        (tmp_path / "nb.ipynb", "old", "{}"),
+    ]
+    (point,) = entry_points(changed, config)
+    assert (point.path.name, point.factory, point.original_text) == (
+        "models.py",
+        "build_model",
+        "old",
+    )
+
+
+def test_configured_entry_point(tmp_path: Path) -> None:
+    config = Config(root=tmp_path, extra={"parity": {"entry-points": ["net.py:make_net"]}})
+    changed = [(tmp_path / "net.py", "old", "def make_net():\n    pass\n")]
+    assert [p.factory for p in entry_points(changed, config)] == ["make_net"]
+
+
+def test_parity_with_diff_is_a_usage_error(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "migrate", "apply", str(tmp_path), "--diff", "--parity"],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 2
+
+
+@pytest.mark.backends
+def test_apply_parity_on_a_sample(tmp_path: Path) -> None:
+    target = tmp_path / "custom_layers"
+    shutil.copytree(ROOT / "samples" / "custom_layers", target)
+    original = (target / "models.py").read_text()
+    result = subprocess.run(
+        [sys.executable, "-m", "migrate", "apply", str(target), "--parity", "-j", "1"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    assert (target / "models.py").read_text() != original
+    assert "parity" in result.stderr and "build_model" in result.stderr
+    for backend in ("tensorflow", "jax", "torch"):
+        assert backend in result.stderr
