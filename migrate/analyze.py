@@ -28,7 +28,7 @@ from migrate.model import (
     Span,
 )
 from migrate.module_info import ModuleInfo
-from migrate.names import Resolver, scope_bindings
+from migrate.names import LEAF_KINDS, Resolver, child_nodes, code_children, scope_bindings
 from migrate.suppress import Suppressions
 from rules.base import Report, Rule
 
@@ -64,6 +64,8 @@ class RuleSet:
             if rule.wants_imports:
                 self.import_rules.append(rule)
         self._call_cache: dict[str, list[Rule]] = {}
+        # The walk skips Load()/Add() leaves unless a rule asked to see them.
+        self.visits_leaves = any(issubclass(t, LEAF_KINDS) for t in self.by_type)
 
     def for_call(self, symbol: str) -> list[Rule]:
         cached = self._call_cache.get(symbol)
@@ -86,6 +88,7 @@ class FileAnalysis:
     uses_tensorflow: bool = False
     parsed: bool = True
     suppressions: Suppressions | None = None
+    tree: ast.Module | None = None  # for per-file measures computed after the rules
 
 
 class _Walker:
@@ -101,14 +104,16 @@ class _Walker:
         module.resolver = self.resolver
         self.scope = Scope()
         self.context = Context.OTHER
+        self.children = child_nodes if ruleset.visits_leaves else code_children
+        self.lean = not ruleset.visits_leaves  # Name and Constant have nothing below
 
     # -- traversal -------------------------------------------------------------
     def walk(self, node: ast.AST) -> None:
-        for child in ast.iter_child_nodes(node):
+        for child in self.children(node):
             self.visit(child)
 
     def visit(self, node: ast.AST) -> None:
-        node_type = type(node)
+        node_type = node.__class__
         typed_rules = self.ruleset.by_type.get(node_type)
         if typed_rules:
             site = self._site(Node, node)
@@ -117,7 +122,10 @@ class _Walker:
         if node_type is ast.Call:
             self._on_call(node)  # type: ignore[arg-type]
         elif node_type is ast.Attribute or node_type is ast.Name:
-            if self._on_reference(node):  # type: ignore[arg-type]
+            if self._on_reference(node) or (self.lean and node_type is ast.Name):  # type: ignore[arg-type]
+                return
+        elif node_type is ast.Constant:
+            if self.lean:
                 return
         elif node_type is ast.Import or node_type is ast.ImportFrom:
             self._on_import(node)  # type: ignore[arg-type]
@@ -127,7 +135,8 @@ class _Walker:
         elif node_type is ast.ClassDef:
             self._enter_class(node)  # type: ignore[arg-type]
             return
-        self.walk(node)
+        for child in self.children(node):  # self.walk(node), inlined: once per node
+            self.visit(child)
 
     def _enter_function(self, node: ast.AST) -> None:
         if not isinstance(node, ast.Lambda):
@@ -346,6 +355,7 @@ def analyze_module_text(
         fingerprint_findings(result.findings)
         return result
     module = ModuleInfo(path, text, tree, package)
+    result.tree = tree
     result.uses_tensorflow = True
     index = build_context_index(tree, module.resolver, spec)
     reports: list[Report] = []
@@ -363,6 +373,39 @@ def analyze_module_text(
     result.findings = [f for f in result.findings if not suppressions.suppresses(f)]
     fingerprint_findings(result.findings)
     return result
+
+
+_DUMP_FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {}
+
+
+def node_dump(node: object) -> str:
+    """``ast.dump(node)``, the same text, about three times faster: the per-class
+    field tables are built once instead of on every call (fingerprints use it for
+    every finding)."""
+    cls = node.__class__
+    if cls is ast.Name:  # the most common nodes, spelled out
+        return f"Name(id={node.id!r}, ctx={node.ctx.__class__.__name__}())"  # type: ignore[attr-defined]
+    if cls is ast.Constant and node.kind is None:  # type: ignore[attr-defined]
+        return f"Constant(value={node.value!r})"  # type: ignore[attr-defined]
+    fields = _DUMP_FIELDS.get(cls)
+    if fields is None:
+        if cls is list:
+            return "[" + ", ".join([node_dump(item) for item in node]) + "]"  # type: ignore[attr-defined]
+        if not isinstance(node, ast.AST):
+            return repr(node)
+        # (name, omitted when None): optional fields default to None on the class
+        fields = tuple((name, getattr(cls, name, ...) is None) for name in cls._fields)
+        _DUMP_FIELDS[cls] = fields
+    args = []
+    for name, optional in fields:
+        try:
+            value = getattr(node, name)
+        except AttributeError:
+            continue
+        if value is None and optional:
+            continue
+        args.append(f"{name}={node_dump(value)}")
+    return f"{cls.__name__}({', '.join(args)})" if args else f"{cls.__name__}()"
 
 
 def _findings_from_reports(path: str, reports: Iterable[Report], ruleset: RuleSet) -> list[Finding]:
@@ -389,7 +432,7 @@ def _findings_from_reports(path: str, reports: Iterable[Report], ruleset: RuleSe
                 symbol=report.symbol if report.symbol is not None else _site_symbol(site),
                 fix=report.fix,
                 scope_name=site.scope.qualname,
-                source_text=ast.dump(site.node),
+                source_text=node_dump(site.node),
             )
         )
     return findings

@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from migrate.analyze import RuleSet, analyze_module_text
+from migrate.analyze import RULE_CRASHED, RuleSet, analyze_module_text
 from migrate.contexts import ContextSpec
 from migrate.model import Finding
 
@@ -51,6 +51,7 @@ def fix_module_text(
     if not analysis.parsed:
         outcome.remaining = analysis.findings
         return outcome
+    first_crashes = [f for f in analysis.findings if f.rule == RULE_CRASHED]
     for _ in range(MAX_ROUNDS):
         fixable = [
             f
@@ -81,6 +82,9 @@ def fix_module_text(
     outcome.remaining = (
         analysis.findings if current != text or outcome.error is None else analysis.findings
     )
+    if current != text:  # a rule that crashed on the original stays reported (KM902)
+        known = {(f.symbol, f.message) for f in outcome.remaining if f.rule == RULE_CRASHED}
+        outcome.remaining += [f for f in first_crashes if (f.symbol, f.message) not in known]
     if outcome.error:
         outcome.text = text
     return outcome

@@ -282,7 +282,10 @@ def find_backend_pins(
         elif path.is_file():
             candidates.append(path)
     for candidate in candidates:
-        resolved = candidate.resolve()
+        try:
+            resolved = candidate.resolve()
+        except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13)
+            continue
         if resolved in seen:
             continue
         seen.add(resolved)

@@ -135,12 +135,27 @@ def discover(paths: Iterable[Path], root: Path, exclude: Iterable[str] = ()) -> 
     seen: set[Path] = set()
     for start in paths:
         if start.is_file() or (start.is_symlink() and not start.is_dir()):
-            resolved = start.resolve()
+            resolved = _resolve(start) or start.absolute()  # a broken link: reported when read
             if resolved not in seen:
                 seen.add(resolved)
                 yield start
             continue
         yield from _walk(start, root, exclude, seen)
+
+
+def _resolve(path: Path) -> Path | None:
+    """The real path, or None for a symlink loop (``RuntimeError`` on Python < 3.13)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return None
+
+
+def _read_gitignore(path: Path) -> list[_Pattern]:
+    try:
+        return parse_gitignore(path.read_text(encoding="utf-8", errors="replace"))
+    except OSError:  # unreadable: as if absent
+        return []
 
 
 def _walk(start: Path, root: Path, exclude: list[str], seen: set[Path]) -> Iterator[Path]:
@@ -150,12 +165,13 @@ def _walk(start: Path, root: Path, exclude: list[str], seen: set[Path]) -> Itera
         if parent == root or root in parent.parents or parent == top:
             ignore_file = parent / ".gitignore"
             if ignore_file.is_file():
-                gitignores.append(
-                    (parent, parse_gitignore(ignore_file.read_text(errors="replace")))
-                )
+                gitignores.append((parent, _read_gitignore(ignore_file)))
     visited_dirs: set[Path] = set()
+    # Symlinked entries wait until every real file and folder was seen, so a file
+    # reached both directly and through a link is reported under its real path.
+    deferred: list[tuple[os.DirEntry, list]] = []
 
-    def walk(folder: Path, shown: Path, depth_patterns: list) -> Iterator[Path]:
+    def walk(folder: Path, depth_patterns: list) -> Iterator[Path]:
         real = folder.resolve()
         if real in visited_dirs or (real != top and top not in real.parents):
             return  # a symlink loop or a link out of the tree
@@ -163,40 +179,52 @@ def _walk(start: Path, root: Path, exclude: list[str], seen: set[Path]) -> Itera
         local = list(depth_patterns)
         ignore_file = folder / ".gitignore"
         if folder != start and ignore_file.is_file():
-            local.append((real, parse_gitignore(ignore_file.read_text(errors="replace"))))
+            local.append((real, _read_gitignore(ignore_file)))
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError:
             return
         for entry in entries:
-            path = Path(entry.path)
-            real_path = path.resolve()
-            relative = _relative(real_path, root)
-            try:
-                is_dir = entry.is_dir()
-            except OSError:
+            if entry.is_symlink():
+                deferred.append((entry, local))
                 continue
-            if is_dir:
-                if (
-                    entry.name in SKIPPED_DIRS
-                    or entry.name.endswith(".egg-info")
-                    or _is_virtualenv(path)
-                ):
-                    continue
-                if _ignored(local, real_path, True) or _matches_any(relative, exclude):
-                    continue
-                yield from walk(path, shown / entry.name, local)
-            elif entry.name.endswith(SOURCE_SUFFIXES):
-                if real_path != top and top not in real_path.parents:
-                    continue  # a file link out of the tree
-                if _ignored(local, real_path, False) or _matches_any(relative, exclude):
-                    continue
-                if real_path in seen:
-                    continue
-                seen.add(real_path)
-                yield path
+            yield from visit(entry, local)
 
-    yield from walk(start, start, gitignores)
+    def visit(entry: os.DirEntry, local: list) -> Iterator[Path]:
+        path = Path(entry.path)
+        real_path = _resolve(path)
+        if real_path is None:
+            return  # a symlink loop
+        relative = _relative(real_path, root)
+        try:
+            is_dir = entry.is_dir()
+            is_file = not is_dir and entry.is_file()
+        except OSError:
+            return
+        if is_dir:
+            if (
+                entry.name in SKIPPED_DIRS
+                or entry.name.endswith(".egg-info")
+                or _is_virtualenv(path)
+            ):
+                return
+            if _ignored(local, real_path, True) or _matches_any(relative, exclude):
+                return
+            yield from walk(path, local)
+        elif is_file and entry.name.endswith(SOURCE_SUFFIXES):  # no FIFOs, broken links
+            if real_path != top and top not in real_path.parents:
+                return  # a file link out of the tree
+            if _ignored(local, real_path, False) or _matches_any(relative, exclude):
+                return
+            if real_path in seen:
+                return
+            seen.add(real_path)
+            yield path
+
+    yield from walk(start, gitignores)
+    while deferred:
+        entry, local = deferred.pop(0)
+        yield from visit(entry, local)
 
 
 def _relative(path: Path, root: Path) -> str:

@@ -40,6 +40,8 @@ class FileReport:
     error: str | None = None
     # scan/check: (line, code) of ``# kmigrate: ignore`` codes that suppressed nothing
     unused_suppressions: list[tuple[int, str]] = field(default_factory=list)
+    # scan: statements using TF/Keras (the report's footprint), counted on the worker's tree
+    tf_statements: int | None = None
 
 
 @dataclass
@@ -148,6 +150,8 @@ def run_job(job: Job, rule_ids: tuple[str, ...], data: bytes | None = None) -> F
         report.error = outcome.error
         report.fixed = outcome.fixed
         new_text = outcome.text if outcome.error is None and outcome.text != text else None
+        if new_text and text.endswith(("\n", "\r")) and not new_text.endswith(("\n", "\r")):
+            new_text += "\r\n" if text.endswith("\r\n") else text[-1]  # LibCST drops a last lone CR
         if new_text is not None and any(f.rule == UNPARSEABLE for f in findings):
             report.error = "the rewritten code did not re-scan cleanly (KM901)"
         elif new_text is not None and any(f.rule == RULE_CRASHED for f in findings):
@@ -166,7 +170,8 @@ def run_job(job: Job, rule_ids: tuple[str, ...], data: bytes | None = None) -> F
             except UnicodeError as error:
                 report.error = f"the rewrite cannot be written as {source.encoding}: {error}"
         if report.error is not None:  # left untouched: report the file as it is
-            report.error += "; the file is left untouched"
+            if "left untouched" not in report.error:
+                report.error += "; the file is left untouched"
             report.fixed = 0
             findings = analyze_module_text(
                 job.display, text, ruleset, CONTEXT_SPEC, job.package
@@ -175,6 +180,10 @@ def run_job(job: Job, rule_ids: tuple[str, ...], data: bytes | None = None) -> F
         analysis = analyze_module_text(job.display, text, ruleset, CONTEXT_SPEC, job.package)
         findings = analysis.findings
         report.parsed = analysis.parsed
+        if analysis.tree is not None:
+            from migrate.report.footprint import count_tf_statements
+
+            report.tf_statements = count_tf_statements(analysis.tree)
         if analysis.suppressions is not None and notebook is None:
             report.unused_suppressions = analysis.suppressions.unused()
         if job.fix and any(f.fix is not None for f in findings):

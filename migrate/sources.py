@@ -3,23 +3,35 @@
 A file is decoded the way Python would (BOM, PEP 263 cookie, UTF-8 default) and
 its text is kept with its original line endings, so that writing the same text
 back gives the same bytes. Writes are atomic: a temporary file in the same
-folder, the original's mode copied, then ``os.replace``.
+folder, the original's mode (and owner, when allowed) copied, ``fsync``, then
+``os.replace``; SIGINT/SIGTERM arriving meanwhile are held back until the file is
+either fully replaced or untouched and the temporary file is gone.
 """
 
 from __future__ import annotations
 
 import codecs
+import contextlib
 import io
 import os
+import signal
 import stat
 import tempfile
+import threading
 import tokenize
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+TEMP_SUFFIX = ".kmigrate"  # temporary files are ".<name>.<random>.kmigrate"
 
 
 class SourceError(Exception):
     """A file that cannot be read as Python source; the message says why."""
+
+
+class WriteRefusedError(PermissionError):
+    """A write kmigrate will not make (read-only file, hard links); the file is untouched."""
 
 
 @dataclass(frozen=True)
@@ -31,6 +43,7 @@ class SourceText:
     data: bytes  # the original bytes
 
     def encode(self, text: str) -> bytes:
+        """``text`` in the file's encoding (BOM included); UnicodeEncodeError if impossible."""
         return text.encode(self.encoding)
 
 
@@ -50,37 +63,134 @@ def decode_source(data: bytes) -> SourceText:
     return SourceText(text=text, encoding=encoding, data=data)
 
 
+# Size limits: above them a file is most likely generated, and LibCST needs about
+# 1.5 GB of memory and tens of seconds per MB of dense code. Environment overrides.
+MAX_FILE_MB = 10.0  # scan: larger files are reported (KM901), not analysed
+MAX_REWRITE_MB = 1.0  # apply: larger files are scanned but not rewritten
+
+
+def size_limit(variable: str, default_mb: float) -> int:
+    """A byte limit from environment variable ``variable`` (in MB), else the default."""
+    try:
+        value = float(os.environ.get(variable, default_mb))
+    except ValueError:
+        value = default_mb
+    return int(value * 1_000_000) if value > 0 else 2**63
+
+
+def megabytes(size: int) -> str:
+    return f"{size / 1_000_000:.1f} MB"
+
+
+def read_bytes(path: Path | str) -> bytes:
+    """The bytes of a regular file; SourceError (with the reason) for FIFOs,
+    devices, folders and files that cannot be read."""
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise SourceError("a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file")
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as error:
+        raise SourceError(error.strerror or str(error)) from None
+
+
 def read_source(path: Path) -> SourceText:
     """Read and decode a file; raise SourceError with a readable reason."""
+    return decode_source(read_bytes(path))
+
+
+def write_refusal(path: Path) -> str | None:
+    """Why kmigrate must not rewrite ``path`` in place, or None.
+
+    Read-only means no write permission bit at all (so ``chmod a-w`` is honoured
+    even by root, for whom ``os.access`` always says yes) or no access for us. A
+    file with several hard links is refused too: an atomic replace would silently
+    split it from its other names.
+    """
+    info = path.stat()
+    if not stat.S_IMODE(info.st_mode) & 0o222 or not os.access(path, os.W_OK):
+        return "the file is read-only"
+    if info.st_nlink > 1:
+        return f"the file has {info.st_nlink} hard links (an atomic rewrite would split them)"
+    return None
+
+
+@contextlib.contextmanager
+def deferred_signals() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM back for the duration of the block, then deliver them.
+
+    Only in the main thread (signal handlers live there); elsewhere a no-op.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    wanted = [s for s in (signal.SIGINT, signal.SIGTERM) if s is not None]
+    previous = {}
+    for signum in wanted:
+        try:
+            previous[signum] = signal.signal(signum, lambda n, _frame: received.append(n))
+        except (ValueError, OSError):  # pragma: no cover - embedded interpreters
+            pass
     try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise SourceError(f"cannot read: {error.strerror or error}") from None
-    return decode_source(data)
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        for signum in dict.fromkeys(received):
+            signal.raise_signal(signum)  # now handled as it would have been
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically, keeping its permission bits.
+    """Replace ``path`` with ``data`` atomically, keeping its permission bits and owner.
 
-    Refuses read-only files instead of replacing them behind the owner's back.
+    The file is either untouched or fully replaced, also when the process is
+    interrupted (SIGINT/SIGTERM wait until the replace is done); the temporary
+    file never outlives the call. Symlinks are written through (the link stays a
+    link). Read-only and hard-linked files are refused with :class:`WriteRefusedError`.
     """
-    if not os.access(path, os.W_OK):
-        raise PermissionError(f"{path} is read-only; left unchanged")
-    mode = stat.S_IMODE(path.stat().st_mode)
+    path = Path(path)
+    refusal = write_refusal(path)
+    if refusal:
+        raise WriteRefusedError(f"{refusal}; left unchanged")
     target = path.resolve()  # write through symlinks, keep the link
-    handle, temp_name = tempfile.mkstemp(
-        prefix=f".{target.name}.", suffix=".kmigrate", dir=target.parent
-    )
-    try:
-        with os.fdopen(handle, "wb") as temp:
-            temp.write(data)
-            temp.flush()
-            os.fsync(temp.fileno())
-        os.chmod(temp_name, mode)
-        os.replace(temp_name, target)
-    except BaseException:
+    info = target.stat()
+    with deferred_signals():
+        handle, temp_name = tempfile.mkstemp(
+            prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent
+        )
         try:
-            os.unlink(temp_name)
-        except FileNotFoundError:
-            pass
-        raise
+            with os.fdopen(handle, "wb") as temp:
+                temp.write(data)
+                temp.flush()
+                os.fsync(temp.fileno())
+            os.chmod(temp_name, stat.S_IMODE(info.st_mode))
+            if hasattr(os, "chown") and (info.st_uid, info.st_gid) != _owner(temp_name):
+                with contextlib.suppress(OSError):  # only root may give files away
+                    os.chown(temp_name, info.st_uid, info.st_gid)
+            os.replace(temp_name, target)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp_name)
+            raise
+        _fsync_folder(target.parent)
+
+
+def _owner(name: str) -> tuple[int, int]:
+    info = os.stat(name)
+    return info.st_uid, info.st_gid
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make the rename durable (best effort; not every platform can open a folder)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
