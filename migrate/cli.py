@@ -263,6 +263,19 @@ def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, statistic
     _emit(render_data(data, fmt, color=color, root=root), output)
     if output and not quiet:
         click.echo(f"kmigrate: {one_line_summary(data)}; report written to {output}", err=True)
+    exit_if_incomplete(result.findings)
+
+
+def exit_if_incomplete(findings) -> None:
+    """Exit 3 when a rule crashed (KM902): the report is missing that rule's findings."""
+    crashed = sorted({f.symbol or f.rule for f in findings if f.rule == "KM902"})
+    if crashed:
+        click.echo(
+            f"kmigrate: incomplete run: rule(s) {', '.join(crashed)} crashed (KM902 findings); "
+            "please report the bug",
+            err=True,
+        )
+        sys.exit(3)
 
 
 def _emit(text: str, output: str | None) -> None:

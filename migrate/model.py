@@ -276,7 +276,9 @@ class Finding:
         return self.fix is not None
 
     def sort_key(self) -> tuple:
-        return (self.path, self.span.line, self.span.column, self.rule, self.message)
+        # Notebook findings count lines within a cell: order by cell first.
+        cell = self.extra.get("cell", 0)
+        return (self.path, cell, self.span.line, self.span.column, self.rule, self.message)
 
     def to_json(self) -> dict[str, Any]:
         data = {

@@ -377,3 +377,24 @@ def test_apply_exits_3_when_a_rule_crashed(tmp_path: Path, monkeypatch) -> None:
     # The other rules' exact fixes were still written, on both files.
     assert b"keras.layers.Dense(3)" in (tmp_path / "a.py").read_bytes()
     assert b"keras.layers.Flatten()" in (tmp_path / "b.py").read_bytes()
+
+
+def test_scan_says_the_run_is_incomplete_when_a_rule_crashes(tmp_path, monkeypatch) -> None:
+    """scan exits 3 and the JSON summary says incomplete=true on a KM902."""
+    import json as _json
+
+    from click.testing import CliRunner
+
+    from migrate.cli import main
+    from rules.km1_imports import TfKerasNamespace
+
+    def boom(self, site):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(TfKerasNamespace, "check_reference", boom)
+    (tmp_path / "m.py").write_text("import tensorflow as tf\nx = tf.keras.layers.Dense(3)\n")
+    result = CliRunner().invoke(main, ["scan", str(tmp_path), "-f", "json", "-q", "-j", "1"])
+    assert result.exit_code == 3
+    report = _json.loads(result.stdout)
+    assert report["summary"]["incomplete"] is True
+    assert [f["rule"] for f in report["findings"]] == ["KM902"]
