@@ -324,6 +324,7 @@ class TfKerasImport(Rule):
             site,
             f"keep this import until {shown} are migrated (they do not exist in Keras 3; "
             "see KM2xx findings); `kmigrate apply` changes it once they are gone",
+            severity=Severity.INFO,  # a consequence of other findings, not work of its own
         )
 
     def _fix(self, site: ImportSite, text: str) -> Report:
