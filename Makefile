@@ -34,6 +34,7 @@ lint: setup
 
 docs: setup
 	$(PY) scripts/gen_rules_doc.py
+	$(PY) scripts/gen_ops_doc.py
 
 clean:
 	rm -rf build .kmigrate_cache .pytest_cache
