@@ -84,7 +84,7 @@ def _is_checked(settings: RunSettings, jobs, result):
     return checked
 
 
-def _unused_suppressions(settings: RunSettings, jobs, result) -> list:
+def unused_suppression_findings(settings: RunSettings, jobs, result) -> list:
     """KM903 findings for the suppression comments that suppressed nothing."""
     from migrate.sources import SourceError, read_source
     from rules.km9_suppressions import UnusedSuppression
@@ -109,7 +109,7 @@ def _unused_suppressions(settings: RunSettings, jobs, result) -> list:
     return findings
 
 
-def _explicitly_selected(select) -> bool:
+def selects_unused_suppressions(select) -> bool:
     codes = [c.strip().upper() for value in select for c in value.split(",")]
     return any(c and len(c) > 3 and UNUSED_SUPPRESSION.startswith(c) for c in codes)
 
@@ -264,8 +264,8 @@ def check_command(
         result.findings, baseline, at_ref, _is_checked(settings, planned, result)
     )
     new = list(match.new)
-    if report_unused or _explicitly_selected(select):
-        new += _unused_suppressions(settings, planned, result)
+    if report_unused or selects_unused_suppressions(select):
+        new += unused_suppression_findings(settings, planned, result)
     updated = None
     if update_baseline and match.fixed_total and baseline_path.exists():
         baseline.without(match.fixed).write(baseline_path)

@@ -248,7 +248,9 @@ def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, statistic
     if fmt not in FORMATS:
         raise click.UsageError(f"format {fmt!r} is not available in this build")
     settings = RunSettings(paths, select, ignore, jobs, config_path)
-    result = run_with_progress(settings, settings.jobs_for(), quiet, "scanning")
+    planned = settings.jobs_for()
+    result = run_with_progress(settings, planned, quiet, "scanning")
+    _add_unused_suppressions(settings, planned, result, select)
     if statistics:
         from migrate.report.statistics import render_statistics
 
@@ -264,6 +266,17 @@ def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, statistic
     if output and not quiet:
         click.echo(f"kmigrate: {one_line_summary(data)}; report written to {output}", err=True)
     exit_if_incomplete(result.findings)
+
+
+def _add_unused_suppressions(settings: RunSettings, planned, result, select) -> None:
+    """KM903 is opt-in: only when selected by its id (or `check --report-unused-...`)."""
+    from migrate.check import selects_unused_suppressions, unused_suppression_findings
+
+    if not selects_unused_suppressions(select):
+        return
+    by_path = {report.path: report for report in result.files}
+    for finding in unused_suppression_findings(settings, planned, result):
+        by_path[finding.path].findings.append(finding)
 
 
 def exit_if_incomplete(findings) -> None:
