@@ -179,7 +179,9 @@ class _PlanTransformer(cst.CSTTransformer):
             parsed = list(cst.parse_module(self.speller.fill(edit.text) + "\n").body)
             parsed[0] = parsed[0].with_changes(leading_lines=updated.leading_lines)
             if isinstance(parsed[-1], cst.SimpleStatementLine):
-                parsed[-1] = parsed[-1].with_changes(trailing_whitespace=updated.trailing_whitespace)
+                parsed[-1] = parsed[-1].with_changes(
+                    trailing_whitespace=updated.trailing_whitespace
+                )
         except Exception as error:  # noqa: BLE001 - any failure voids the plan
             raise EditError(plan_index, f"{type(error).__name__}: {error}") from error
         self.applied[plan_index] += 1
@@ -430,7 +432,6 @@ class _ClassEditor:
                 new_return = cst.parse_statement(f"return {{**{value}, {extra}}}\n")
                 body[i] = stmt.with_changes(body=new_return.body)  # type: ignore[attr-defined]
         return method.with_changes(body=block.with_changes(body=body))
-
 
     def _add_items(self, literal: cst.Dict, items: Iterable[tuple[str, str]]) -> cst.Dict:
         """Append items to a dict literal, one per line when it is written one per line."""
