@@ -160,9 +160,7 @@ def test_update_baseline_only_removes_fixed_entries(project: Path) -> None:
     kmigrate("baseline", "-j", "1")
     before = baseline_entries(project)
     model = project / "src" / "model.py"
-    fixed = LEGACY.replace(
-        "return x + " + NOISE, "return x + keras.random.normal((2, 3))"
-    )
+    fixed = LEGACY.replace("return x + " + NOISE, "return x + keras.random.normal((2, 3))")
     model.write_text(add_after(fixed, "def build():\n", "    tf.random.uniform((2,))\n"))
     result = kmigrate("check", "--update-baseline", "-j", "1")
     assert result.exit_code == 1, "the new call still fails"
