@@ -1,0 +1,332 @@
+"""Speed features must not change results: --jobs, the result cache, --shard + merge,
+the fast tree traversal, and the lazy imports of scan and check."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from migrate import cache as cache_module
+from migrate.analyze import node_dump
+from migrate.cache import ResultCache
+from migrate.config import load_config
+from migrate.names import LEAF_KINDS, child_nodes, code_children, walk
+from migrate.runner import in_shard, parse_shard, plan_jobs, run_jobs, select_ids
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("make_corpus", ROOT / "benchmarks/make_corpus.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    """A small generated legacy project (its own pyproject.toml), plus a notebook."""
+    root = tmp_path_factory.mktemp("corpus") / "project"
+    _generator().generate(root, files=24, seed=5)
+    shutil.copy(ROOT / "samples/notebook/custom_layer_demo.ipynb", root / "demo.ipynb")
+    return root
+
+
+def _copy(corpus: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "project"
+    shutil.copytree(corpus, target, ignore=shutil.ignore_patterns(".kmigrate_cache"))
+    return target
+
+
+def _kmigrate(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "migrate", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+
+
+def _scan_json(project: Path, *options: str) -> str:
+    out = project.parent / "report.json"
+    done = _kmigrate("scan", ".", "--format", "json", "-q", "-o", str(out), *options, cwd=project)
+    assert done.returncode == 0, done.stderr
+    return out.read_text(encoding="utf-8")
+
+
+# -- --jobs ----------------------------------------------------------------------
+
+
+def test_jobs_2_gives_the_same_json_as_jobs_1(corpus, tmp_path) -> None:
+    project = _copy(corpus, tmp_path)
+    one = _scan_json(project, "--jobs", "1", "--no-cache")
+    two = _scan_json(project, "--jobs", "2", "--no-cache")
+    assert json.loads(one)["summary"]["findings"] > 100
+    assert one == two
+
+
+# -- the result cache --------------------------------------------------------------
+
+
+def test_warm_cache_gives_the_same_json(corpus, tmp_path) -> None:
+    project = _copy(corpus, tmp_path)
+    cold = _scan_json(project, "--jobs", "2")
+    assert (project / ".kmigrate_cache/.gitignore").read_text().splitlines()[-1] == "*"
+    assert (project / ".kmigrate_cache/CACHEDIR.TAG").is_file()
+    warm = _scan_json(project, "--jobs", "2")
+    assert warm == cold
+    assert _scan_json(project, "--no-cache", "--jobs", "1") == cold
+
+
+def _run(project: Path, rule_ids=None, cache=True):
+    config = load_config(project)
+    ids = rule_ids or select_ids([], [])
+    jobs = plan_jobs([project], config)
+    store = ResultCache.open(config.root, ids, config.cache_key()) if cache else None
+    return run_jobs(jobs, ids, 1, cache=store), store
+
+
+def _analysed(monkeypatch) -> list[str]:
+    """Paths run_job analyses from now on (a cache hit never calls it)."""
+    import migrate.runner as runner
+
+    calls: list[str] = []
+    real = runner.run_job
+
+    def counting(job, rule_ids, data=None):
+        calls.append(job.display)
+        return real(job, rule_ids, data)
+
+    monkeypatch.setattr(runner, "run_job", counting)
+    return calls
+
+
+def _tf_files(result) -> list[str]:
+    return [r.path for r in result.files if r.uses_tensorflow]
+
+
+def test_cache_hits_and_invalidation(corpus, tmp_path, monkeypatch) -> None:
+    project = _copy(corpus, tmp_path)
+    first, store = _run(project)
+    calls = _analysed(monkeypatch)
+    again, _ = _run(project)
+    assert not set(calls) & set(_tf_files(first))  # every TF file came from the cache
+    assert [r.findings for r in again.files] == [r.findings for r in first.files]
+
+    # content: only the edited file is analysed again
+    edited = next(p for p in sorted(project.rglob("*.py")) if b"tensorflow" in p.read_bytes())
+    edited.write_text(edited.read_text() + "\nEXTRA = tf.reduce_sum([1.0])\n")
+    calls.clear()
+    _run(project)
+    assert [c for c in calls if c in _tf_files(first)] == [edited.relative_to(project).as_posix()]
+
+    # rule selection, kmigrate version, kmigrate's own code, config: a new run key
+    keys = {store.folder.name}
+    keys.add(_run(project, rule_ids=select_ids(["KM2"], []))[1].folder.name)
+    monkeypatch.setattr(cache_module, "__version__", "99.0")
+    keys.add(_run(project)[1].folder.name)
+    monkeypatch.setattr(cache_module, "code_fingerprint", lambda: "edited-rules")
+    keys.add(_run(project)[1].folder.name)
+    (project / "pyproject.toml").write_text('[tool.kmigrate]\nignore = ["KM5"]\n')
+    keys.add(_run(project)[1].folder.name)
+    monkeypatch.setenv("KMIGRATE_MAX_FILE_MB", "1")
+    keys.add(_run(project)[1].folder.name)
+    assert len(keys) == 6
+
+    # none of them served the old entries: everything was analysed again
+    calls.clear()
+    monkeypatch.setattr(cache_module, "__version__", "99.1")
+    _run(project)
+    assert set(_tf_files(first)) <= set(calls)
+
+
+def test_damaged_cache_entries_are_misses(corpus, tmp_path) -> None:
+    project = _copy(corpus, tmp_path)
+    first, store = _run(project)
+    for entry in store.folder.iterdir():
+        if not entry.name.startswith("."):
+            entry.write_bytes(b"KMC1\nnot a pickle")
+    again, _ = _run(project)
+    assert [r.findings for r in again.files] == [r.findings for r in first.files]
+
+
+def test_apply_with_a_warm_cache_rewrites_the_same(corpus, tmp_path) -> None:
+    cold = _copy(corpus, tmp_path / "cold")
+    warm = _copy(corpus, tmp_path / "warm")
+    _scan_json(warm, "--jobs", "2")  # fills the cache: clean files are skipped by apply
+    for project, options in ((cold, ["--no-cache"]), (warm, [])):
+        done = _kmigrate("apply", ".", "-q", "--jobs", "2", "--allow-dirty", *options, cwd=project)
+        assert done.returncode == 0, done.stderr
+    changed = 0
+    for path in sorted(cold.rglob("*.py")):
+        twin = warm / path.relative_to(cold)
+        assert path.read_bytes() == twin.read_bytes(), path
+        changed += path.read_bytes() != (corpus / path.relative_to(cold)).read_bytes()
+    assert changed > 5
+
+
+# -- --shard and merge -------------------------------------------------------------
+
+
+def test_shards_partition_the_files_and_merge_into_the_unsharded_report(corpus, tmp_path):
+    project = _copy(corpus, tmp_path)
+    whole = _scan_json(project, "--no-cache")
+    parts = []
+    for k in (1, 2, 3):
+        out = tmp_path / f"shard{k}.json"
+        out.write_text(_scan_json(project, "--shard", f"{k}/3"))
+        parts.append(out)
+    files = [{f["path"] for f in json.loads(p.read_text())["files"]} for p in parts]
+    assert all(files) and sum(len(f) for f in files) == len(set().union(*files))
+    assert set().union(*files) == {f["path"] for f in json.loads(whole)["files"]}
+    merged = tmp_path / "merged.json"
+    done = _kmigrate("merge", *map(str, parts), "-o", str(merged), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert merged.read_text() == whole
+
+
+def test_merge_of_several_repositories_prefixes_paths(corpus, tmp_path) -> None:
+    project = _copy(corpus, tmp_path)
+    report = tmp_path / "one.json"
+    report.write_text(_scan_json(project))
+    done = _kmigrate("merge", f"api={report}", f"web={report}", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    single = json.loads(report.read_text())
+    assert data["summary"]["findings"] == 2 * single["summary"]["findings"]
+    assert data["summary"]["files_scanned"] == 2 * single["summary"]["files_scanned"]
+    assert {f["path"].split("/")[0] for f in data["findings"]} == {"api", "web"}
+    markdown = _kmigrate("merge", f"api={report}", "-f", "markdown", cwd=tmp_path)
+    assert markdown.returncode == 0 and "api/" in markdown.stdout
+
+
+def test_merge_refuses_what_is_not_a_report(tmp_path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"hello": 1}')
+    done = _kmigrate("merge", str(bad), cwd=tmp_path)
+    assert done.returncode == 2 and "not a kmigrate JSON report" in done.stderr
+
+
+def test_shard_option_values() -> None:
+    assert parse_shard("2/4") == (2, 4)
+    for bad in ("0/4", "5/4", "2", "a/b"):
+        with pytest.raises(ValueError):
+            parse_shard(bad)
+    paths = [f"pkg/module_{i}.py" for i in range(400)]
+    shards = [[p for p in paths if in_shard(p, (k, 4))] for k in range(1, 5)]
+    assert sorted(sum(shards, [])) == sorted(paths)
+    assert all(60 < len(s) < 140 for s in shards)  # a hash, not a stripe
+
+
+# -- fast traversal == stdlib -------------------------------------------------------
+
+SYNTAX = textwrap.dedent(
+    """
+    import a.b as c
+    from .x import (y as z, w)
+    from __future__ import annotations
+    @deco(1, *args, k=2, **kw)
+    async def f(p, /, q: int = 1, *r, s=None, t, **u) -> "T":
+        global G
+        async with m() as (n, o), p:
+            async for i in aiter():
+                yield i
+        try:
+            x = {**d, 1: 2}
+        except* (ValueError, TypeError) as e:
+            del e
+        finally:
+            pass
+        return [j for j in range(3) if j if not j] or {k: v for k, v in []}
+    class C(B, metaclass=M):
+        attr: int = 3
+        def g(self, v=lambda q=1: q):
+            nonlocal_ = (w := 5)
+            match v:
+                case [1, *rest] | {"k": _, **others} if rest:
+                    pass
+                case Point(x=0, y=yy) as pt:
+                    print(f"{pt!r:>{yy}}")
+                case None | True:
+                    raise ValueError from None
+            return -v ** 2 < 3 <= 4 and not v is not None
+    x[1:2, ::3] += ~y @ z
+    """
+)
+
+
+def test_fast_children_match_the_ast_module() -> None:
+    tree = ast.parse(SYNTAX)
+    for node in ast.walk(tree):
+        children = list(ast.iter_child_nodes(node))
+        assert child_nodes(node) == children
+        assert code_children(node) == [c for c in children if not isinstance(c, LEAF_KINDS)]
+        assert node_dump(node) == ast.dump(node)
+    assert list(walk(tree)) == list(ast.walk(tree))
+
+
+# -- lazy imports ------------------------------------------------------------------
+
+HEAVY = ("libcst", "tensorflow", "keras", "jax", "torch", "rich")
+
+_PROBE = """
+import json, sys
+from migrate.cli import main
+try:
+    main(sys.argv[1:], standalone_mode=False)
+except SystemExit:
+    pass
+heavy = sorted({m.split(".")[0] for m in sys.modules} & set(json.loads(%r)))
+print(json.dumps(heavy))
+"""
+
+
+@pytest.mark.parametrize("command", ["scan", "check"])
+def test_scan_and_check_never_import_heavy_modules(corpus, tmp_path, command, clean_env):
+    project = _copy(corpus, tmp_path)
+    target = next(p for p in sorted(project.rglob("*.py")) if b"tf." in p.read_bytes())
+    args = [command, str(target), "-q", "--no-cache"]
+    args += ["--format", "json", "-o", str(tmp_path / "out.json")] if command == "scan" else []
+    if command == "check" and not (ROOT / "migrate/check.py").is_file():
+        pytest.skip("check not in this build")
+    env = dict(clean_env, PYTHONPATH=str(ROOT))
+    probe = _PROBE % json.dumps(HEAVY)
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+
+
+def test_the_cache_folder_stays_out_of_git(corpus, tmp_path) -> None:
+    project = _copy(corpus, tmp_path)
+    _scan_json(project)
+    if shutil.which("git") is None:
+        pytest.skip("no git")
+    env = dict(os.environ, GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_SYSTEM=os.devnull)
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True, env=env)
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    assert ".kmigrate_cache" not in status.stdout
