@@ -277,19 +277,27 @@ def _parse(text: str) -> ast.Module:
         return ast.parse(text)
 
 
-def _syntax_error_finding(path: str, error: SyntaxError) -> Finding:
-    line = error.lineno or 1
-    column = max((error.offset or 1) - 1, 0)
-    message = f"cannot parse this file: {error.msg}"
-    if "Missing parentheses in call to" in (error.msg or "") or "print" in (error.text or ""):
-        message += " (Python 2 code? kmigrate needs Python 3 syntax; run 2to3 first)"
-    return Finding(
+def unparseable_finding(path: str, message: str, line: int = 1, column: int = 0) -> Finding:
+    """A fingerprinted KM901 finding: the file cannot be read, decoded or parsed."""
+    finding = Finding(
         rule=UNPARSEABLE,
         severity=Severity.ERROR,
-        message=message + "; the file is left untouched",
+        message=message,
         path=path,
         span=Span(line, column, line, column),
         context=Context.OTHER,
+    )
+    fingerprint_findings([finding])
+    return finding
+
+
+def _syntax_error_finding(path: str, error: SyntaxError) -> Finding:
+    message = f"cannot parse this file: {error.msg}"
+    if "Missing parentheses in call to" in (error.msg or "") or "print" in (error.text or ""):
+        message += " (Python 2 code? kmigrate needs Python 3 syntax; run 2to3 first)"
+    column = max((error.offset or 1) - 1, 0)
+    return unparseable_finding(
+        path, message + "; the file is left untouched", error.lineno or 1, column
     )
 
 

@@ -79,9 +79,7 @@ def fix_module_text(
         current = result.text
         analysis = analyze_module_text(path, current, ruleset, spec, package)
     outcome.text = current
-    outcome.remaining = (
-        analysis.findings if current != text or outcome.error is None else analysis.findings
-    )
+    outcome.remaining = analysis.findings
     if current != text:  # a rule that crashed on the original stays reported (KM902)
         known = {(f.symbol, f.message) for f in outcome.remaining if f.rule == RULE_CRASHED}
         outcome.remaining += [f for f in first_crashes if (f.symbol, f.message) not in known]

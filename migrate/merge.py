@@ -24,26 +24,8 @@ from typing import Any
 
 import click
 
-from migrate.model import Context, EditPlan, Finding, Severity, Span
+from migrate.model import FINDING_FIELDS, Context, EditPlan, Finding, Severity, Span
 
-# Keys of a JSON finding the report writes from Finding's own fields; any other key
-# (a notebook cell, a help URL...) goes back into ``Finding.extra``.
-_FINDING_FIELDS = frozenset(
-    {
-        "rule",
-        "severity",
-        "message",
-        "path",
-        "line",
-        "column",
-        "end_line",
-        "end_column",
-        "context",
-        "fixable",
-        "symbol",
-        "fingerprint",
-    }
-)
 _FIXED = EditPlan(edits=(), description="(fix described in the original report)")
 
 
@@ -155,7 +137,7 @@ def _finding(item: dict[str, Any]) -> Finding:
         symbol=item.get("symbol", ""),
         fix=_FIXED if item.get("fixable") else None,
         fingerprint=item.get("fingerprint", ""),
-        extra={k: v for k, v in item.items() if k not in _FINDING_FIELDS},
+        extra={k: v for k, v in item.items() if k not in FINDING_FIELDS},
     )
 
 

@@ -254,6 +254,24 @@ class ImportSite(Node):
     level: int = 0
 
 
+# The keys of a JSON finding (DESIGN.md), in the order reports write them; anything
+# else a finding carries (a notebook cell ...) lives in ``Finding.extra``.
+FINDING_FIELDS = (
+    "rule",
+    "severity",
+    "message",
+    "path",
+    "line",
+    "column",
+    "end_line",
+    "end_column",
+    "context",
+    "fixable",
+    "symbol",
+    "fingerprint",
+)
+
+
 @dataclass
 class Finding:
     """One reported problem, in the JSON shape DESIGN.md fixes."""

@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from migrate.model import NOT_LITERAL, Span
-from migrate.names import Resolver, scope_bindings
+from migrate.names import Resolver, dotted_parts, scope_bindings
 
 # Python's own line breaks; str.splitlines also splits on \f, \x1c, \u2028 ...
 _LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
@@ -34,6 +34,7 @@ class ModuleInfo:
         self.module_scope = scope_bindings(tree, package)
         # The analyzer replaces this with a scope-aware resolver during its walk.
         self.resolver = Resolver(self.module_scope)
+        self._chains: dict[str, list[list[str]]] | None = None
 
     # -- positions -----------------------------------------------------------
     def _char_column(self, line: int, byte_col: int) -> int:
@@ -83,6 +84,19 @@ class ModuleInfo:
     def bound_names(self) -> set[str]:
         """Module-level names, whether bound by imports or otherwise."""
         return set(self.module_scope.imports) | self.module_scope.others
+
+    def attribute_chains(self, root: str) -> list[list[str]]:
+        """Dotted parts of every attribute chain read in the module that starts at the
+        name ``root`` (``K.mean`` -> ``["K", "mean"]``). Indexed on first use, so rules
+        asking once per import do not walk the module once per import."""
+        if self._chains is None:
+            self._chains = {}
+            for node in ast.walk(self.tree):
+                if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Store):
+                    parts = dotted_parts(node)
+                    if parts:
+                        self._chains.setdefault(parts[0], []).append(parts)
+        return self._chains.get(root, [])
 
     def imported_as(self, qualified: str) -> str | None:
         """The module-level local name bound to ``qualified`` by an import, if any."""

@@ -15,10 +15,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from migrate.analyze import UNPARSEABLE, RuleSet, analyze_module_text, fingerprint_findings
+from migrate.analyze import (
+    UNPARSEABLE,
+    RuleSet,
+    analyze_module_text,
+    fingerprint_findings,
+    unparseable_finding,
+)
 from migrate.config import Config
 from migrate.discover import discover, display_path
-from migrate.model import Context, Finding, Severity, Span
+from migrate.model import Finding
 from migrate.sources import SourceError, decode_source, read_bytes
 
 if TYPE_CHECKING:
@@ -81,16 +87,7 @@ def ruleset_for(rule_ids: Sequence[str]) -> RuleSet:
 
 
 def _file_finding(display: str, message: str) -> Finding:
-    finding = Finding(
-        rule=UNPARSEABLE,
-        severity=Severity.ERROR,
-        message=message,
-        path=display,
-        span=Span(1, 0, 1, 0),
-        context=Context.OTHER,
-    )
-    fingerprint_findings([finding])
-    return finding
+    return unparseable_finding(display, message)
 
 
 def run_job(job: Job, rule_ids: tuple[str, ...], data: bytes | None = None) -> FileReport:

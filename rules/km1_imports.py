@@ -10,8 +10,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from migrate.model import EditPlan, ImportSite, ReferenceSite, ReplaceNode, Severity
-from migrate.names import dotted_parts
+from migrate.model import EditPlan, ImportSite, ModuleInfo, ReferenceSite, ReplaceNode, Severity
 from rules.base import Clean, Flagged, Report, Rule
 from rules.keras_api import keras3_path, keras3_reference, removal_note
 
@@ -42,17 +41,12 @@ def _path_is_portable(path: str) -> bool:
     return keras3_reference(path) is not None
 
 
-def _unportable_uses(tree: ast.Module, local: str, base: str) -> list[str]:
+def _unportable_uses(module: ModuleInfo, local: str, base: str) -> list[str]:
     """Uses of the import bound to ``local`` (``base`` is its path under keras) that
     would break if the name came from Keras 3 instead: ``K.mean`` through
     ``backend``. Those must be migrated (KM2xx) before the import can change."""
     broken: set[str] = set()
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Attribute) or isinstance(getattr(node, "ctx", None), ast.Store):
-            continue
-        parts = dotted_parts(node)
-        if not parts or parts[0] != local:
-            continue
+    for parts in module.attribute_chains(local):
         path = ".".join(p for p in (base, *parts[1:]) if p)
         if not _path_is_portable(path):
             broken.add(".".join(parts))
@@ -316,7 +310,7 @@ class TfKerasImport(Rule):
 
     def _blocked(self, site: ImportSite, local: str, base: str) -> Report | None:
         """Why the import must stay for now: uses of ``local`` with no Keras 3 spelling."""
-        broken = _unportable_uses(site.module.tree, local, base)
+        broken = _unportable_uses(site.module, local, base)
         if not broken:
             return None
         shown = ", ".join(f"`{b}`" for b in broken[:4]) + (" ..." if len(broken) > 4 else "")
