@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
 
 from migrate.model import NOT_LITERAL, Span
-from migrate.names import Resolver, dotted_parts, scope_bindings
+from migrate.names import Resolver, code_children, dotted_parts, scope_bindings, walk
+
+T = TypeVar("T")
 
 # Python's own line breaks; str.splitlines also splits on \f, \x1c, \u2028 ...
 _LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
@@ -35,6 +38,8 @@ class ModuleInfo:
         # The analyzer replaces this with a scope-aware resolver during its walk.
         self.resolver = Resolver(self.module_scope)
         self._chains: dict[str, list[list[str]]] | None = None
+        self._parents: dict[int, ast.AST] | None = None
+        self._memo: dict[Hashable, Any] = {}
 
     # -- positions -----------------------------------------------------------
     def _char_column(self, line: int, byte_col: int) -> int:
@@ -91,12 +96,36 @@ class ModuleInfo:
         asking once per import do not walk the module once per import."""
         if self._chains is None:
             self._chains = {}
-            for node in ast.walk(self.tree):
-                if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Store):
-                    parts = dotted_parts(node)
+            for node in walk(self.tree):
+                if node.__class__ is ast.Attribute and node.ctx.__class__ is not ast.Store:  # type: ignore[attr-defined]
+                    parts = dotted_parts(node)  # type: ignore[arg-type]
                     if parts:
                         self._chains.setdefault(parts[0], []).append(parts)
         return self._chains.get(root, [])
+
+    def memo(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """``compute()``, once per module and ``key``: for facts several sites of one
+        class or function ask about (``key`` should hold the rule and the node)."""
+        try:
+            return self._memo[key]
+        except KeyError:
+            value = self._memo[key] = compute()
+            return value
+
+    def parent_of(self, node: ast.AST) -> ast.AST | None:
+        """The node ``node`` hangs from (``ast`` has no parent links). The map is built
+        on first use, in one pass, for all rules asking about this module."""
+        if self._parents is None:
+            parents: dict[int, ast.AST] = {}
+            todo: list[ast.AST] = [self.tree]
+            while todo:
+                parent = todo.pop()
+                children = code_children(parent)
+                for child in children:
+                    parents[id(child)] = parent
+                todo.extend(children)
+            self._parents = parents
+        return self._parents.get(id(node))
 
     def imported_as(self, qualified: str) -> str | None:
         """The module-level local name bound to ``qualified`` by an import, if any."""

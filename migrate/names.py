@@ -306,18 +306,28 @@ class Resolver:
     """Resolves names through a stack of scopes, innermost last.
 
     Class scopes are skipped when looking up from inside a method, as Python does.
+    The analyzer asks for every name and attribute chain it walks past, most of them
+    local variables, so lookups are memoised until the stack changes.
     """
 
     def __init__(self, module_scope: ScopeBindings) -> None:
         self.stack: list[ScopeBindings] = [module_scope]
+        self._memo: dict[str, str | None] = {}
 
     def push(self, bindings: ScopeBindings) -> None:
         self.stack.append(bindings)
+        self._memo = {}
 
     def pop(self) -> None:
         self.stack.pop()
+        self._memo = {}
 
     def qualified_name(self, name: str) -> str | None:
+        try:
+            return self._memo[name]
+        except KeyError:
+            pass
+        qualified = None
         innermost = len(self.stack) - 1
         for depth in range(innermost, -1, -1):
             scope = self.stack[depth]
@@ -325,23 +335,38 @@ class Resolver:
                 continue
             found, qualified = scope.lookup(name)
             if found:
-                return qualified
-        return None
+                break
+        self._memo[name] = qualified
+        return qualified
 
     def resolve(self, node: ast.expr) -> str | None:
         """Qualified name of a dotted expression, or None when it is not an import."""
+        root = node
+        while root.__class__ is ast.Attribute:
+            root = root.value  # type: ignore[attr-defined]
+        if root.__class__ is not ast.Name:
+            return None
+        base = self.qualified_name(root.id)  # type: ignore[attr-defined]
+        if base is None or root is node:
+            return base
         parts = dotted_parts(node)
-        if parts is None:
-            return None
-        base = self.qualified_name(parts[0])
-        if base is None:
-            return None
-        return ".".join([base, *parts[1:]])
+        return ".".join([base, *parts[1:]])  # type: ignore[index]
 
     def symbol(self, node: ast.expr) -> str | None:
         """Canonical symbol of a dotted expression (``tf.reduce_mean``), or None."""
         qualified = self.resolve(node)
-        return None if qualified is None else canonical(qualified)
+        if qualified is None:
+            return None
+        try:
+            return _CANONICAL_MEMO[qualified]
+        except KeyError:
+            if len(_CANONICAL_MEMO) > 100_000:
+                _CANONICAL_MEMO.clear()
+            found = _CANONICAL_MEMO[qualified] = canonical(qualified)
+            return found
+
+
+_CANONICAL_MEMO: dict[str, str] = {}
 
 
 def module_level_uses(tree: ast.Module) -> dict[str, int]:

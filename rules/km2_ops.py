@@ -847,25 +847,8 @@ def _default_suggestion(entry: OpEntry) -> str:
     return f"port the call by hand to {target} (see `kmigrate explain {entry.symbol}`)"
 
 
-# ---------------------------------------------------------------------------
-# Parents (ast has no parent links): built per enclosing function, on demand.
-# ---------------------------------------------------------------------------
-
-_PARENTS: dict[int, tuple[ast.AST, dict[int, ast.AST]]] = {}
-
-
 def parent_of(site: Node, node: ast.AST) -> ast.AST | None:
-    root = site.scope.function_node or site.scope.class_node or site.module.tree
-    cached = _PARENTS.get(id(root))
-    if cached is None or cached[0] is not root:
-        if len(_PARENTS) > 64:
-            _PARENTS.clear()
-        parents = {
-            id(child): parent for parent in ast.walk(root) for child in ast.iter_child_nodes(parent)
-        }
-        cached = (root, parents)
-        _PARENTS[id(root)] = cached
-    return cached[1].get(id(node))
+    return site.module.parent_of(node)
 
 
 # ---------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from migrate.model import (
     ArgOut,
@@ -30,7 +31,11 @@ from migrate.model import (
     ReplaceNode,
     Severity,
 )
+from migrate.names import walk
 from rules.base import Clean, Flagged, Report, Rule
+
+if TYPE_CHECKING:
+    from migrate.module_info import ModuleInfo
 
 # ---------------------------------------------------------------------------
 # The table.
@@ -470,7 +475,7 @@ def _rewrite(site: CallSite, mapping: RandomMapping, seed_expr: str | None):
     if mapping.special == "dims":  # np.random.rand(d0, d1) -> uniform((d0, d1))
         if site.keywords or site.has_star_args:
             raise _NotExactError("numpy's dimensions are not plain positional arguments")
-        if any(isinstance(n, ast.Call) for a in site.args for n in ast.walk(a)):
+        if any(isinstance(n, ast.Call) for a in site.args for n in walk(a)):
             raise _NotExactError("its dimensions contain calls; pass a shape tuple by hand")
         dims = [site.text(a) for a in site.args]
         shape = "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
@@ -521,21 +526,23 @@ def _is_dotted_name(node: ast.AST) -> bool:
 # ---------------------------------------------------------------------------
 
 
-def _self_attribute_assignments(class_node: ast.ClassDef) -> Iterable[tuple[str, ast.expr, str]]:
+def _self_attribute_assignments(class_node: ast.ClassDef) -> list[tuple[str, ast.expr, str]]:
     """(attribute, value, method) for every ``self.<attribute> = value`` in the class."""
+    found = []
     for method in class_node.body:
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        for node in ast.walk(method):
-            if not isinstance(node, ast.Assign):
+        for node in walk(method):
+            if node.__class__ is not ast.Assign:
                 continue
-            for target in node.targets:
+            for target in node.targets:  # type: ignore[attr-defined]
                 if (
                     isinstance(target, ast.Attribute)
                     and isinstance(target.value, ast.Name)
                     and target.value.id == "self"
                 ):
-                    yield target.attr, node.value, method.name
+                    found.append((target.attr, node.value, method.name))  # type: ignore[attr-defined]
+    return found
 
 
 def _class_chain(site: CallSite) -> list[ast.ClassDef]:
@@ -554,9 +561,12 @@ def _existing_generator(site: CallSite) -> str | None:
     """``x`` when the class (or a base in this module) does
     ``self.x = keras.random.SeedGenerator(...)``; ``__init__`` assignments first."""
     for cls in _class_chain(site):
+        assignments = site.module.memo(
+            ("KM3-self-assignments", cls), lambda cls=cls: _self_attribute_assignments(cls)
+        )
         found = [
             (method != "__init__", attribute)
-            for attribute, value, method in _self_attribute_assignments(cls)
+            for attribute, value, method in assignments
             if isinstance(value, ast.Call) and site.module.resolve(value.func) in _SEED_GENERATOR
         ]
         if found:
@@ -564,17 +574,19 @@ def _existing_generator(site: CallSite) -> str | None:
     return None
 
 
-def _inside_lambda(function: ast.AST | None, node: ast.AST) -> bool:
-    if function is None:
-        return False
-    return any(
-        isinstance(inner, ast.Lambda) and any(n is node for n in ast.walk(inner))
-        for inner in ast.walk(function)
-    )
+def _inside_lambda(site: CallSite) -> bool:
+    """Whether the draw sits in a lambda inside its function."""
+    function = site.scope.function_node
+    parent = site.module.parent_of(site.node)
+    while parent is not None and parent is not function:
+        if parent.__class__ is ast.Lambda:
+            return True
+        parent = site.module.parent_of(parent)
+    return False
 
 
 def _super_init_line(function: ast.AST) -> int | None:
-    for node in ast.walk(function):
+    for node in walk(function):
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
@@ -603,18 +615,25 @@ def _class_seed_default(site: CallSite) -> str:
     Every random call of one class must ask for the same ``ClassEdit`` (the editor
     merges identical ones), so the default is a property of the class, not the call.
     """
+    return site.module.memo(
+        ("KM3-seed-default", site.scope.class_node),
+        lambda: _seed_default(site.module, site.scope.class_node),
+    )
+
+
+def _seed_default(module: ModuleInfo, class_node: ast.ClassDef) -> str:
     seeds = []
-    for node in ast.walk(site.scope.class_node):
+    for node in walk(class_node):
         if not isinstance(node, ast.Call):
             continue
-        mapping = _SEEDED.get(site.module.resolve(node.func) or "")
+        mapping = _SEEDED.get(module.resolve(node.func) or "")
         if mapping is None or "seed" not in mapping.params:
             continue
         index = mapping.params.index("seed")
         seed = next((k.value for k in node.keywords if k.arg == "seed"), None)
         if seed is None and index < len(node.args):
             seed = node.args[index]
-        literal = site.module.literal(seed) if seed is not None else None
+        literal = module.literal(seed) if seed is not None else None
         if isinstance(literal, int) and not isinstance(literal, bool):
             seeds.append((node.lineno, node.col_offset, literal))
     return str(min(seeds)[2]) if seeds else "None"
@@ -636,7 +655,7 @@ def _generator_for(site: CallSite) -> tuple[str, ClassEdit | None]:
         raise _NotExactError(
             "it runs in the class body, where there is no `self` to own a generator"
         )
-    if "." in method or _inside_lambda(scope.function_node, site.node):
+    if "." in method or _inside_lambda(site):
         raise _NotExactError(
             f"it is in a function nested in `{method.split('.')[0]}`; such functions are often "
             "traced on their own (tf.map_fn, tf.while_loop, tf.cond), where a SeedGenerator's "

@@ -3,7 +3,9 @@ plus end-to-end runs of `kmigrate scan` on the samples for stability."""
 
 from __future__ import annotations
 
+import ast
 import hashlib
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -18,13 +20,14 @@ from contract import FINDING_FIELDS
 
 from migrate.backend_pins import BackendPin, BackendStatus, find_backend_pins
 from migrate.model import Context, EditPlan, Finding, Severity, Span
+from migrate.names import import_bindings
 from migrate.report import FORMATS, build, render
-from migrate.report.footprint import count_text
+from migrate.report.footprint import count_text, count_tf_statements
 from migrate.report.github import escape_data, escape_property
 from migrate.report.sarif import MAX_DESCRIPTION, clip
 from migrate.report.summary import format_minutes, score
 from migrate.runner import FileReport, RunResult
-from rules.effort import minutes_for
+from rules.effort import FRAMEWORK_MODULES, minutes_for
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "report"
@@ -190,6 +193,53 @@ def test_footprint_counts_framework_statements() -> None:
         {"cells": [{"cell_type": "code", "source": ["%matplotlib inline\n", "import keras\n"]}]}
     )
     assert count_text(notebook, "demo.ipynb") == 1
+
+
+def _footprint_by_definition(tree: ast.Module) -> int:
+    """The footprint as docs/report.md defines it, spelled the slow, obvious way:
+    the oracle for the one-pass counter the report uses."""
+    names: set[str] = set()
+    imports: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for local, qualified in import_bindings(node):
+                if qualified.split(".", 1)[0] in FRAMEWORK_MODULES:
+                    names.add(local)
+                    imports.add(id(node))
+    if not names:
+        return 0
+    count = 0
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt):
+            continue
+        if id(node) in imports:
+            count += 1
+            continue
+        own = []
+        for name, value in ast.iter_fields(node):
+            if name == "handlers":
+                own += [h.type for h in value if h.type is not None]
+            elif name not in ("body", "orelse", "finalbody", "cases"):
+                own += value if isinstance(value, list) else [value]
+        parts = [p for p in own if isinstance(p, ast.AST)]
+        if any(isinstance(n, ast.Name) and n.id in names for p in parts for n in ast.walk(p)):
+            count += 1
+    return count
+
+
+def test_footprint_matches_its_definition_on_real_code() -> None:
+    root = Path(__file__).resolve().parent.parent
+    files = sorted([*root.glob("samples/**/*.py"), *root.glob("migrate/**/*.py")])
+    keras_spec = importlib.util.find_spec("keras")  # located, not imported
+    if keras_spec is not None and keras_spec.submodule_search_locations:
+        keras_root = Path(list(keras_spec.submodule_search_locations)[0])
+        files += sorted(keras_root.glob("src/layers/**/*.py"))[:150]
+    checked = 0
+    for path in files:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        assert count_tf_statements(tree) == _footprint_by_definition(tree), path
+        checked += _footprint_by_definition(tree) > 0
+    assert checked > 50  # the comparison saw plenty of framework statements
 
 
 def test_footprint_read_from_disk_when_engine_does_not_say(tmp_path: Path) -> None:

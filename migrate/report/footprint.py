@@ -17,55 +17,67 @@ import json
 import warnings
 from collections.abc import Iterator
 
-from migrate.names import import_bindings
+from migrate.names import code_children, import_bindings
 from rules.effort import FRAMEWORK_MODULES
 
-_BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+
+def _statements(tree: ast.AST) -> Iterator[tuple[ast.stmt, list[ast.AST]]]:
+    """Every statement with its own expressions (not the bodies of nested blocks;
+    ``except tf.errors.X:`` belongs to its ``try``). One pass over the tree."""
+    todo: list[ast.AST] = list(getattr(tree, "body", ()))
+    while todo:
+        stmt = todo.pop()
+        own: list[ast.AST] = []
+        for child in code_children(stmt):
+            if isinstance(child, ast.stmt):
+                todo.append(child)
+            elif child.__class__ is ast.ExceptHandler or child.__class__ is ast.match_case:
+                if child.__class__ is ast.ExceptHandler and child.type is not None:
+                    own.append(child.type)
+                todo.extend(child.body)
+            else:
+                own.append(child)
+        yield stmt, own  # type: ignore[misc]
 
 
-def _framework_names(tree: ast.AST) -> tuple[set[str], set[int]]:
-    """Local names bound to framework modules, and the ids of the imports that bind them."""
-    names: set[str] = set()
-    imports: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            for local, qualified in import_bindings(node):
-                if qualified.split(".", 1)[0] in FRAMEWORK_MODULES:
-                    names.add(local)
-                    imports.add(id(node))
-    return names, imports
-
-
-def _own_expressions(stmt: ast.stmt) -> Iterator[ast.AST]:
-    """The parts of a statement that are not nested statement blocks."""
-    for name, value in ast.iter_fields(stmt):
-        if name in _BLOCK_FIELDS:
-            if name == "handlers":  # `except tf.errors.X:` belongs to the try statement
-                yield from (h.type for h in value if h.type is not None)
-            continue
-        if isinstance(value, list):
-            yield from (v for v in value if isinstance(v, ast.AST))
-        elif isinstance(value, ast.AST):
-            yield value
+def _reads_any(parts: list[ast.AST], names: set[str]) -> bool:
+    """Whether a name in ``names`` is read anywhere in the expressions ``parts``."""
+    todo = list(parts)
+    while todo:
+        node = todo.pop()
+        if node.__class__ is ast.Name:
+            if node.id in names:  # type: ignore[attr-defined]
+                return True
+        elif node.__class__ is not ast.Constant:
+            todo.extend(code_children(node))
+    return False
 
 
 def count_tf_statements(tree: ast.AST) -> int:
-    """Statements of ``tree`` that import or use TensorFlow / Keras."""
-    names, imports = _framework_names(tree)
+    """Statements of ``tree`` that import or use TensorFlow / Keras.
+
+    Runs on every scanned file, so it is one pass over the statements (which also
+    finds the imports, wherever they are) and then one over their expressions,
+    stopping at the first framework name a statement reads.
+    """
+    names: set[str] = set()
+    imports = 0
+    others: list[list[ast.AST]] = []
+    for stmt, own in _statements(tree):
+        if stmt.__class__ is ast.Import or stmt.__class__ is ast.ImportFrom:
+            bound = [
+                local
+                for local, qualified in import_bindings(stmt)  # type: ignore[arg-type]
+                if qualified.split(".", 1)[0] in FRAMEWORK_MODULES
+            ]
+            if bound:
+                names.update(bound)
+                imports += 1
+                continue
+        others.append(own)
     if not names:
         return 0
-    count = 0
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.stmt):
-            continue
-        if id(node) in imports:
-            count += 1
-            continue
-        for part in _own_expressions(node):
-            if any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(part)):
-                count += 1
-                break
-    return count
+    return imports + sum(1 for own in others if own and _reads_any(own, names))
 
 
 def _notebook_code(text: str) -> str:
