@@ -102,6 +102,7 @@ class _Walker:
         self.crashes: list[tuple[Rule, Node | None, BaseException]] = []
         self.resolver = Resolver(module.module_scope)
         module.resolver = self.resolver
+        self.path: list[ast.AST] = module.walk_path
         self.scope = Scope()
         self.context = Context.OTHER
         self.children = child_nodes if ruleset.visits_leaves else code_children
@@ -113,6 +114,9 @@ class _Walker:
             self.visit(child)
 
     def visit(self, node: ast.AST) -> None:
+        # The path from the root, so rules get parents without a pass of their own
+        # (ModuleInfo.parent_of); every return below pops what this pushed.
+        self.path.append(node)
         node_type = node.__class__
         typed_rules = self.ruleset.by_type.get(node_type)
         if typed_rules:
@@ -123,26 +127,39 @@ class _Walker:
             self._on_call(node)  # type: ignore[arg-type]
         elif node_type is ast.Attribute or node_type is ast.Name:
             if self._on_reference(node) or (self.lean and node_type is ast.Name):  # type: ignore[arg-type]
+                self.path.pop()
                 return
         elif node_type is ast.Constant:
             if self.lean:
+                self.path.pop()
                 return
         elif node_type is ast.Import or node_type is ast.ImportFrom:
             self._on_import(node)  # type: ignore[arg-type]
         elif node_type in _FUNCTIONS:
             self._enter_function(node)
+            self.path.pop()
             return
         elif node_type is ast.ClassDef:
             self._enter_class(node)  # type: ignore[arg-type]
+            self.path.pop()
             return
         for child in self.children(node):  # self.walk(node), inlined: once per node
             self.visit(child)
+        self.path.pop()
+
+    def _visit_below(self, parent: ast.AST, nodes: Iterable[ast.AST | None]) -> None:
+        """Visit ``nodes``, children of ``parent`` (a node the walk does not enter)."""
+        self.path.append(parent)
+        for node in nodes:
+            if node is not None:
+                self.visit(node)
+        self.path.pop()
 
     def _enter_function(self, node: ast.AST) -> None:
         if not isinstance(node, ast.Lambda):
-            for expr in (*node.decorator_list, *node.args.defaults, *node.args.kw_defaults):
-                if expr is not None:
-                    self.visit(expr)
+            for expr in node.decorator_list:
+                self.visit(expr)
+            self._visit_below(node.args, (*node.args.defaults, *node.args.kw_defaults))
             if node.returns is not None:
                 self.visit(node.returns)
         saved = (self.scope, self.context)
@@ -170,8 +187,10 @@ class _Walker:
         self.scope, self.context = saved
 
     def _enter_class(self, node: ast.ClassDef) -> None:
-        for expr in (*node.decorator_list, *node.bases, *(k.value for k in node.keywords)):
+        for expr in (*node.decorator_list, *node.bases):
             self.visit(expr)
+        for keyword in node.keywords:
+            self._visit_below(keyword, (keyword.value,))
         saved = (self.scope, self.context)
         bases = tuple(s for s in (self.resolver.symbol(b) for b in node.bases) if s)
         self.scope = Scope(
@@ -328,6 +347,8 @@ def fingerprint_findings(findings: list[Finding]) -> None:
     """
     seen: Counter[str] = Counter()
     for finding in sorted(findings, key=Finding.sort_key):
+        if finding.fingerprint:
+            continue  # done already, and its node text is gone
         base = "\x1f".join(
             (finding.path, finding.rule, finding.symbol, finding.scope_name, finding.source_text)
         )
@@ -335,6 +356,9 @@ def fingerprint_findings(findings: list[Finding]) -> None:
         seen[base] += 1
         digest = hashlib.sha1(f"{base}\x1f{occurrence}".encode()).hexdigest()
         finding.fingerprint = digest[:16]
+        # Only the fingerprint needed the node's text: dropped, it no longer travels
+        # from the worker processes or fills the cache (half of a result's bytes).
+        finding.source_text = ""
 
 
 def analyze_module_text(
@@ -372,6 +396,7 @@ def analyze_module_text(
         walker.visit(tree)
     except RecursionError as error:
         walker.crashes.append((ruleset.rules[0] if ruleset.rules else Rule(), None, error))
+    module.walk_path.clear()  # rules run after the walk see no stale path
     for rule in ruleset.rules:
         walker._run(rule, rule.check_module, None)
     result.findings.extend(_findings_from_reports(path, reports, ruleset))
@@ -419,6 +444,7 @@ def node_dump(node: object) -> str:
 def _findings_from_reports(path: str, reports: Iterable[Report], ruleset: RuleSet) -> list[Finding]:
     findings: list[Finding] = []
     seen: set[tuple] = set()
+    dumps: dict[int, str] = {}  # several rules often report one node
     for report in reports:
         rule = report.rule
         site = report.site
@@ -440,7 +466,8 @@ def _findings_from_reports(path: str, reports: Iterable[Report], ruleset: RuleSe
                 symbol=report.symbol if report.symbol is not None else _site_symbol(site),
                 fix=report.fix,
                 scope_name=site.scope.qualname,
-                source_text=node_dump(site.node),
+                source_text=dumps.get(id(site.node))
+                or dumps.setdefault(id(site.node), node_dump(site.node)),
             )
         )
     return findings

@@ -12,7 +12,7 @@ from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 from migrate.model import NOT_LITERAL, Span
-from migrate.names import Resolver, code_children, dotted_parts, scope_bindings, walk
+from migrate.names import Resolver, code_children, dotted_parts, scope_bindings
 
 T = TypeVar("T")
 
@@ -33,6 +33,7 @@ class ModuleInfo:
         self.text = text
         self.tree = tree
         self.lines = split_lines(text)
+        self.is_ascii = text.isascii()  # then byte columns are character columns
         self.package = package
         self.module_scope = scope_bindings(tree, package)
         # The analyzer replaces this with a scope-aware resolver during its walk.
@@ -40,6 +41,8 @@ class ModuleInfo:
         self._chains: dict[str, list[list[str]]] | None = None
         self._parents: dict[int, ast.AST] | None = None
         self._memo: dict[Hashable, Any] = {}
+        # The analyzer's walk: the nodes from the module down to the node being checked.
+        self.walk_path: list[ast.AST] = []
 
     # -- positions -----------------------------------------------------------
     def _char_column(self, line: int, byte_col: int) -> int:
@@ -51,6 +54,11 @@ class ModuleInfo:
         return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
 
     def span_of(self, node: ast.AST) -> Span:
+        if self.is_ascii:
+            line = getattr(node, "lineno", 1)
+            end_line = getattr(node, "end_lineno", None) or line
+            end_col = getattr(node, "end_col_offset", None) or 0
+            return Span(line, getattr(node, "col_offset", 0), end_line, end_col)
         line = getattr(node, "lineno", 1)
         end_line = getattr(node, "end_lineno", None) or line
         col = self._char_column(line, getattr(node, "col_offset", 0))
@@ -92,16 +100,10 @@ class ModuleInfo:
 
     def attribute_chains(self, root: str) -> list[list[str]]:
         """Dotted parts of every attribute chain read in the module that starts at the
-        name ``root`` (``K.mean`` -> ``["K", "mean"]``). Indexed on first use, so rules
-        asking once per import do not walk the module once per import."""
+        name ``root`` (``K.mean`` -> ``["K", "mean"]``)."""
         if self._chains is None:
-            self._chains = {}
-            for node in walk(self.tree):
-                if node.__class__ is ast.Attribute and node.ctx.__class__ is not ast.Store:  # type: ignore[attr-defined]
-                    parts = dotted_parts(node)  # type: ignore[arg-type]
-                    if parts:
-                        self._chains.setdefault(parts[0], []).append(parts)
-        return self._chains.get(root, [])
+            self._index()
+        return self._chains.get(root, [])  # type: ignore[union-attr]
 
     def memo(self, key: Hashable, compute: Callable[[], T]) -> T:
         """``compute()``, once per module and ``key``: for facts several sites of one
@@ -113,19 +115,35 @@ class ModuleInfo:
             return value
 
     def parent_of(self, node: ast.AST) -> ast.AST | None:
-        """The node ``node`` hangs from (``ast`` has no parent links). The map is built
-        on first use, in one pass, for all rules asking about this module."""
+        """The node ``node`` hangs from (``ast`` has no parent links).
+
+        Rules mostly ask about the node they are checking or its ancestors, which are
+        on the analyzer's path; anything else is looked up in a map of the module."""
+        path = self.walk_path
+        for depth in range(len(path) - 1, 0, -1):
+            if path[depth] is node:
+                return path[depth - 1]
         if self._parents is None:
-            parents: dict[int, ast.AST] = {}
-            todo: list[ast.AST] = [self.tree]
-            while todo:
-                parent = todo.pop()
-                children = code_children(parent)
-                for child in children:
-                    parents[id(child)] = parent
-                todo.extend(children)
-            self._parents = parents
-        return self._parents.get(id(node))
+            self._index()
+        return self._parents.get(id(node))  # type: ignore[union-attr]
+
+    def _index(self) -> None:
+        """Parent links and attribute chains, in one pass over the tree, on first use:
+        several rules ask, most modules need one of them, few need neither."""
+        parents: dict[int, ast.AST] = {}
+        chains: dict[str, list[list[str]]] = {}
+        todo: list[ast.AST] = [self.tree]
+        while todo:
+            parent = todo.pop()
+            if parent.__class__ is ast.Attribute and parent.ctx.__class__ is not ast.Store:  # type: ignore[attr-defined]
+                parts = dotted_parts(parent)  # type: ignore[arg-type]
+                if parts:
+                    chains.setdefault(parts[0], []).append(parts)
+            children = code_children(parent)
+            for child in children:
+                parents[id(child)] = parent
+            todo.extend(children)
+        self._parents, self._chains = parents, chains
 
     def imported_as(self, qualified: str) -> str | None:
         """The module-level local name bound to ``qualified`` by an import, if any."""

@@ -118,6 +118,30 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
         yield node
 
 
+def code_walk(node: ast.AST) -> Iterator[ast.AST]:
+    """``node`` and everything below it except the ``Load()``/``Add()`` leaves, in no
+    particular order: for searches (a call, a name) that need neither."""
+    todo = [node]
+    while todo:
+        node = todo.pop()
+        yield node
+        todo.extend(code_children(node))
+
+
+def statements(node: ast.AST) -> Iterator[ast.stmt]:
+    """Every statement nested in ``node``'s blocks, at any depth (``ast.walk`` restricted
+    to statements: expressions are never entered, so it costs a fraction of a walk)."""
+    todo = [c for c in code_children(node) if isinstance(c, _BLOCK_KINDS)]
+    while todo:
+        child = todo.pop()
+        if isinstance(child, ast.stmt):
+            yield child
+        todo.extend(c for c in code_children(child) if isinstance(c, _BLOCK_KINDS))
+
+
+_BLOCK_KINDS = (ast.stmt, ast.ExceptHandler, ast.match_case)
+
+
 def canonical(qualified: str) -> str:
     """Fold a qualified name into its canonical spelling.
 

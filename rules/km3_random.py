@@ -31,7 +31,7 @@ from migrate.model import (
     ReplaceNode,
     Severity,
 )
-from migrate.names import walk
+from migrate.names import code_walk, statements
 from rules.base import Clean, Flagged, Report, Rule
 
 if TYPE_CHECKING:
@@ -475,7 +475,7 @@ def _rewrite(site: CallSite, mapping: RandomMapping, seed_expr: str | None):
     if mapping.special == "dims":  # np.random.rand(d0, d1) -> uniform((d0, d1))
         if site.keywords or site.has_star_args:
             raise _NotExactError("numpy's dimensions are not plain positional arguments")
-        if any(isinstance(n, ast.Call) for a in site.args for n in walk(a)):
+        if any(isinstance(n, ast.Call) for a in site.args for n in code_walk(a)):
             raise _NotExactError("its dimensions contain calls; pass a shape tuple by hand")
         dims = [site.text(a) for a in site.args]
         shape = "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
@@ -532,7 +532,7 @@ def _self_attribute_assignments(class_node: ast.ClassDef) -> list[tuple[str, ast
     for method in class_node.body:
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        for node in walk(method):
+        for node in statements(method):
             if node.__class__ is not ast.Assign:
                 continue
             for target in node.targets:  # type: ignore[attr-defined]
@@ -542,7 +542,14 @@ def _self_attribute_assignments(class_node: ast.ClassDef) -> list[tuple[str, ast
                     and target.value.id == "self"
                 ):
                     found.append((target.attr, node.value, method.name))  # type: ignore[attr-defined]
-    return found
+    return sorted(found, key=lambda item: (item[1].lineno, item[1].col_offset))
+
+
+def _assignments_of(site: CallSite, class_node: ast.ClassDef) -> list[tuple[str, ast.expr, str]]:
+    """:func:`_self_attribute_assignments`, once per class and module."""
+    return site.module.memo(
+        ("KM3-self-assignments", class_node), lambda: _self_attribute_assignments(class_node)
+    )
 
 
 def _class_chain(site: CallSite) -> list[ast.ClassDef]:
@@ -561,12 +568,9 @@ def _existing_generator(site: CallSite) -> str | None:
     """``x`` when the class (or a base in this module) does
     ``self.x = keras.random.SeedGenerator(...)``; ``__init__`` assignments first."""
     for cls in _class_chain(site):
-        assignments = site.module.memo(
-            ("KM3-self-assignments", cls), lambda cls=cls: _self_attribute_assignments(cls)
-        )
         found = [
             (method != "__init__", attribute)
-            for attribute, value, method in assignments
+            for attribute, value, method in _assignments_of(site, cls)
             if isinstance(value, ast.Call) and site.module.resolve(value.func) in _SEED_GENERATOR
         ]
         if found:
@@ -586,14 +590,15 @@ def _inside_lambda(site: CallSite) -> bool:
 
 
 def _super_init_line(function: ast.AST) -> int | None:
-    for node in walk(function):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "__init__"
-        ):
-            return node.lineno
-    return None
+    """The first line calling an ``__init__`` (``super().__init__(...)``) in ``function``."""
+    lines = [
+        node.lineno  # type: ignore[attr-defined]
+        for node in code_walk(function)
+        if node.__class__ is ast.Call
+        and node.func.__class__ is ast.Attribute  # type: ignore[attr-defined]
+        and node.func.attr == "__init__"  # type: ignore[attr-defined]
+    ]
+    return min(lines, default=None)
 
 
 def _non_layer_base(bases: tuple[str, ...]) -> str | None:
@@ -623,7 +628,7 @@ def _class_seed_default(site: CallSite) -> str:
 
 def _seed_default(module: ModuleInfo, class_node: ast.ClassDef) -> str:
     seeds = []
-    for node in walk(class_node):
+    for node in code_walk(class_node):
         if not isinstance(node, ast.Call):
             continue
         mapping = _SEEDED.get(module.resolve(node.func) or "")
@@ -676,7 +681,7 @@ def _generator_for(site: CallSite) -> tuple[str, ClassEdit | None]:
     existing = _existing_generator(site)
     if existing is not None:
         return f"self.{existing}", None
-    assignments = list(_self_attribute_assignments(scope.class_node))
+    assignments = _assignments_of(site, scope.class_node)
     if any(attribute == _GENERATOR_ATTR for attribute, _, _ in assignments):
         raise _NotExactError(
             f"`self.{_GENERATOR_ATTR}` already holds something other than a "

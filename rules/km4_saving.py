@@ -26,7 +26,7 @@ from migrate.model import (
     Severity,
     Span,
 )
-from migrate.names import scope_bindings
+from migrate.names import code_children, code_walk, scope_bindings
 from rules.base import Clean, Flagged, Report, Rule
 
 _NAMESPACES = ("tf.keras.", "keras.", "tf_keras.")
@@ -170,10 +170,11 @@ class PathAnalyzer:
 
     # -- pieces ----------------------------------------------------------------
     def _key(self, node: ast.expr) -> tuple:
-        names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+        names = {n.id for n in code_walk(node) if n.__class__ is ast.Name}  # type: ignore[attr-defined]
         scope = 0
         if self.function is not None:
-            local = scope_bindings(self.function)
+            function = self.function
+            local = self.module.memo(("KM4-bindings", function), lambda: scope_bindings(function))
             if names & (set(local.imports) | local.others):
                 scope = id(self.function)
         return ("expr", scope, ast.dump(node, annotate_fields=False))
@@ -314,7 +315,7 @@ def own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
         yield node
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(code_children(node))
 
 
 # ---------------------------------------------------------------------------
