@@ -100,10 +100,25 @@ class ModuleInfo:
 
     def attribute_chains(self, root: str) -> list[list[str]]:
         """Dotted parts of every attribute chain read in the module that starts at the
-        name ``root`` (``K.mean`` -> ``["K", "mean"]``)."""
+        name ``root`` (``K.mean`` -> ``["K", "mean"]``; ``a.b.c`` also gives ``a.b``).
+        Indexed on first use, in one pass that does not enter the chains themselves."""
         if self._chains is None:
-            self._index()
-        return self._chains.get(root, [])  # type: ignore[union-attr]
+            chains: dict[str, list[list[str]]] = {}
+            todo: list[ast.AST] = [self.tree]
+            while todo:
+                node = todo.pop()
+                if node.__class__ is ast.Attribute:
+                    parts = dotted_parts(node)  # type: ignore[arg-type]
+                    if parts:  # a whole chain: record it and its prefixes, skip its inside
+                        stored = node.ctx.__class__ is ast.Store  # type: ignore[attr-defined]
+                        longest = len(parts) - 1 if stored else len(parts)
+                        if longest > 1:
+                            found = chains.setdefault(parts[0], [])
+                            found.extend(parts[:end] for end in range(longest, 1, -1))
+                        continue
+                todo.extend(code_children(node))
+            self._chains = chains
+        return self._chains.get(root, [])
 
     def memo(self, key: Hashable, compute: Callable[[], T]) -> T:
         """``compute()``, once per module and ``key``: for facts several sites of one
@@ -128,22 +143,17 @@ class ModuleInfo:
         return self._parents.get(id(node))  # type: ignore[union-attr]
 
     def _index(self) -> None:
-        """Parent links and attribute chains, in one pass over the tree, on first use:
-        several rules ask, most modules need one of them, few need neither."""
+        """Parent links of the whole module, for the rare question the analyzer's path
+        cannot answer."""
         parents: dict[int, ast.AST] = {}
-        chains: dict[str, list[list[str]]] = {}
         todo: list[ast.AST] = [self.tree]
         while todo:
             parent = todo.pop()
-            if parent.__class__ is ast.Attribute and parent.ctx.__class__ is not ast.Store:  # type: ignore[attr-defined]
-                parts = dotted_parts(parent)  # type: ignore[arg-type]
-                if parts:
-                    chains.setdefault(parts[0], []).append(parts)
             children = code_children(parent)
             for child in children:
                 parents[id(child)] = parent
             todo.extend(children)
-        self._parents, self._chains = parents, chains
+        self._parents = parents
 
     def imported_as(self, qualified: str) -> str | None:
         """The module-level local name bound to ``qualified`` by an import, if any."""
