@@ -12,8 +12,9 @@ import hashlib
 import traceback
 import warnings
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from migrate.contexts import ContextIndex, ContextSpec, build_context_index
 from migrate.model import (
@@ -107,6 +108,19 @@ class _Walker:
         self.context = Context.OTHER
         self.children = child_nodes if ruleset.visits_leaves else code_children
         self.lean = not ruleset.visits_leaves  # Name and Constant have nothing below
+        self.by_type = ruleset.by_type
+        # What the walk does at each kind of node besides visiting its children; a
+        # handler returning True has taken care of the children itself.
+        self.handlers: dict[type, Callable[[Any], bool | None]] = {
+            ast.Call: self._on_call,
+            ast.Attribute: self._on_reference,
+            ast.Name: self._on_name,
+            ast.Constant: self._on_constant,
+            ast.Import: self._on_import,
+            ast.ImportFrom: self._on_import,
+            ast.ClassDef: self._on_class,
+            **dict.fromkeys(_FUNCTIONS, self._on_function),
+        }
 
     # -- traversal -------------------------------------------------------------
     def walk(self, node: ast.AST) -> None:
@@ -115,37 +129,34 @@ class _Walker:
 
     def visit(self, node: ast.AST) -> None:
         # The path from the root, so rules get parents without a pass of their own
-        # (ModuleInfo.parent_of); every return below pops what this pushed.
-        self.path.append(node)
+        # (ModuleInfo.parent_of).
+        path = self.path
+        path.append(node)
         node_type = node.__class__
-        typed_rules = self.ruleset.by_type.get(node_type)
+        typed_rules = self.by_type.get(node_type)
         if typed_rules:
             site = self._site(Node, node)
             for rule in typed_rules:
                 self._run(rule, rule.check_node, site)
-        if node_type is ast.Call:
-            self._on_call(node)  # type: ignore[arg-type]
-        elif node_type is ast.Attribute or node_type is ast.Name:
-            if self._on_reference(node) or (self.lean and node_type is ast.Name):  # type: ignore[arg-type]
-                self.path.pop()
-                return
-        elif node_type is ast.Constant:
-            if self.lean:
-                self.path.pop()
-                return
-        elif node_type is ast.Import or node_type is ast.ImportFrom:
-            self._on_import(node)  # type: ignore[arg-type]
-        elif node_type in _FUNCTIONS:
-            self._enter_function(node)
-            self.path.pop()
-            return
-        elif node_type is ast.ClassDef:
-            self._enter_class(node)  # type: ignore[arg-type]
-            self.path.pop()
-            return
-        for child in self.children(node):  # self.walk(node), inlined: once per node
-            self.visit(child)
-        self.path.pop()
+        handler = self.handlers.get(node_type)
+        if handler is None or not handler(node):  # a handler says True: done below
+            for child in self.children(node):
+                self.visit(child)
+        path.pop()
+
+    def _on_name(self, node: ast.Name) -> bool:
+        return self._on_reference(node) or self.lean
+
+    def _on_constant(self, node: ast.Constant) -> bool:
+        return self.lean  # nothing below it but a leaf
+
+    def _on_function(self, node: ast.AST) -> bool:
+        self._enter_function(node)
+        return True
+
+    def _on_class(self, node: ast.ClassDef) -> bool:
+        self._enter_class(node)
+        return True
 
     def _visit_below(self, parent: ast.AST, nodes: Iterable[ast.AST | None]) -> None:
         """Visit ``nodes``, children of ``parent`` (a node the walk does not enter)."""
