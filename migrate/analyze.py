@@ -65,6 +65,7 @@ class RuleSet:
             if rule.wants_imports:
                 self.import_rules.append(rule)
         self._call_cache: dict[str, list[Rule]] = {}
+        self._reference_cache: dict[str, list[Rule]] = {}
         # The walk skips Load()/Add() leaves unless a rule asked to see them.
         self.visits_leaves = any(issubclass(t, LEAF_KINDS) for t in self.by_type)
 
@@ -77,7 +78,13 @@ class RuleSet:
         return cached
 
     def for_reference(self, symbol: str) -> list[Rule]:
-        return [r for r in self.reference_rules if symbol.startswith(r.reference_prefixes)]
+        found = self._reference_cache.get(symbol)
+        if found is None:
+            found = [r for r in self.reference_rules if symbol.startswith(r.reference_prefixes)]
+            if len(self._reference_cache) > 50_000:
+                self._reference_cache.clear()
+            self._reference_cache[symbol] = found
+        return found
 
 
 @dataclass
@@ -145,6 +152,8 @@ class _Walker:
         path.pop()
 
     def _on_name(self, node: ast.Name) -> bool:
+        if self.lean and self.resolver.qualified_name(node.id) is None:
+            return True  # most names are local variables: nothing to dispatch, nothing below
         return self._on_reference(node) or self.lean
 
     def _on_constant(self, node: ast.Constant) -> bool:
