@@ -440,6 +440,13 @@ def node_dump(node: object) -> str:
         return f"Name(id={node.id!r}, ctx={node.ctx.__class__.__name__}())"  # type: ignore[attr-defined]
     if cls is ast.Constant and node.kind is None:  # type: ignore[attr-defined]
         return f"Constant(value={node.value!r})"  # type: ignore[attr-defined]
+    if cls is ast.Attribute:
+        value = node_dump(node.value)  # type: ignore[attr-defined]
+        return f"Attribute(value={value}, attr={node.attr!r}, ctx={node.ctx.__class__.__name__}())"  # type: ignore[attr-defined]
+    if cls is ast.Call:
+        args = ", ".join([node_dump(a) for a in node.args])  # type: ignore[attr-defined]
+        keywords = ", ".join([node_dump(k) for k in node.keywords])  # type: ignore[attr-defined]
+        return f"Call(func={node_dump(node.func)}, args=[{args}], keywords=[{keywords}])"  # type: ignore[attr-defined]
     fields = _DUMP_FIELDS.get(cls)
     if fields is None:
         if cls is list:
