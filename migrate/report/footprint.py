@@ -45,6 +45,8 @@ def _reads_any(parts: list[ast.AST], names: set[str]) -> bool:
     todo = list(parts)
     while todo:
         node = todo.pop()
+        while node.__class__ is ast.Attribute:  # down a dotted chain to its root
+            node = node.value  # type: ignore[attr-defined]
         if node.__class__ is ast.Name:
             if node.id in names:  # type: ignore[attr-defined]
                 return True
