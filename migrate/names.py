@@ -105,8 +105,17 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
 
 
 def code_children(node: ast.AST) -> list[ast.AST]:
-    """:func:`child_nodes` without context and operator leaves (``Load()``, ``Add()``)."""
-    return _children(node, _CODE_SPECS, True)
+    """:func:`child_nodes` without context and operator leaves (``Load()``, ``Add()``).
+
+    Several passes run over each tree (contexts, scopes, the rules' walk, the
+    footprint), so the list is kept on the node the first time: callers must not
+    change it. The shared leaf singletons are never asked (they are not children).
+    """
+    attributes = node.__dict__
+    children = attributes.get("_kmigrate_children")
+    if children is None:
+        children = attributes["_kmigrate_children"] = _children(node, _CODE_SPECS, True)
+    return children
 
 
 def walk(node: ast.AST) -> Iterator[ast.AST]:
