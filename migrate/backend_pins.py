@@ -78,6 +78,8 @@ _MAGIC_ENV = re.compile(
     r"^\s*%env\s+(?P<var>KERAS_BACKEND|TF_USE_LEGACY_KERAS)(?:\s*=\s*|\s+)(?P<value>\S*)"
 )
 _SETTER_METHODS = frozenset({"setdefault", "putenv", "setenv"})
+# Bytes a source file must contain to be parsed for pins.
+_SOURCE_MARKERS = tuple(v.encode() for v in (*_VARIABLES, "set_backend"))
 _MAX_CONFIG_BYTES = 2_000_000
 
 
@@ -216,6 +218,16 @@ def pins_in_notebook_text(text: str, path: str) -> list[BackendPin]:
     return pins
 
 
+# Any name in _CONFIG_FILES, in one regex: most files of a tree are not config files,
+# and this rules them out without 25 fnmatch calls each.
+_CONFIG_NAME = re.compile("|".join(fnmatch.translate(pattern) for pattern, _ in _CONFIG_FILES))
+
+
+def _may_be_config(name: str) -> bool:
+    """Whether :func:`_config_kind` can name a kind for a file called ``name``."""
+    return name.endswith((".yml", ".yaml")) or _CONFIG_NAME.match(name) is not None
+
+
 def _config_kind(relative: str) -> str | None:
     parts = relative.split("/")
     name = parts[-1]
@@ -235,11 +247,36 @@ def _walk_config_files(folder: Path) -> Iterator[Path]:
             yield Path(current, name)
 
 
-def _relative(path: Path, root: Path) -> str:
+def _relative(path: Path, resolved: Path, root: Path) -> str:
+    """``path`` relative to the (resolved) ``root``, by its ``resolved`` real path."""
     try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
+        return resolved.relative_to(root).as_posix()
     except ValueError:
         return path.as_posix()
+
+
+class _Resolver:
+    """``Path.resolve`` for many files, resolving each folder once.
+
+    A file that is not a symlink resolves to its folder's real path plus its name; only
+    symlinks (rare) take a full ``resolve``, which walks and stats every component.
+    """
+
+    def __init__(self) -> None:
+        self._folders: dict[str, str] = {}
+
+    def resolve(self, path: Path) -> str | None:
+        """The real path, or None for a symlink loop (or another error)."""
+        try:
+            if path.is_symlink():
+                return str(path.resolve())
+            folder, name = os.path.split(path)
+            real = self._folders.get(folder)
+            if real is None:
+                real = self._folders[folder] = os.path.realpath(folder or ".")
+            return os.path.join(real, name)
+        except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13)
+            return None
 
 
 def _read_text(path: Path) -> str | None:
@@ -274,22 +311,23 @@ def find_backend_pins(
     ``set_backend`` are parsed.
     """
     pins: set[BackendPin] = set()
-    seen: set[Path] = set()
+    seen: set[str] = set()
     candidates: list[Path] = list(_root_candidates(root))
     for path in paths:
         if path.is_dir():
             candidates.extend(_walk_config_files(path))
         elif path.is_file():
             candidates.append(path)
+    resolver = _Resolver()
+    real_root = root.resolve()
     for candidate in candidates:
-        try:
-            resolved = candidate.resolve()
-        except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13)
-            continue
-        if resolved in seen:
+        resolved = resolver.resolve(candidate)
+        if resolved is None or resolved in seen:
             continue
         seen.add(resolved)
-        relative = _relative(candidate, root)
+        if not _may_be_config(candidate.name):
+            continue
+        relative = _relative(candidate, Path(resolved), real_root)
         kind = _config_kind(relative)
         if kind is None:
             continue
@@ -297,14 +335,16 @@ def find_backend_pins(
         if text and (kind == "keras-config" or any(v in text for v in _VARIABLES)):
             pins.update(pins_in_config_text(text, relative, kind))
     for display in source_files:
-        candidate = root / display if not Path(display).is_absolute() else Path(display)
-        if not candidate.is_file():
-            candidate = Path(display)
+        # os.path, not pathlib: this runs for every scanned file
+        location = os.path.join(root, display)  # an absolute display stays as it is
+        if not os.path.isfile(location):
+            location = display
         try:
-            data = candidate.read_bytes()
+            with open(location, "rb") as handle:
+                data = handle.read()
         except OSError:
             continue
-        if not any(v.encode() in data for v in (*_VARIABLES, "set_backend")):
+        if not any(marker in data for marker in _SOURCE_MARKERS):
             continue
         text = data.decode("utf-8", errors="replace")
         if display.endswith(".ipynb"):

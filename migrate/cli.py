@@ -6,7 +6,6 @@ TensorFlow, Keras, JAX or PyTorch; commands that need them load them inside.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import sys
 from collections.abc import Sequence
@@ -265,11 +264,13 @@ def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, statistic
     _emit(render_data(data, fmt, color=color, root=root), output)
     if output and not quiet:
         click.echo(f"kmigrate: {one_line_summary(data)}; report written to {output}", err=True)
-    exit_if_incomplete(result.findings)
+    exit_if_incomplete(data.findings)  # sorted already: result.findings would sort again
 
 
 def _add_unused_suppressions(settings: RunSettings, planned, result, select) -> None:
     """KM903 is opt-in: only when selected by its id (or `check --report-unused-...`)."""
+    if not select:
+        return  # nothing selected explicitly; and migrate.check stays unimported
     from migrate.check import selects_unused_suppressions, unused_suppression_findings
 
     if not selects_unused_suppressions(select):
@@ -457,6 +458,8 @@ def _dirty(changed, paths) -> set[str]:
 
 def unified_diff(path: str, old: str, new: str) -> str:
     """A diff `git apply` accepts (a/ and b/ prefixes, no missing-newline surprises)."""
+    import difflib  # only `apply --diff` needs it: scan starts without it
+
     old_lines = old.splitlines(keepends=True)
     new_lines = new.splitlines(keepends=True)
     lines = []

@@ -171,8 +171,8 @@ def _walk(start: Path, root: Path, exclude: list[str], seen: set[Path]) -> Itera
     # reached both directly and through a link is reported under its real path.
     deferred: list[tuple[os.DirEntry, list]] = []
 
-    def walk(folder: Path, depth_patterns: list) -> Iterator[Path]:
-        real = folder.resolve()
+    def walk(folder: Path, depth_patterns: list, real: Path) -> Iterator[Path]:
+        """The files under ``folder``, whose real path is ``real``."""
         if real in visited_dirs or (real != top and top not in real.parents):
             return  # a symlink loop or a link out of the tree
         visited_dirs.add(real)
@@ -188,19 +188,26 @@ def _walk(start: Path, root: Path, exclude: list[str], seen: set[Path]) -> Itera
             if entry.is_symlink():
                 deferred.append((entry, local))
                 continue
-            yield from visit(entry, local)
+            yield from visit(entry, local, real)
 
-    def visit(entry: os.DirEntry, local: list) -> Iterator[Path]:
-        path = Path(entry.path)
-        real_path = _resolve(path)
-        if real_path is None:
-            return  # a symlink loop
-        relative = _relative(real_path, root)
+    def excluded(real_path: Path) -> bool:
+        return bool(exclude) and _matches_any(_relative(real_path, root), exclude)
+
+    def visit(entry: os.DirEntry, local: list, real_folder: Path | None = None) -> Iterator[Path]:
+        """``real_folder``: the real path of the entry's folder, given when the entry is
+        not a symlink; the entry's real path is then that folder and its name, with no
+        ``resolve`` (a system call per path component) for each file of the tree."""
         try:
             is_dir = entry.is_dir()
             is_file = not is_dir and entry.is_file()
         except OSError:
-            return
+            return  # a symlink loop, an unreadable entry
+        if not is_dir and not (is_file and entry.name.endswith(SOURCE_SUFFIXES)):
+            return  # not a source file (a FIFO, a broken link ...)
+        path = Path(entry.path)
+        real_path = real_folder / entry.name if real_folder is not None else _resolve(path)
+        if real_path is None:
+            return  # a symlink loop
         if is_dir:
             if (
                 entry.name in SKIPPED_DIRS
@@ -208,20 +215,21 @@ def _walk(start: Path, root: Path, exclude: list[str], seen: set[Path]) -> Itera
                 or _is_virtualenv(path)
             ):
                 return
-            if _ignored(local, real_path, True) or _matches_any(relative, exclude):
+            if _ignored(local, real_path, True) or excluded(real_path):
                 return
-            yield from walk(path, local)
-        elif is_file and entry.name.endswith(SOURCE_SUFFIXES):  # no FIFOs, broken links
-            if real_path != top and top not in real_path.parents:
+            yield from walk(path, local, real_path)
+        else:
+            # Only a link can lead out of the tree: other entries lie in a folder inside it.
+            if real_folder is None and real_path != top and top not in real_path.parents:
                 return  # a file link out of the tree
-            if _ignored(local, real_path, False) or _matches_any(relative, exclude):
+            if _ignored(local, real_path, False) or excluded(real_path):
                 return
             if real_path in seen:
                 return
             seen.add(real_path)
             yield path
 
-    yield from walk(start, gitignores)
+    yield from walk(start, gitignores, top)
     while deferred:
         entry, local = deferred.pop(0)
         yield from visit(entry, local)

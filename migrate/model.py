@@ -299,17 +299,20 @@ class Finding:
         return (self.path, cell, self.span.line, self.span.column, self.rule, self.message)
 
     def to_json(self) -> dict[str, Any]:
+        # Called for every finding of a report: ``_value_`` (the enum's stored value) is
+        # a plain attribute, where ``.value`` is a Python-level descriptor call.
+        span = self.span
         data = {
             "rule": self.rule,
-            "severity": self.severity.value,
+            "severity": self.severity._value_,
             "message": self.message,
             "path": self.path,
-            "line": self.span.line,
-            "column": self.span.column + 1,
-            "end_line": self.span.end_line,
-            "end_column": self.span.end_column + 1,
-            "context": self.context.value,
-            "fixable": self.fixable,
+            "line": span.line,
+            "column": span.column + 1,
+            "end_line": span.end_line,
+            "end_column": span.end_column + 1,
+            "context": self.context._value_,
+            "fixable": self.fix is not None,
             "symbol": self.symbol,
             "fingerprint": self.fingerprint,
         }

@@ -22,6 +22,7 @@ from migrate.analyze import (
     fingerprint_findings,
     unparseable_finding,
 )
+from migrate.cache import trim_for_reports
 from migrate.config import Config
 from migrate.discover import discover, display_path
 from migrate.model import Finding
@@ -274,8 +275,9 @@ def plan_jobs(
     """One job per discovered file (only shard K of N's files when ``shard`` is given)."""
     jobs = []
     packages: dict[Path, str] = {}
+    folders: dict[Path, str] = {}
     for path in discover(paths, config.root, config.exclude):
-        display = display_path(path, config.root)
+        display = _display_path(path, config.root, folders)
         if not in_shard(display, shard):
             continue
         jobs.append(
@@ -288,6 +290,16 @@ def plan_jobs(
             )
         )
     return jobs
+
+
+def _display_path(path: Path, root: Path, folders: dict[Path, str]) -> str:
+    """:func:`display_path`, working each folder out once (``folders`` remembers them):
+    a file is shown as its folder is, with its name appended."""
+    folder = folders.get(path.parent)
+    if folder is None:
+        shown = display_path(path.parent, root)
+        folder = folders[path.parent] = "" if shown == "." else shown.rstrip("/") + "/"
+    return folder + path.name
 
 
 def default_jobs() -> int:
@@ -389,7 +401,7 @@ def run_jobs(
             collected.add(cached)
         if workers <= 1 or len(pending) < 8:
             for job in pending:
-                collected.add(run_cached_job(job, rule_ids, cache))
+                collected.add(_trimmed_result(job, rule_ids, cache))
         else:
             _run_in_pool(pending, rule_ids, workers, collected, cache)
     finally:
@@ -422,9 +434,19 @@ def _run_in_pool(
     with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context) as pool:
         count = len(jobs)
         for report in pool.map(
-            run_cached_job, jobs, [rule_ids] * count, [cache] * count, chunksize=chunk
+            _trimmed_result, jobs, [rule_ids] * count, [cache] * count, chunksize=chunk
         ):
             collected.add(report)
+
+
+def _trimmed_result(job: Job, rule_ids: tuple[str, ...], cache: ResultCache | None) -> FileReport:
+    """:func:`run_cached_job`; a scan's report trimmed to what reports read
+    (:func:`~migrate.cache.trim_for_reports`) in the worker, so that the parent unpickles
+    no edit plans, and the result is the same whether it came from the cache or not."""
+    report = run_cached_job(job, rule_ids, cache)
+    if not job.fix:
+        trim_for_reports(report)
+    return report
 
 
 def _file_size(job: Job) -> int:

@@ -7,10 +7,10 @@ parse (KM901) is critical, since nothing in it was checked.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from migrate.model import Finding
+from migrate.report import indented_json
 from migrate.report.common import fingerprint_of, one_line
 from migrate.report.summary import ReportData
 
@@ -39,4 +39,4 @@ def issue(finding: Finding) -> dict[str, Any]:
 
 
 def render(data: ReportData, **_: object) -> str:
-    return json.dumps([issue(f) for f in data.findings], indent=2, ensure_ascii=False) + "\n"
+    return indented_json.dumps([issue(f) for f in data.findings]) + "\n"

@@ -7,9 +7,9 @@ give byte-identical output.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
+from migrate.report import indented_json
 from migrate.report.common import fingerprint_of
 from migrate.report.summary import FileStats, FolderStats, ReportData, Tally, format_minutes
 
@@ -124,7 +124,7 @@ def report_json(data: ReportData) -> dict[str, Any]:
 
 
 def render(data: ReportData, **_: object) -> str:
-    return json.dumps(report_json(data), indent=2, ensure_ascii=False) + "\n"
+    return indented_json.dumps(report_json(data)) + "\n"
 
 
 def report_data(result: RunResult, **options: Any) -> dict[str, Any]:

@@ -16,11 +16,11 @@ No timestamps, no absolute paths, everything sorted: the same tree gives the sam
 
 from __future__ import annotations
 
-import json
 from typing import Any
 from urllib.parse import quote
 
 from migrate.model import Finding
+from migrate.report import indented_json
 from migrate.report.common import (
     PROJECT_URL,
     TOOL_NAME,
@@ -177,4 +177,4 @@ def sarif_log(data: ReportData) -> dict[str, Any]:
 
 
 def render(data: ReportData, **_: object) -> str:
-    return json.dumps(sarif_log(data), indent=2, ensure_ascii=False) + "\n"
+    return indented_json.dumps(sarif_log(data)) + "\n"

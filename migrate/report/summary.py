@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from migrate.model import Finding, Severity
+from migrate.model import Context, Finding, Severity
 from rules.effort import minutes_for
 
 if TYPE_CHECKING:
@@ -212,21 +212,44 @@ def _footprint(report: FileReport, root: Path | None) -> int | None:
     return None
 
 
-def _file_stats(report: FileReport, root: Path | None, rules: dict[str, type]) -> FileStats:
+class _FindingCosts:
+    """Effort and manual-ness of findings, worked out once per kind of finding.
+
+    A large run has tens of thousands of findings but a few hundred kinds (rule,
+    context, severity); the report asks about every finding twice (its file, its rule).
+    """
+
+    def __init__(self, rules: dict[str, type]) -> None:
+        self.rules = rules
+        self._known: dict[tuple, tuple[float, bool]] = {}
+
+    def of(self, finding: Finding) -> tuple[float, bool]:
+        """(minutes of a person's time, whether it is manual) for ``finding``."""
+        key = (finding.rule, finding.context, finding.severity, finding.fixable)
+        known = self._known.get(key)
+        if known is None:
+            rule = self.rules.get(finding.rule)
+            known = self._known[key] = (effort_of(finding, rule), is_manual(finding))
+        return known
+
+
+def _file_stats(report: FileReport, root: Path | None, costs: _FindingCosts) -> FileStats:
     stats = FileStats(path=report.path, uses_tensorflow=report.uses_tensorflow)
     stats.parsed = report.parsed
     blocking_lines: set[int] = set()
     manual_lines: set[int] = set()
+    info = Severity.INFO
     for finding in report.findings:
         stats.findings += 1
         if finding.fixable:
             stats.fixable += 1
-        if finding.severity is not Severity.INFO:
+        if finding.severity is not info:
             blocking_lines.add(finding.span.line)
-        if is_manual(finding):
+        effort, manual = costs.of(finding)
+        if manual:
             stats.manual += 1
             manual_lines.add(finding.span.line)
-        stats.effort_minutes += effort_of(finding, rules.get(finding.rule))
+        stats.effort_minutes += effort
     stats.blocked_now = len(blocking_lines)
     stats.blocked_after_apply = len(manual_lines)
     stats.tf_statements = _footprint(report, root) if report.parsed else None
@@ -243,7 +266,8 @@ def build_report(
     root_path = Path(root) if root else None
     findings = result.findings
     rules = _rule_classes({f.rule for f in findings})
-    files = [_file_stats(r, root_path, rules) for r in sorted(result.files, key=lambda r: r.path)]
+    costs = _FindingCosts(rules)
+    files = [_file_stats(r, root_path, costs) for r in sorted(result.files, key=lambda r: r.path)]
 
     total = Tally()
     folders: dict[str, FolderStats] = {}
@@ -266,22 +290,21 @@ def build_report(
         total.tf_statements = None
 
     by_rule: dict[str, RuleStats] = {}
+    contexts: Counter[Context] = Counter()
+    severities: Counter[Severity] = Counter()
     for finding in findings:
-        rule = rules.get(finding.rule)
-        stats = by_rule.setdefault(
-            finding.rule,
-            RuleStats(
-                rule=finding.rule,
-                name=getattr(rule, "name", ""),
-                severity=getattr(getattr(rule, "severity", None), "value", finding.severity.value),
-            ),
-        )
-        stats.count += 1
+        rule_stats = by_rule.get(finding.rule)
+        if rule_stats is None:
+            rule_stats = by_rule[finding.rule] = _rule_stats(finding, rules.get(finding.rule))
+        effort, manual = costs.of(finding)
+        rule_stats.count += 1
         if finding.fixable:
-            stats.fixable += 1
-        if is_manual(finding):
-            stats.manual += 1
-        stats.effort_minutes += effort_of(finding, rule)
+            rule_stats.fixable += 1
+        if manual:
+            rule_stats.manual += 1
+        rule_stats.effort_minutes += effort
+        contexts[finding.context] += 1
+        severities[finding.severity] += 1
 
     offenders = [f for f in files if f.findings]
     offenders.sort(key=lambda f: (-f.effort_minutes, -f.manual, -f.findings, f.path))
@@ -291,12 +314,17 @@ def build_report(
         folders=[folders[k] for k in sorted(folders)],
         rules=[by_rule[k] for k in sorted(by_rule)],
         total=total,
-        by_context=dict(sorted(Counter(f.context.value for f in findings).items())),
-        by_severity=dict(sorted(Counter(f.severity.value for f in findings).items())),
+        by_context=dict(sorted((c.value, n) for c, n in contexts.items())),
+        by_severity=dict(sorted((s.value, n) for s, n in severities.items())),
         backend=backend,
         rule_ids=tuple(result.rule_ids),
         top_files=offenders[:top],
     )
+
+
+def _rule_stats(finding: Finding, rule: type | None) -> RuleStats:
+    severity = getattr(getattr(rule, "severity", None), "value", finding.severity.value)
+    return RuleStats(rule=finding.rule, name=getattr(rule, "name", ""), severity=severity)
 
 
 def format_minutes(minutes: float) -> str:
