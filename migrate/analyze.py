@@ -116,18 +116,6 @@ class _Walker:
         self.children = child_nodes if ruleset.visits_leaves else code_children
         self.lean = not ruleset.visits_leaves  # Name and Constant have nothing below
         self.by_type = ruleset.by_type
-        # What the walk does at each kind of node besides visiting its children; a
-        # handler returning True has taken care of the children itself.
-        self.handlers: dict[type, Callable[[Any], bool | None]] = {
-            ast.Call: self._on_call,
-            ast.Attribute: self._on_reference,
-            ast.Name: self._on_name,
-            ast.Constant: self._on_constant,
-            ast.Import: self._on_import,
-            ast.ImportFrom: self._on_import,
-            ast.ClassDef: self._on_class,
-            **dict.fromkeys(_FUNCTIONS, self._on_function),
-        }
 
     # -- traversal -------------------------------------------------------------
     def walk(self, node: ast.AST) -> None:
@@ -145,8 +133,8 @@ class _Walker:
             site = self._site(Node, node)
             for rule in typed_rules:
                 self._run(rule, rule.check_node, site)
-        handler = self.handlers.get(node_type)
-        if handler is None or not handler(node):  # a handler says True: done below
+        handler = _HANDLERS.get(node_type)
+        if handler is None or not handler(self, node):  # a handler says True: done below
             for child in self.children(node):
                 self.visit(child)
         path.pop()
@@ -308,6 +296,22 @@ class _Walker:
                 self.sink.append(report)
         except Exception as error:  # a crashing rule never stops the run
             self.crashes.append((rule, site, error))
+
+
+# What the walk does at each kind of node besides visiting its children; a handler
+# returning True has taken care of the children itself. (Plain functions, not bound
+# methods held by the walker: those would make every walker a reference cycle that
+# only the garbage collector frees, and keep each module alive until it runs.)
+_HANDLERS: dict[type, Callable[[_Walker, Any], bool | None]] = {
+    ast.Call: _Walker._on_call,
+    ast.Attribute: _Walker._on_reference,
+    ast.Name: _Walker._on_name,
+    ast.Constant: _Walker._on_constant,
+    ast.Import: _Walker._on_import,
+    ast.ImportFrom: _Walker._on_import,
+    ast.ClassDef: _Walker._on_class,
+    **dict.fromkeys(_FUNCTIONS, _Walker._on_function),
+}
 
 
 def _parse(text: str) -> ast.Module:

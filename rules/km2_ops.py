@@ -858,22 +858,22 @@ def parent_of(site: Node, node: ast.AST) -> ast.AST | None:
 _CATALOG_SYMBOLS = frozenset(s for s in by_symbol() if lookup(s).builder != "variable")
 _VARIABLE_SYMBOLS = frozenset(s for s in by_symbol() if lookup(s).builder == "variable")
 
-_LAST_PLAN: list[Any] = [None, None]  # [node, plan]: KM201 and KM202 see the same sites
-# The callee nodes of the catalog calls seen in the module being walked: the walker
-# visits a call before its callee, so a reference that is a callee is skipped.
-_CALLEES: list[Any] = [None, set()]  # [module, {id(callee node)}]
+# KM201 and KM202 see the same call sites: the plan is made once per call, kept with
+# the module (so nothing outlives the module's analysis). The callee nodes of the
+# catalog calls are kept too: the walker visits a call before its callee, so a
+# reference that is a callee is skipped.
+_PLANS = "KM2-plans"
+_CALLEES = "KM2-callees"
 
 
 def _plan_for(site: CallSite) -> tuple[OpEntry, Rewrite | ManualPortError] | None:
-    if _CALLEES[0] is not site.module:
-        _CALLEES[0], _CALLEES[1] = site.module, set()
-    _CALLEES[1].add(id(site.node.func))  # type: ignore[attr-defined]
-    if _LAST_PLAN[0] is site.node:
-        return _LAST_PLAN[1]
-    entry = lookup(site.symbol)
-    result = None if entry is None else (entry, plan_call(entry, site))
-    _LAST_PLAN[0], _LAST_PLAN[1] = site.node, result
-    return result
+    site.module.memo(_CALLEES, set).add(id(site.node.func))  # type: ignore[attr-defined]
+    plans: dict[int, Any] = site.module.memo(_PLANS, dict)
+    key = id(site.node)
+    if key not in plans:
+        entry = lookup(site.symbol)
+        plans[key] = None if entry is None else (entry, plan_call(entry, site))
+    return plans[key]
 
 
 def _passed_function(site: ReferenceSite) -> OpEntry | None:
@@ -883,7 +883,7 @@ def _passed_function(site: ReferenceSite) -> OpEntry | None:
     entry = lookup(site.symbol)
     if entry is None or entry.builder == "variable":
         return None
-    if _CALLEES[0] is site.module and id(site.node) in _CALLEES[1]:
+    if id(site.node) in site.module.memo(_CALLEES, set):
         return None  # the callee of a call: check_call reported the call
     parent = parent_of(site, site.node)
     if isinstance(parent, ast.Call) and parent.func is site.node:
