@@ -97,8 +97,9 @@ def run_job(job: Job, rule_ids: tuple[str, ...], data: bytes | None = None) -> F
     The cyclic garbage collector is paused for the file: analysis allocates millions
     of short-lived, cycle-free objects (tree nodes, sites, findings), which reference
     counting frees, and the collector's passes over them cost a fifth of the scan.
-    The few cycles left (tracebacks of crashed rules) are collected when the
-    collector next runs, after the file.
+    The few small cycles left (helper closures of ``ast.literal_eval``, tracebacks
+    of crashed rules) are collected when the collector next runs, after the file;
+    tests/test_engine.py checks that no tree is caught in one.
     """
     if not gc.isenabled():
         return _run_job(job, rule_ids, data)

@@ -295,3 +295,29 @@ def test_loss_chosen_through_a_name_and_conditional_is_model_code() -> None:
     )
     assert contexts["focal"] is Context.MODEL
     assert contexts["smoothed"] is Context.MODEL
+
+
+def test_analysing_a_file_leaves_no_tree_in_reference_cycles() -> None:
+    """Workers pause the garbage collector per file (migrate.runner.run_job): that is
+    only sound while reference counting frees each file's tree, sites and reports.
+    (The stdlib's ast.literal_eval and ast.dump leave small cycles of their own helper
+    closures, which hold no node.)"""
+    import gc
+    from pathlib import Path
+
+    samples = sorted((Path(__file__).resolve().parent.parent / "samples").rglob("*.py"))
+    assert samples
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        for path in samples:
+            scan_text(path.read_text(encoding="utf-8"), path=path.name)
+        gc.collect()
+        kept = {type(o).__name__ for o in gc.garbage if not isinstance(o, (tuple, dict))}
+        kept -= {"function", "cell"}
+        assert not kept, f"analysis left these in reference cycles: {sorted(kept)}"
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
