@@ -16,9 +16,11 @@ On the generated corpus (``make_corpus.py``, rebuilt when missing or stale) it t
 Every command runs as its own process; the table shows the median wall time of the
 runs, the CPU time (user + system, all processes), the largest process's peak RSS
 (``wait4`` rusage) and the peak of the RSS summed over the whole process tree
-(sampled from ``/proc`` every 10 ms, so worker processes count). The machine's
-load average before and after is recorded: on a busy machine wall times stretch,
-CPU times much less.
+(sampled from ``/proc`` every 50 ms, so worker processes count; a poll reads only the
+tree's own entries, so the sampler does not take CPU from the workers). The parse
+floor and the four scans run interleaved, one of each per round, so drift in the
+machine's speed hits them alike. The machine's load average before and after is
+recorded: on a busy machine wall times stretch, CPU times much less.
 """
 
 from __future__ import annotations
@@ -98,6 +100,25 @@ def _children_map() -> dict[int, list[int]]:
     return children
 
 
+def _children_of(pid: int) -> list[int] | None:
+    """Child pids of ``pid`` from ``/proc/PID/task/*/children``; None where the kernel
+    does not offer that file (then the whole process table is read)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    found: list[int] = []
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children", "rb") as handle:
+                found.extend(int(child) for child in handle.read().split())
+        except FileNotFoundError:
+            return None
+        except OSError:
+            continue
+    return found
+
+
 def _rss_kb(pid: int) -> int:
     try:
         with open(f"/proc/{pid}/status", "rb") as handle:
@@ -112,7 +133,8 @@ def _rss_kb(pid: int) -> int:
 class TreeSampler(threading.Thread):
     """Polls the RSS of a process and all its descendants; keeps the peak sum."""
 
-    def __init__(self, pid: int, interval: float = 0.01) -> None:
+    # Polling must stay cheap: the machine has two cores and `scan --jobs 2` uses both.
+    def __init__(self, pid: int, interval: float = 0.05) -> None:
         super().__init__(daemon=True)
         self.pid = pid
         self.interval = interval
@@ -122,12 +144,16 @@ class TreeSampler(threading.Thread):
 
     def run(self) -> None:
         while self.available and not self.done.is_set():
-            children = _children_map()
+            table: dict[int, list[int]] | None = None
             todo, total = [self.pid], 0
             while todo:
                 pid = todo.pop()
                 total += _rss_kb(pid)
-                todo.extend(children.get(pid, ()))
+                children = _children_of(pid)
+                if children is None:
+                    table = table if table is not None else _children_map()
+                    children = table.get(pid, [])
+                todo.extend(children)
             self.peak_kb = max(self.peak_kb, total)
             self.done.wait(self.interval)
 
@@ -187,6 +213,28 @@ class Measurement:
         return max(s.tree_rss_mb for s in self.samples)
 
 
+def measure(
+    measurement: Measurement,
+    command: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    before=None,
+    ok_codes=(0,),
+    capture: bool = False,
+) -> Sample:
+    """Run ``command`` once and add the sample to ``measurement``."""
+    workdir = before() if before else cwd
+    sample = run_measured(command, workdir or cwd, env, capture)
+    if sample.returncode not in ok_codes:
+        raise SystemExit(
+            f"{measurement.name}: `{' '.join(command)}` exited {sample.returncode}:\n"
+            + sample.stderr[-3000:]
+        )
+    measurement.samples.append(sample)
+    print(f"  {measurement.name}: {sample.wall:.2f} s wall, {sample.cpu:.2f} s CPU", flush=True)
+    return sample
+
+
 def repeat(
     name: str,
     command: list[str],
@@ -199,15 +247,7 @@ def repeat(
 ) -> Measurement:
     measurement = Measurement(name, shown or " ".join(command))
     for _ in range(runs):
-        workdir = before() if before else cwd
-        sample = run_measured(command, workdir or cwd, env)
-        if sample.returncode not in ok_codes:
-            raise SystemExit(
-                f"{name}: `{' '.join(command)}` exited {sample.returncode}:\n"
-                + sample.stderr[-3000:]
-            )
-        measurement.samples.append(sample)
-        print(f"  {name}: {sample.wall:.2f} s wall, {sample.cpu:.2f} s CPU", flush=True)
+        measure(measurement, command, cwd, env, before, ok_codes)
     return measurement
 
 
@@ -284,45 +324,36 @@ def run_benchmark(args: argparse.Namespace) -> dict:
             env,
         )
 
-        print("bare ast.parse", flush=True)
+        # The parse floor and the scans run in rounds, one of each per round, so a
+        # machine that speeds up or slows down (shared VMs do) moves them alike and
+        # the ratios between their medians hold.
+        scan = [*kmigrate, "scan", ".", "-q", "--format", "json", "-o", str(report)]
         parse = Measurement("bare ast.parse (python: read + parse every file)", "")
         parse.command = "python -c 'for f in files: ast.parse(f.read_bytes())'"
-        inner = []
-        for _ in range(runs):
-            sample = run_measured([sys.executable, "-c", PARSE_SCRIPT, "."], CORPUS, env, True)
-            parse.samples.append(sample)
-            inner.append(float(sample.stdout.split()[0]))
-            print(f"  parse: {sample.wall:.2f} s wall ({inner[-1]:.2f} s parsing)", flush=True)
-        parse.note = f"parsing alone (in-process): {statistics.median(inner):.2f} s"
+        plan = [
+            ("scan1", "kmigrate scan --jobs 1 (no cache)", ["--jobs", "1", "--no-cache"], None),
+            ("scan2", "kmigrate scan --jobs 2 (no cache)", ["--jobs", "2", "--no-cache"], None),
+            (
+                "scan2_fill",
+                "kmigrate scan --jobs 2, empty cache (fills it)",
+                ["--jobs", "2"],
+                clear_cache,
+            ),
+            ("warm", "kmigrate scan --jobs 2, warm cache", ["--jobs", "2"], None),
+        ]
         results["parse"] = parse
-
-        scan = [*kmigrate, "scan", ".", "-q", "--format", "json", "-o", str(report)]
-        print("kmigrate scan", flush=True)
-        results["scan1"] = repeat(
-            "kmigrate scan --jobs 1 (no cache)",
-            [*scan, "--jobs", "1", "--no-cache"],
-            runs,
-            CORPUS,
-            env,
-        )
-        results["scan2"] = repeat(
-            "kmigrate scan --jobs 2 (no cache)",
-            [*scan, "--jobs", "2", "--no-cache"],
-            runs,
-            CORPUS,
-            env,
-        )
-        results["scan2_fill"] = repeat(
-            "kmigrate scan --jobs 2, empty cache (fills it)",
-            [*scan, "--jobs", "2"],
-            runs,
-            CORPUS,
-            env,
-            before=clear_cache,
-        )
-        results["warm"] = repeat(
-            "kmigrate scan --jobs 2, warm cache", [*scan, "--jobs", "2"], runs, CORPUS, env
-        )
+        for key, name, options, _ in plan:
+            results[key] = Measurement(name, " ".join([*scan, *options]))
+        inner = []
+        for number in range(runs):
+            print(f"round {number + 1} of {runs}: bare ast.parse, then kmigrate scan", flush=True)
+            sample = measure(
+                parse, [sys.executable, "-c", PARSE_SCRIPT, "."], CORPUS, env, capture=True
+            )
+            inner.append(float(sample.stdout.split()[0]))
+            for key, _, options, before in plan:
+                measure(results[key], [*scan, *options], CORPUS, env, before)
+        parse.note = f"parsing alone (in-process): {statistics.median(inner):.2f} s"
         findings = json.loads(report.read_text())["summary"]["findings"]
 
         def fresh_copy():
