@@ -447,10 +447,15 @@ def node_dump(node: object) -> str:
     if cls is ast.Attribute:
         value = node_dump(node.value)  # type: ignore[attr-defined]
         return f"Attribute(value={value}, attr={node.attr!r}, ctx={node.ctx.__class__.__name__}())"  # type: ignore[attr-defined]
-    if cls is ast.Call:
-        args = ", ".join([node_dump(a) for a in node.args])  # type: ignore[attr-defined]
-        keywords = ", ".join([node_dump(k) for k in node.keywords])  # type: ignore[attr-defined]
-        return f"Call(func={node_dump(node.func)}, args=[{args}], keywords=[{keywords}])"  # type: ignore[attr-defined]
+    if cls is ast.Call:  # kept on the node: findings often point at calls nested in calls
+        attributes = node.__dict__
+        text = attributes.get("_kmigrate_dump")
+        if text is None:
+            args = ", ".join([node_dump(a) for a in node.args])  # type: ignore[attr-defined]
+            keywords = ", ".join([node_dump(k) for k in node.keywords])  # type: ignore[attr-defined]
+            text = f"Call(func={node_dump(node.func)}, args=[{args}], keywords=[{keywords}])"  # type: ignore[attr-defined]
+            attributes["_kmigrate_dump"] = text
+        return text
     fields = _DUMP_FIELDS.get(cls)
     if fields is None:
         if cls is list:
