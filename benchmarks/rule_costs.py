@@ -1,13 +1,14 @@
-"""Where a scan's CPU time goes: parse, engine, each rule, the report footprint.
+"""Where a scan's CPU time goes: parse, engine, all rules, the report footprint, each rule.
 
     .venv/bin/python benchmarks/rule_costs.py              # a sample of the corpus
     .venv/bin/python benchmarks/rule_costs.py src/ --every 1
 
-Times are CPU seconds in this process (best of ``--repeat``), so a busy machine
-skews them less than wall times. A rule's cost is measured leave-one-out: all
-rules minus all rules but that one, which charges a rule for the work only it
-causes (shared engine work, such as resolving every name once any reference rule
-is selected, shows up in the "engine" lines instead).
+Times are CPU seconds in this process with the garbage collector paused (as the scan's
+workers run), best of ``--repeat`` per file, and every measurement runs file by file,
+interleaved, so a machine that changes speed during the run skews them alike. A rule's
+cost is that rule alone minus the engine alone: it includes shared work the rule sets
+off (resolving every name once any reference rule is selected), so the costs of the
+rules add up to more than "all rules" does.
 """
 
 from __future__ import annotations
@@ -42,24 +43,6 @@ def _texts(root: Path, every: int) -> list[str]:
     return texts
 
 
-def _best(action, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        start = time.process_time()
-        action()
-        times.append(time.process_time() - start)
-    return min(times)
-
-
-def _analyze_all(texts: list[str], ruleset: RuleSet):
-    def run() -> None:
-        for text in texts:
-            analyze_module_text("module.py", text, ruleset, CONTEXT_SPEC)
-
-    return run
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("root", nargs="?", type=Path, default=HERE / "corpus")
@@ -69,55 +52,55 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.root.exists():
         raise SystemExit(f"{args.root} does not exist (run benchmarks/make_corpus.py)")
+    from migrate.report.footprint import count_tf_statements
+
     texts = _texts(args.root, args.every)
     lines = sum(t.count("\n") for t in texts)
     rules = list(all_rules())
     print(
         f"{len(texts)} files, {lines:,} lines, {len(rules)} rules; CPU seconds, best of "
-        f"{args.repeat}",
+        f"{args.repeat} per file",
         flush=True,
     )
-
-    def parse_only() -> None:
+    rulesets = {"engine": RuleSet([]), "all": RuleSet(rules)}
+    rulesets.update((rule.id, RuleSet([rule])) for rule in rules)
+    totals = dict.fromkeys(["parse", "footprint", *rulesets], 0.0)
+    gc.collect()
+    gc.disable()
+    try:
         for text in texts:
-            _parse(text)
-
-    parse = _best(parse_only, args.repeat)
-    engine = _best(_analyze_all(texts, RuleSet([])), args.repeat)
-    full = _best(_analyze_all(texts, RuleSet(rules)), args.repeat)
+            tree = _parse(text)
+            totals["parse"] += _best(args.repeat, _parse, text)
+            totals["footprint"] += _best(args.repeat, count_tf_statements, tree)
+            for key, ruleset in rulesets.items():
+                totals[key] += _best(
+                    args.repeat, analyze_module_text, "module.py", text, ruleset, CONTEXT_SPEC
+                )
+    finally:
+        gc.enable()
+    parse, engine = totals["parse"], totals["engine"]
     rows = [
         ("ast.parse", parse),
         ("engine (no rule selected), parse included", engine),
-        ("all rules", full),
+        ("all rules, parse included", totals["all"]),
+        ("report footprint (count_tf_statements), parse excluded", totals["footprint"]),
     ]
-    try:
-        from migrate.report.footprint import count_tf_statements
-
-        def footprint() -> None:
-            for text in texts:
-                count_tf_statements(_parse(text))
-
-        rows.append(
-            (
-                "report footprint (count_tf_statements), parse excluded",
-                _best(footprint, args.repeat) - parse,
-            )
-        )
-    except ImportError:
-        pass
     for label, seconds in rows:
-        print(f"{seconds:8.2f}  {seconds / parse:5.1f}x parse  {label}")
-    costs = []
-    for rule in rules:
-        others = RuleSet([r for r in rules if r is not rule])
-        costs.append((full - _best(_analyze_all(texts, others), args.repeat), rule))
-        print(".", end="", flush=True)
-    print()
-    costs.sort(key=lambda item: item[0], reverse=True)
-    print("rule costs (leave-one-out):")
+        print(f"{seconds:8.2f}  {seconds / parse:5.2f}x parse  {label}")
+    costs = sorted(((totals[r.id] - engine, r) for r in rules), key=lambda c: -c[0])
+    print("rule costs (the rule alone minus the engine alone):")
     for seconds, rule in costs[: args.top]:
         print(f"{seconds:8.2f}  {seconds / parse:5.2f}x parse  {rule.id} {rule.name}")
     return 0
+
+
+def _best(repeat: int, action, *arguments) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.process_time()
+        action(*arguments)
+        times.append(time.process_time() - start)
+    return min(times)
 
 
 if __name__ == "__main__":

@@ -367,7 +367,7 @@ def run_benchmark(args: argparse.Namespace) -> dict:
             results["apply"] = repeat(
                 "kmigrate apply --jobs 2 (fresh copy, empty cache)",
                 [*kmigrate, "apply", ".", "-q", "--jobs", "2", "--allow-dirty"],
-                runs,
+                max(1, runs if args.apply_runs is None else args.apply_runs),
                 CORPUS,
                 env,
                 before=fresh_copy,
@@ -473,6 +473,16 @@ def ratios(results: dict[str, Measurement]) -> list[tuple[str, str, str, str]]:
             _status(floor <= TARGET_FLOOR_RATIO),
         )
     )
+    rounds = [s.wall / p.wall for s, p in zip(scan2.samples, parse.samples)]
+    if len(rounds) > 1:  # the spread: how much one round's ratio can be trusted
+        rows.append(
+            (
+                "the same, round by round (each round's own ratio)",
+                "(info)",
+                ", ".join(f"{r:.2f}x" for r in rounds),
+                "",
+            )
+        )
     share = results["warm"].wall / scan2.wall
     rows.append(
         (
@@ -564,6 +574,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3, help="runs per measurement [3]")
     parser.add_argument("--tf-runs", type=int, help="runs of tf_upgrade_v2 [--runs]")
+    parser.add_argument("--apply-runs", type=int, help="runs of kmigrate apply [--runs]")
     parser.add_argument("--quick", action="store_true", help="one run of each")
     parser.add_argument("--skip-tf-upgrade", action="store_true", help="do not run the peer")
     parser.add_argument("--skip-apply", action="store_true", help="do not time kmigrate apply")
