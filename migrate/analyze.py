@@ -118,10 +118,6 @@ class _Walker:
         self.by_type = ruleset.by_type
 
     # -- traversal -------------------------------------------------------------
-    def walk(self, node: ast.AST) -> None:
-        for child in self.children(node):
-            self.visit(child)
-
     def visit(self, node: ast.AST) -> None:
         # The path from the root, so rules get parents without a pass of their own
         # (ModuleInfo.parent_of).
@@ -480,7 +476,6 @@ def node_dump(node: object) -> str:
 def _findings_from_reports(path: str, reports: Iterable[Report], ruleset: RuleSet) -> list[Finding]:
     findings: list[Finding] = []
     seen: set[tuple] = set()
-    dumps: dict[int, str] = {}  # several rules often report one node
     for report in reports:
         rule = report.rule
         site = report.site
@@ -502,8 +497,7 @@ def _findings_from_reports(path: str, reports: Iterable[Report], ruleset: RuleSe
                 symbol=report.symbol if report.symbol is not None else _site_symbol(site),
                 fix=report.fix,
                 scope_name=site.scope.qualname,
-                source_text=dumps.get(id(site.node))
-                or dumps.setdefault(id(site.node), node_dump(site.node)),
+                source_text=node_dump(site.node),
             )
         )
     return findings

@@ -63,7 +63,8 @@ FIX_NOT_KEPT = EditPlan(edits=(), description="(not kept in scan results)")
 
 def trim_for_reports(report: Any) -> None:
     """Drop, in place, what only ``apply`` uses from a scan report's findings: edit
-    plans (replaced by :data:`FIX_NOT_KEPT`, so ``fixable`` holds) and ``source_text``.
+    plans (replaced by :data:`FIX_NOT_KEPT`, so ``fixable`` holds). (``source_text``,
+    the fingerprint's input, is dropped by ``fingerprint_findings`` already.)
 
     Edit plans are many small objects (edits, arguments, spans): without them a scan
     result or cache entry pickles in half the time and loads in two thirds.
@@ -71,7 +72,6 @@ def trim_for_reports(report: Any) -> None:
     for finding in getattr(report, "findings", ()):
         if finding.fix is not None:
             finding.fix = FIX_NOT_KEPT
-        finding.source_text = ""
 
 
 _FINDING_FIELDS = dataclasses.fields(Finding)

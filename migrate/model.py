@@ -286,7 +286,7 @@ class Finding:
     fix: EditPlan | None = None
     fingerprint: str = ""
     scope_name: str = "<module>"
-    source_text: str = ""  # normalised node text; fingerprint input, not reported
+    source_text: str = ""  # the node's ast.dump: fingerprint input, dropped once used
     extra: dict[str, Any] = field(default_factory=dict)  # e.g. notebook cell
 
     @property

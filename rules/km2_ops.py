@@ -634,9 +634,9 @@ SHAPE_ARGUMENTS: dict[str, tuple[int, str]] = {
 
 def argument_of(site: Node, node: ast.AST) -> tuple[ast.Call, int | str] | None:
     """The call ``node`` is an argument of, with its position or keyword."""
-    parent = parent_of(site, node)
+    parent = site.module.parent_of(node)
     if isinstance(parent, ast.keyword) and parent.arg is not None:
-        call = parent_of(site, parent)
+        call = site.module.parent_of(parent)
         if isinstance(call, ast.Call):
             return call, parent.arg
     if isinstance(parent, ast.Call) and node is not parent.func:
@@ -647,7 +647,7 @@ def argument_of(site: Node, node: ast.AST) -> tuple[ast.Call, int | str] | None:
 
 
 def _shape_use_ok(site: CallSite) -> bool:
-    parent = parent_of(site, site.node)
+    parent = site.module.parent_of(site.node)
     if isinstance(parent, ast.Subscript) and parent.value is site.node:
         return True
     if isinstance(parent, (ast.Assign, ast.For)):
@@ -688,7 +688,7 @@ def _top_k_items(binding: Binding) -> list[tuple[str | None, str]]:
 def _build_top_k(binding: Binding) -> Rewrite:
     _check_conditions(binding)
     site = binding.site
-    parent = parent_of(site, site.node)
+    parent = site.module.parent_of(site.node)
     if isinstance(parent, ast.Attribute) and parent.value is site.node:
         index = {"values": "0", "indices": "1"}.get(parent.attr)
         if index is None:
@@ -847,10 +847,6 @@ def _default_suggestion(entry: OpEntry) -> str:
     return f"port the call by hand to {target} (see `kmigrate explain {entry.symbol}`)"
 
 
-def parent_of(site: Node, node: ast.AST) -> ast.AST | None:
-    return site.module.parent_of(node)
-
-
 # ---------------------------------------------------------------------------
 # The rules.
 # ---------------------------------------------------------------------------
@@ -885,7 +881,7 @@ def _passed_function(site: ReferenceSite) -> OpEntry | None:
         return None
     if id(site.node) in site.module.memo(_CALLEES, set):
         return None  # the callee of a call: check_call reported the call
-    parent = parent_of(site, site.node)
+    parent = site.module.parent_of(site.node)
     if isinstance(parent, ast.Call) and parent.func is site.node:
         return None  # a call no rule selected here; not a function passed around
     return entry
@@ -1269,7 +1265,7 @@ def plan_variable(site: CallSite) -> Rewrite | ManualPortError:
     suggestion = "self.w = self.add_weight(shape=..., initializer=..., trainable=...) in build()"
     try:
         binding = bind(entry, site)
-        parent = parent_of(site, site.node)
+        parent = site.module.parent_of(site.node)
         target_ok = (
             isinstance(parent, ast.Assign)
             and parent.value is site.node
@@ -1526,7 +1522,7 @@ class TfDtypeAndShapeHelpers(Rule):
         if name == "string":
             yield Report(site, f"`{symbol}`: string tensors exist only on TensorFlow")
             return
-        parent = parent_of(site, site.node)
+        parent = site.module.parent_of(site.node)
         if isinstance(parent, ast.Compare):
             yield Report(
                 site,
