@@ -22,10 +22,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from migrate.analyze import RuleSet, _parse, analyze_module_text  # noqa: E402
-from migrate.sources import SourceError, decode_source  # noqa: E402
-from rules.context_spec import CONTEXT_SPEC, SOURCE_MARKERS  # noqa: E402
-from rules.registry import all_rules  # noqa: E402
+from kmigrate.analyze import RuleSet, _parse, analyze_module_text  # noqa: E402
+from kmigrate.rules.context_spec import CONTEXT_SPEC, SOURCE_MARKERS  # noqa: E402
+from kmigrate.rules.registry import all_rules  # noqa: E402
+from kmigrate.sources import SourceError, decode_source  # noqa: E402
 
 
 def _texts(root: Path, every: int) -> list[str]:
@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.root.exists():
         raise SystemExit(f"{args.root} does not exist (run benchmarks/make_corpus.py)")
-    from migrate.report.footprint import count_tf_statements
+    from kmigrate.report.footprint import count_tf_statements
 
     texts = _texts(args.root, args.every)
     lines = sum(t.count("\n") for t in texts)

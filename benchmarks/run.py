@@ -258,7 +258,7 @@ def repeat(
 
 def _kmigrate() -> list[str]:
     script = Path(sys.executable).with_name("kmigrate")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "migrate"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "kmigrate"]
 
 
 def _corpus_is_current(files: int, seed: int) -> bool:

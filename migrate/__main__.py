@@ -1,3 +1,3 @@
-from migrate.cli import main
+from kmigrate.cli import main
 
 main()

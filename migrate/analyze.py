@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from migrate.contexts import ContextIndex, ContextSpec, build_context_index
-from migrate.model import (
+from kmigrate.contexts import ContextIndex, ContextSpec, build_context_index
+from kmigrate.model import (
     CallSite,
     Context,
     Finding,
@@ -28,10 +28,10 @@ from migrate.model import (
     Severity,
     Span,
 )
-from migrate.module_info import ModuleInfo
-from migrate.names import LEAF_KINDS, Resolver, child_nodes, code_children, scope_bindings
-from migrate.suppress import Suppressions
-from rules.base import Report, Rule
+from kmigrate.module_info import ModuleInfo
+from kmigrate.names import LEAF_KINDS, Resolver, child_nodes, code_children, scope_bindings
+from kmigrate.rules.base import Report, Rule
+from kmigrate.suppress import Suppressions
 
 UNPARSEABLE = "KM901"
 RULE_CRASHED = "KM902"

@@ -13,9 +13,9 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from migrate.analyze import RULE_CRASHED, RuleSet, analyze_module_text
-from migrate.contexts import ContextSpec
-from migrate.model import Finding
+from kmigrate.analyze import RULE_CRASHED, RuleSet, analyze_module_text
+from kmigrate.contexts import ContextSpec
+from kmigrate.model import Finding
 
 MAX_ROUNDS = 5
 
@@ -60,7 +60,7 @@ def fix_module_text(
         ]
         if not fixable:
             break
-        from migrate.editor import apply_plans  # LibCST only for files with fixes
+        from kmigrate.editor import apply_plans  # LibCST only for files with fixes
 
         try:
             result = apply_plans(current, [f.fix for f in fixable])
@@ -90,8 +90,8 @@ def fix_module_text(
 
 def apply_to_text(text: str, select: Sequence[str] | None = None, path: str = "<memory>") -> str:
     """Rewrite module ``text`` with the selected rules (all when None); for tests and tools."""
-    from rules.context_spec import CONTEXT_SPEC
-    from rules.registry import select_rules
+    from kmigrate.rules.context_spec import CONTEXT_SPEC
+    from kmigrate.rules.registry import select_rules
 
     ruleset = RuleSet(select_rules(select))
     return fix_module_text(path, text, ruleset, CONTEXT_SPEC).text

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from migrate.config import Config
-from migrate.parity.plan import (
+from kmigrate.config import Config
+from kmigrate.parity.plan import (
     DEFAULT_FACTORIES,
     ParityOptions,
     ParityUsageError,
@@ -56,8 +56,8 @@ def entry_points(changed: Sequence[tuple[Path, str, str]], config: Config) -> li
 
 def check_parity(points: Sequence[EntryPoint], console) -> bool:
     """Run parity for each entry point; print each report; True when all agree."""
-    from migrate.parity.report import render
-    from migrate.parity.runner import run_parity
+    from kmigrate.parity.report import render
+    from kmigrate.parity.runner import run_parity
 
     all_passed = True
     for point in points:

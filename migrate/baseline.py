@@ -13,7 +13,7 @@ says otherwise)::
       ]
     }
 
-Entries are matched by ``fingerprint`` only (see ``migrate.analyze.fingerprint_findings``:
+Entries are matched by ``fingerprint`` only (see ``kmigrate.analyze.fingerprint_findings``:
 path, rule, symbol, enclosing class/function, the node's ``ast.dump`` and the
 occurrence number among identical findings); the other fields are there for the
 people reviewing the file. Identical calls in one function get distinct
@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from migrate.model import Finding
+from kmigrate.model import Finding
 
 BASELINE_VERSION = 1
 _ENTRY_KEYS = ("fingerprint", "rule", "path", "scope", "symbol", "message")
@@ -147,7 +147,7 @@ class Baseline:
         )
 
     def write(self, path: Path) -> None:
-        from migrate.sources import write_atomic
+        from kmigrate.sources import write_atomic
 
         data = self.dumps().encode("utf-8")
         if path.exists():

@@ -46,8 +46,8 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
-from migrate import __version__
-from migrate.model import EditPlan, Finding
+from kmigrate import __version__
+from kmigrate.model import EditPlan, Finding
 
 FORMAT = 2  # 2: findings without edit plans and fingerprint inputs, pickled by constructor
 _MAGIC = b"KMC%d\n" % FORMAT
@@ -103,11 +103,11 @@ def _pickled(value: Any) -> bytes:
 def code_fingerprint() -> str:
     """A digest of kmigrate's own files (name, size, mtime): edits to a rule or to
     the engine invalidate every cached result, even without a version bump."""
-    import migrate
-    import rules
+    import kmigrate
+    import kmigrate.rules
 
     digest = hashlib.blake2b(digest_size=12)
-    for package in (migrate, rules):
+    for package in (kmigrate, kmigrate.rules):
         for folder in getattr(package, "__path__", ()):
             _fingerprint_tree(Path(folder), digest)
     return digest.hexdigest()

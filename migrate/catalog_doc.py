@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from rules.base import Rule
-from rules.registry import all_rules, rule_by_id
+from kmigrate.rules.base import Rule
+from kmigrate.rules.registry import all_rules, rule_by_id
 
 
 def _fixable_mark(rule: type[Rule]) -> str:
@@ -112,7 +112,7 @@ def explain_text(code: str) -> str | None:
         )
         return head + "\n" + "\n".join(all_examples)
     try:
-        from rules.ops_catalog import explain_entry  # provided by the ops catalog
+        from kmigrate.rules.ops_catalog import explain_entry  # provided by the ops catalog
     except ImportError:
         return None
     return explain_entry(code)
@@ -124,7 +124,7 @@ def _indent(code: str) -> str:
 
 def catalog_size_text(fmt: str = "table") -> str:
     """The ops catalog's size (symbols covered, exact, conditional, manual)."""
-    from rules.ops_catalog import catalog_stats
+    from kmigrate.rules.ops_catalog import catalog_stats
 
     stats = catalog_stats()
     if fmt == "json":

@@ -18,8 +18,8 @@ import ast
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from migrate.model import Context
-from migrate.names import Resolver, code_children
+from kmigrate.model import Context
+from kmigrate.names import Resolver, code_children
 
 
 @dataclass(frozen=True)

@@ -304,7 +304,7 @@ def _outputs(model, arrays) -> list:
 
 def compare(name: str, values: list, reference: list) -> tuple[bool, str]:
     """Compare outputs with kmigrate's parity tolerances (float32: atol 1e-5, rtol 1e-4)."""
-    from migrate.parity.compare import compare_arrays
+    from kmigrate.parity.compare import compare_arrays
 
     if len(values) != len(reference):
         return False, f"{name}: {len(values)} outputs, expected {len(reference)}"
@@ -318,7 +318,7 @@ def compare(name: str, values: list, reference: list) -> tuple[bool, str]:
     return True, f"{name}: max abs diff {worst:.3g}"
 
 
-WORKER_CODE = "from migrate.convert_weights import backend_worker; backend_worker()"
+WORKER_CODE = "from kmigrate.convert_weights import backend_worker; backend_worker()"
 
 
 def backend_worker() -> None:

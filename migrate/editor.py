@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from migrate.model import ArgOut, CallEdit, ClassEdit, EditPlan, EnsureImport, ReplaceNode, Span
-from migrate.names import import_bindings, module_level_uses, scope_bindings
+from kmigrate.model import ArgOut, CallEdit, ClassEdit, EditPlan, EnsureImport, ReplaceNode, Span
+from kmigrate.names import import_bindings, module_level_uses, scope_bindings
 
 _PLACEHOLDER = re.compile(r"\{name:([A-Za-z_][\w.]*)\}")
 

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
-from migrate.runner import Job, run_jobs
+from kmigrate.runner import Job, run_jobs
 
 
 class GitError(Exception):

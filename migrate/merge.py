@@ -24,7 +24,7 @@ from typing import Any
 
 import click
 
-from migrate.model import FINDING_FIELDS, Context, EditPlan, Finding, Severity, Span
+from kmigrate.model import FINDING_FIELDS, Context, EditPlan, Finding, Severity, Span
 
 _FIXED = EditPlan(edits=(), description="(fix described in the original report)")
 
@@ -38,7 +38,7 @@ def load_report(path: Path) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as error:
         raise MergeError(f"{path}: cannot read a JSON report: {error}") from None
-    from migrate.report.json_report import SCHEMA_VERSION
+    from kmigrate.report.json_report import SCHEMA_VERSION
 
     if not isinstance(data, dict) or not all(k in data for k in ("files", "findings")):
         raise MergeError(f"{path}: not a kmigrate JSON report (`kmigrate scan --format json`)")
@@ -88,8 +88,8 @@ def merge_data(reports: Sequence[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     merged_files = [files[p] for p in sorted(files)]
     merged_findings = [f for path in sorted(findings) for f in findings[path]]
     result = _run_result(merged_files, merged_findings, tuple(sorted(rule_ids)))
-    from migrate.report import build
-    from migrate.report.json_report import SCHEMA_VERSION, summary_json
+    from kmigrate.report import build
+    from kmigrate.report.json_report import SCHEMA_VERSION, summary_json
 
     data = build(result, backend_pins=_backend_pins(backends))
     return {
@@ -112,7 +112,7 @@ def _backend_pins(backends: list[dict[str, Any]]):
     files); None when no input checked the backend."""
     if not any(b.get("checked") for b in backends):
         return None
-    from migrate.backend_pins import BackendPin
+    from kmigrate.backend_pins import BackendPin
 
     pins = set()
     for backend in backends:
@@ -143,7 +143,7 @@ def _finding(item: dict[str, Any]) -> Finding:
 
 def _run_result(files: list[dict[str, Any]], findings: list[dict[str, Any]], rule_ids):
     """A RunResult standing for the merged reports, for the report module's summary."""
-    from migrate.runner import FileReport, RunResult
+    from kmigrate.runner import FileReport, RunResult
 
     reports: dict[str, FileReport] = {}
     for entry in files:
@@ -197,7 +197,7 @@ def merge_command(reports: tuple[str, ...], output: str | None, fmt: str) -> Non
             loaded.append((prefix, load_report(path)))
     except MergeError as error:
         raise click.UsageError(str(error)) from None
-    from migrate.report import FORMATS, build, render_data
+    from kmigrate.report import FORMATS, build, render_data
 
     if fmt != "json" and fmt not in FORMATS:
         raise click.UsageError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")

@@ -73,7 +73,7 @@ NOT_LITERAL: Any = _NotLiteral()
 
 
 # ---------------------------------------------------------------------------
-# Edit plans: data, executed by migrate.editor (LibCST) for `apply` only.
+# Edit plans: data, executed by kmigrate.editor (LibCST) for `apply` only.
 # ---------------------------------------------------------------------------
 
 
@@ -204,7 +204,7 @@ class Node:
 class CallSite(Node):
     """A call whose callee resolves to a known symbol (``tf.reduce_mean``, ``K.mean``...).
 
-    ``symbol`` is canonical (see :func:`migrate.names.canonical`). For method calls
+    ``symbol`` is canonical (see :func:`kmigrate.names.canonical`). For method calls
     on unknown receivers (``model.save(...)``) ``symbol`` is ``"<method>.save"``
     and ``receiver`` holds the receiver expression.
     """
@@ -320,5 +320,5 @@ class Finding:
         return data
 
 
-# ModuleInfo lives in migrate.analyze; imported late to avoid a cycle in annotations.
-from migrate.module_info import ModuleInfo  # noqa: E402
+# ModuleInfo lives in kmigrate.analyze; imported late to avoid a cycle in annotations.
+from kmigrate.module_info import ModuleInfo  # noqa: E402

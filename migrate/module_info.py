@@ -1,6 +1,6 @@
 """One parsed module as rules see it: text, ``ast`` tree, positions, name resolution.
 
-Positions follow :class:`migrate.model.Span` (character columns), converted from the
+Positions follow :class:`kmigrate.model.Span` (character columns), converted from the
 UTF-8 byte offsets ``ast`` reports, so spans match LibCST's for the editor.
 """
 
@@ -11,8 +11,8 @@ import re
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
-from migrate.model import NOT_LITERAL, Span
-from migrate.names import Resolver, code_children, dotted_parts, scope_bindings
+from kmigrate.model import NOT_LITERAL, Span
+from kmigrate.names import Resolver, code_children, dotted_parts, scope_bindings
 
 T = TypeVar("T")
 

@@ -15,21 +15,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from migrate.analyze import (
+from kmigrate.analyze import (
     UNPARSEABLE,
     RuleSet,
     analyze_module_text,
     fingerprint_findings,
     unparseable_finding,
 )
-from migrate.cache import trim_for_reports
-from migrate.config import Config
-from migrate.discover import discover, display_path
-from migrate.model import Finding
-from migrate.sources import SourceError, decode_source, read_bytes
+from kmigrate.cache import trim_for_reports
+from kmigrate.config import Config
+from kmigrate.discover import discover, display_path
+from kmigrate.model import Finding
+from kmigrate.sources import SourceError, decode_source, read_bytes
 
 if TYPE_CHECKING:
-    from migrate.cache import ResultCache
+    from kmigrate.cache import ResultCache
 
 Progress = Callable[[int], None]
 
@@ -80,7 +80,7 @@ def ruleset_for(rule_ids: Sequence[str]) -> RuleSet:
     """One RuleSet per selection per process (workers build their own once)."""
     key = tuple(rule_ids)
     if key not in _RULESETS:
-        from rules.registry import all_rules
+        from kmigrate.rules.registry import all_rules
 
         wanted = set(key)
         _RULESETS[key] = RuleSet([r for r in all_rules() if r.id in wanted])
@@ -119,10 +119,10 @@ def _run_job(job: Job, rule_ids: tuple[str, ...], data: bytes | None) -> FileRep
     notebook's cells and encodes in the file's encoding; otherwise ``error`` says
     why and the findings are those of the untouched file.
     """
-    from migrate.analyze import RULE_CRASHED
-    from migrate.notebook import NotebookError, load_notebook
-    from migrate.sources import MAX_FILE_MB, MAX_REWRITE_MB, megabytes, read_bytes, size_limit
-    from rules.context_spec import CONTEXT_SPEC, SOURCE_MARKERS
+    from kmigrate.analyze import RULE_CRASHED
+    from kmigrate.notebook import NotebookError, load_notebook
+    from kmigrate.rules.context_spec import CONTEXT_SPEC, SOURCE_MARKERS
+    from kmigrate.sources import MAX_FILE_MB, MAX_REWRITE_MB, megabytes, read_bytes, size_limit
 
     report = FileReport(path=job.display)
 
@@ -161,7 +161,7 @@ def _run_job(job: Job, rule_ids: tuple[str, ...], data: bytes | None) -> FileRep
     ruleset = ruleset_for(rule_ids)
     rewrite_limit = size_limit("KMIGRATE_MAX_REWRITE_MB", MAX_REWRITE_MB)
     if job.fix and len(data) <= rewrite_limit:
-        from migrate.apply import fix_module_text
+        from kmigrate.apply import fix_module_text
 
         outcome = fix_module_text(job.display, text, ruleset, CONTEXT_SPEC, job.package)
         findings = outcome.remaining
@@ -199,7 +199,7 @@ def _run_job(job: Job, rule_ids: tuple[str, ...], data: bytes | None) -> FileRep
         findings = analysis.findings
         report.parsed = analysis.parsed
         if analysis.tree is not None:
-            from migrate.report.footprint import count_tf_statements
+            from kmigrate.report.footprint import count_tf_statements
 
             report.tf_statements = count_tf_statements(analysis.tree)
         if analysis.suppressions is not None and notebook is None:
@@ -310,7 +310,7 @@ def default_jobs() -> int:
 
 
 def _may_hold_tensorflow(data: bytes) -> bool:
-    from rules.context_spec import SOURCE_MARKERS
+    from kmigrate.rules.context_spec import SOURCE_MARKERS
 
     return any(marker in data for marker in SOURCE_MARKERS)
 
@@ -442,7 +442,7 @@ def _run_in_pool(
 
 def _trimmed_result(job: Job, rule_ids: tuple[str, ...], cache: ResultCache | None) -> FileReport:
     """:func:`run_cached_job`; a scan's report trimmed to what reports read
-    (:func:`~migrate.cache.trim_for_reports`) in the worker, so that the parent unpickles
+    (:func:`~kmigrate.cache.trim_for_reports`) in the worker, so that the parent unpickles
     no edit plans, and the result is the same whether it came from the cache or not."""
     report = run_cached_job(job, rule_ids, cache)
     if not job.fix:
@@ -458,7 +458,7 @@ def _file_size(job: Job) -> int:
 
 
 def select_ids(select: Iterable[str], ignore: Iterable[str]) -> tuple[str, ...]:
-    from rules.registry import select_rules
+    from kmigrate.rules.registry import select_rules
 
     return tuple(r.id for r in select_rules(list(select) or None, list(ignore) or None))
 
@@ -467,14 +467,14 @@ def scan_text(
     text: str, select: Sequence[str] | None = None, path: str = "<memory>"
 ) -> list[Finding]:
     """Findings for module ``text`` with the selected rules; for tests and tools."""
-    from rules.context_spec import CONTEXT_SPEC
+    from kmigrate.rules.context_spec import CONTEXT_SPEC
 
     ruleset = ruleset_for(select_ids(select or (), ()))
     analysis = analyze_module_text(path, text, ruleset, CONTEXT_SPEC)
     findings = analysis.findings
     fingerprint_findings(findings)
     if select and analysis.suppressions is not None and "KM903" in ruleset.ids:
-        from rules.km9_suppressions import UnusedSuppression
+        from kmigrate.rules.km9_suppressions import UnusedSuppression
 
         unused = analysis.suppressions.unused()
         findings += UnusedSuppression.findings_for(path, text, unused, ruleset.ids)

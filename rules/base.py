@@ -3,7 +3,7 @@
 A rule is looked up by the engine through what it declares it wants to see
 (``call_symbols``, ``method_names``, ``reference_prefixes``, ``visit_types``,
 ``wants_imports``) and answers with :class:`Report` objects. A report with an
-:class:`~migrate.model.EditPlan` is fixable; the engine never asks a rule to
+:class:`~kmigrate.model.EditPlan` is fixable; the engine never asks a rule to
 build LibCST nodes, so ``scan`` and ``apply`` cannot disagree.
 
 The examples are the rule's contract: ``tests/test_rule_examples.py`` turns every
@@ -19,10 +19,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from migrate.model import Context, EditPlan, Severity, Span
+from kmigrate.model import Context, EditPlan, Severity, Span
 
 if TYPE_CHECKING:
-    from migrate.model import CallSite, ImportSite, ModuleInfo, Node, ReferenceSite
+    from kmigrate.model import CallSite, ImportSite, ModuleInfo, Node, ReferenceSite
 
 
 @dataclass(frozen=True)

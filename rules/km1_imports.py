@@ -10,9 +10,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from migrate.model import EditPlan, ImportSite, ModuleInfo, ReferenceSite, ReplaceNode, Severity
-from rules.base import Clean, Flagged, Report, Rule
-from rules.keras_api import keras3_path, keras3_reference, removal_note
+from kmigrate.model import EditPlan, ImportSite, ModuleInfo, ReferenceSite, ReplaceNode, Severity
+from kmigrate.rules.base import Clean, Flagged, Report, Rule
+from kmigrate.rules.keras_api import keras3_path, keras3_reference, removal_note
 
 _TF_KERAS = "tensorflow.keras"
 # Left to KM5xx, which knows the argument changes of the legacy optimizers.

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from migrate.model import (
+from kmigrate.model import (
     MISSING,
     NOT_LITERAL,
     ArgOut,
@@ -39,8 +39,8 @@ from migrate.model import (
     ReplaceNode,
     Severity,
 )
-from rules.base import Clean, Flagged, Report, Rule
-from rules.ops_catalog import (
+from kmigrate.rules.base import Clean, Flagged, Report, Rule
+from kmigrate.rules.ops_catalog import (
     OpEntry,
     OutArg,
     by_symbol,

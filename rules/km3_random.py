@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from migrate.model import (
+from kmigrate.model import (
     ArgOut,
     CallEdit,
     CallSite,
@@ -31,11 +31,11 @@ from migrate.model import (
     ReplaceNode,
     Severity,
 )
-from migrate.names import code_walk, statements
-from rules.base import Clean, Flagged, Report, Rule
+from kmigrate.names import code_walk, statements
+from kmigrate.rules.base import Clean, Flagged, Report, Rule
 
 if TYPE_CHECKING:
-    from migrate.module_info import ModuleInfo
+    from kmigrate.module_info import ModuleInfo
 
 # ---------------------------------------------------------------------------
 # The table.

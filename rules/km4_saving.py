@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from migrate.model import (
+from kmigrate.model import (
     ArgOut,
     CallEdit,
     CallSite,
@@ -26,8 +26,8 @@ from migrate.model import (
     Severity,
     Span,
 )
-from migrate.names import code_children, code_walk, scope_bindings
-from rules.base import Clean, Flagged, Report, Rule
+from kmigrate.names import code_children, code_walk, scope_bindings
+from kmigrate.rules.base import Clean, Flagged, Report, Rule
 
 _NAMESPACES = ("tf.keras.", "keras.", "tf_keras.")
 SAVE_MODEL_FUNCTIONS = frozenset(

@@ -13,7 +13,7 @@ import ast
 import re
 from collections.abc import Iterable, Iterator
 
-from migrate.model import (
+from kmigrate.model import (
     ArgOut,
     CallEdit,
     CallSite,
@@ -26,9 +26,9 @@ from migrate.model import (
     Severity,
     Span,
 )
-from rules.base import Clean, Flagged, Report, Rule
-from rules.context_spec import CONTEXT_SPEC
-from rules.km4_saving import own_nodes, single_assignment
+from kmigrate.rules.base import Clean, Flagged, Report, Rule
+from kmigrate.rules.context_spec import CONTEXT_SPEC
+from kmigrate.rules.km4_saving import own_nodes, single_assignment
 
 _NAMESPACES = ("tf.keras.", "keras.", "tf_keras.")
 

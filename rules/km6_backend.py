@@ -12,10 +12,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from migrate.model import CallSite, Context, Node, ReferenceSite, Severity
-from rules.base import Clean, Flagged, Report, Rule
-from rules.context_spec import CONTEXT_SPEC
-from rules.km4_saving import own_nodes
+from kmigrate.model import CallSite, Context, Node, ReferenceSite, Severity
+from kmigrate.rules.base import Clean, Flagged, Report, Rule
+from kmigrate.rules.context_spec import CONTEXT_SPEC
+from kmigrate.rules.km4_saving import own_nodes
 
 _TRAINING_LOOP_ALTERNATIVE = (
     "use `model.fit` (override `train_step` for custom logic), or keep this loop in a "

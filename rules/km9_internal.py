@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from migrate.model import Severity
-from rules.base import Flagged, Rule
+from kmigrate.model import Severity
+from kmigrate.rules.base import Flagged, Rule
 
 
 class UnparseableFile(Rule):

@@ -1,7 +1,7 @@
 """KM903: suppression comments that no longer suppress anything.
 
 The engine knows which ``# kmigrate: ignore[...]`` codes were used while a file
-was analysed (``migrate.suppress.Suppressions``); this rule turns the unused ones
+was analysed (``kmigrate.suppress.Suppressions``); this rule turns the unused ones
 into findings. It is reported on request only (``kmigrate check
 --report-unused-suppressions``), because whether a comment is dead depends on
 every other rule having run on the file.
@@ -14,9 +14,9 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from migrate.model import Context, Finding, Severity, Span
-from migrate.suppress import ALL
-from rules.base import Clean, Flagged, Rule
+from kmigrate.model import Context, Finding, Severity, Span
+from kmigrate.rules.base import Clean, Flagged, Rule
+from kmigrate.suppress import ALL
 
 _COMMENT = re.compile(r"#\s*kmigrate:\s*ignore", re.IGNORECASE)
 
@@ -68,7 +68,7 @@ class UnusedSuppression(Rule):
         ``unused`` is ``Suppressions.unused()``: (line, code) pairs; ``rule_ids`` are
         the rules of the run. A bare ``ignore`` counts only when every rule ran.
         """
-        from rules.registry import all_rules
+        from kmigrate.rules.registry import all_rules
 
         known = [r.id for r in all_rules()]
         ran = set(rule_ids)

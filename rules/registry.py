@@ -10,18 +10,18 @@ import importlib
 import pkgutil
 from collections.abc import Iterable, Sequence
 
-import rules
-from rules.base import Rule
+import kmigrate.rules
+from kmigrate.rules.base import Rule
 
 
 @functools.lru_cache(maxsize=1)
 def all_rules() -> tuple[type[Rule], ...]:
     """All registered rule classes, sorted by id; duplicate ids are a bug."""
     found: dict[str, type[Rule]] = {}
-    for info in sorted(pkgutil.iter_modules(rules.__path__), key=lambda i: i.name):
+    for info in sorted(pkgutil.iter_modules(kmigrate.rules.__path__), key=lambda i: i.name):
         if not info.name.startswith("km"):
             continue
-        module = importlib.import_module(f"rules.{info.name}")
+        module = importlib.import_module(f"kmigrate.rules.{info.name}")
         for value in vars(module).values():
             if (
                 isinstance(value, type)

@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from rules.ops_catalog import catalog_markdown  # noqa: E402
+from kmigrate.rules.ops_catalog import catalog_markdown  # noqa: E402
 
 TARGET = ROOT / "docs" / "ops.md"
 

@@ -15,7 +15,7 @@ SAMPLES = ROOT / "samples"
 @pytest.fixture
 def kmigrate_cmd() -> list[str]:
     """The console entry point, run with this interpreter."""
-    return [sys.executable, "-m", "migrate"]
+    return [sys.executable, "-m", "kmigrate"]
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from migrate.apply_parity import entry_points
-from migrate.config import Config
+from kmigrate.apply_parity import entry_points
+from kmigrate.config import Config
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,7 +38,7 @@ def test_configured_entry_point(tmp_path: Path) -> None:
 
 def test_parity_with_diff_is_a_usage_error(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "migrate", "apply", str(tmp_path), "--diff", "--parity"],
+        [sys.executable, "-m", "kmigrate", "apply", str(tmp_path), "--diff", "--parity"],
         capture_output=True,
         text=True,
     )
@@ -51,7 +51,7 @@ def test_apply_parity_on_a_sample(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "samples" / "custom_layers", target)
     original = (target / "models.py").read_text()
     result = subprocess.run(
-        [sys.executable, "-m", "migrate", "apply", str(target), "--parity", "-j", "1"],
+        [sys.executable, "-m", "kmigrate", "apply", str(target), "--parity", "-j", "1"],
         capture_output=True,
         text=True,
         timeout=900,

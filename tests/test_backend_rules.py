@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from migrate.runner import scan_text
+from kmigrate.runner import scan_text
 
 
 def found(text: str, rule: str):
@@ -19,7 +19,7 @@ def severities(text: str, rule: str) -> list[tuple[int, str, str]]:
 
 
 def test_km6_never_offers_fixes() -> None:
-    from rules.registry import all_rules
+    from kmigrate.rules.registry import all_rules
 
     assert not [r.id for r in all_rules() if r.id.startswith("KM6") and r.fixable()]
 

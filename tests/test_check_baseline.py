@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from migrate.cli import main
+from kmigrate.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -420,7 +420,7 @@ def test_baseline_ref_errors_are_usage_errors(repo: Path, tmp_path_factory) -> N
 
 def test_check_imports_no_heavy_module(project: Path) -> None:
     completed = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "migrate", "check", "src/model.py"],
+        [sys.executable, "-X", "importtime", "-m", "kmigrate", "check", "src/model.py"],
         capture_output=True,
         text=True,
         cwd=project,
@@ -434,7 +434,7 @@ def test_check_imports_no_heavy_module(project: Path) -> None:
     }
     heavy = {"rich", "libcst", "tensorflow", "keras", "tf_keras", "jax", "torch", "numpy"}
     assert not heavy & imported, heavy & imported
-    assert "migrate" in imported
+    assert "kmigrate" in imported
 
 
 def test_hook_manifest_declares_both_hooks() -> None:

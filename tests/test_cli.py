@@ -20,7 +20,7 @@ HEAVY_MODULES = ("tensorflow", "keras", "jax", "torch", "libcst")
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "migrate", *args],
+        [sys.executable, "-m", "kmigrate", *args],
         capture_output=True,
         text=True,
         cwd=cwd or ROOT,
@@ -138,7 +138,7 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
 def _imported_after(*args: str) -> set[str]:
     code = (
         "import sys\n"
-        "from migrate.cli import main\n"
+        "from kmigrate.cli import main\n"
         "try:\n"
         f"    main({list(args)!r})\n"
         "except SystemExit:\n"

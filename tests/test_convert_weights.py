@@ -114,7 +114,7 @@ def _python(code: str, cwd: Path, backend: str = "tensorflow") -> subprocess.Com
 
 
 def _convert(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return _run([sys.executable, "-m", "migrate", "convert-weights", *args], cwd)
+    return _run([sys.executable, "-m", "kmigrate", "convert-weights", *args], cwd)
 
 
 @pytest.fixture(scope="module")
@@ -189,7 +189,7 @@ def test_plain_tf_saved_model_is_refused_with_advice(workdir: Path) -> None:
         workdir,
     )
     result = subprocess.run(
-        [sys.executable, "-m", "migrate", "convert-weights", "plain_module", "p.keras"],
+        [sys.executable, "-m", "kmigrate", "convert-weights", "plain_module", "p.keras"],
         cwd=workdir,
         env=_env("tensorflow"),
         capture_output=True,
@@ -206,7 +206,7 @@ def test_plain_tf_saved_model_is_refused_with_advice(workdir: Path) -> None:
 def _cli(args: list[str], cwd: Path):
     from click.testing import CliRunner
 
-    from migrate.convert_weights import convert_weights_command
+    from kmigrate.convert_weights import convert_weights_command
 
     old = os.getcwd()
     os.chdir(cwd)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from migrate.config import load_config
-from migrate.discover import discover
+from kmigrate.config import load_config
+from kmigrate.discover import discover
 
 
 def touch(root: Path, relative: str, text: str = "import tensorflow as tf\n") -> Path:

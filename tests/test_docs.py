@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from migrate.catalog_doc import rules_markdown
+from kmigrate.catalog_doc import rules_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -16,7 +16,7 @@ def test_rule_catalog_is_up_to_date() -> None:
 
 def test_every_rule_is_in_the_catalog_with_an_example() -> None:
     text = rules_markdown()
-    from rules.registry import all_rules
+    from kmigrate.rules.registry import all_rules
 
     for rule in all_rules():
         assert f"## {rule.id} `{rule.name}`" in text

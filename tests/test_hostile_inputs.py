@@ -27,7 +27,7 @@ TF = "import tensorflow as tf"
 def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     environment = dict(os.environ, PYTHONPATH=str(ROOT), **(env or {}))
     return subprocess.run(
-        [sys.executable, "-m", "migrate", *args],
+        [sys.executable, "-m", "kmigrate", *args],
         capture_output=True,
         text=True,
         cwd=cwd,
@@ -286,8 +286,8 @@ def test_a_missing_path_is_a_usage_error(tmp_path: Path) -> None:
 def test_unreadable_file_is_reported_and_skipped(tmp_path: Path, monkeypatch) -> None:
     """chmod 000 does not stop root, so the read failure is simulated in-process
     (and also exercised for real when the tests do not run as root)."""
-    from migrate import sources
-    from migrate.runner import Job, run_job, select_ids
+    from kmigrate import sources
+    from kmigrate.runner import Job, run_job, select_ids
 
     path = tmp_path / "secret.py"
     path.write_bytes(utf8(TF, LAYER))
@@ -330,7 +330,7 @@ def test_size_limits_are_configurable(tmp_path: Path) -> None:
 
 
 def crashing_rule():
-    from rules.base import Rule
+    from kmigrate.rules.base import Rule
 
     class CrashOnDense(Rule):
         id = "KM998"
@@ -345,9 +345,9 @@ def crashing_rule():
 
 
 def test_a_crashing_rule_becomes_km902_and_the_other_rules_still_report() -> None:
-    from migrate.analyze import RuleSet, analyze_module_text
-    from rules.context_spec import CONTEXT_SPEC
-    from rules.registry import select_rules
+    from kmigrate.analyze import RuleSet, analyze_module_text
+    from kmigrate.rules.context_spec import CONTEXT_SPEC
+    from kmigrate.rules.registry import select_rules
 
     ruleset = RuleSet([*select_rules(["KM1"]), crashing_rule()])
     text = (TF + "\n" + LAYER + "\ny = tf.keras.layers.Flatten()\n").replace("\n", "\r\n")
@@ -362,8 +362,8 @@ def test_a_crashing_rule_becomes_km902_and_the_other_rules_still_report() -> Non
 def test_apply_exits_3_when_a_rule_crashed(tmp_path: Path, monkeypatch) -> None:
     from click.testing import CliRunner
 
-    from migrate import cli, runner
-    from rules import registry
+    from kmigrate import cli, runner
+    from kmigrate.rules import registry
 
     (tmp_path / "a.py").write_bytes(utf8(TF, LAYER))
     (tmp_path / "b.py").write_bytes(utf8(TF, "y = tf.keras.layers.Flatten()"))
@@ -385,8 +385,8 @@ def test_scan_says_the_run_is_incomplete_when_a_rule_crashes(tmp_path, monkeypat
 
     from click.testing import CliRunner
 
-    from migrate.cli import main
-    from rules.km1_imports import TfKerasNamespace
+    from kmigrate.cli import main
+    from kmigrate.rules.km1_imports import TfKerasNamespace
 
     def boom(self, site):
         raise RuntimeError("boom")

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from migrate.report.indented_json import dumps
+from kmigrate.report.indented_json import dumps
 
 
 class Colour(str, enum.Enum):

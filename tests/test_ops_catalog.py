@@ -13,12 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from migrate.apply import apply_to_text
-from migrate.model import Severity
-from migrate.names import canonical
-from migrate.runner import scan_text
-from rules import km2_ops
-from rules.ops_catalog import (
+from kmigrate.apply import apply_to_text
+from kmigrate.model import Severity
+from kmigrate.names import canonical
+from kmigrate.rules import km2_ops
+from kmigrate.rules.ops_catalog import (
     CATALOG,
     REFUSING_TRANSLATORS,
     SAFE_TRANSLATORS,
@@ -29,6 +28,7 @@ from rules.ops_catalog import (
     explain_entry,
     lookup,
 )
+from kmigrate.runner import scan_text
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from migrate import cache as cache_module
-from migrate.analyze import node_dump
-from migrate.cache import ResultCache
-from migrate.config import load_config
-from migrate.names import LEAF_KINDS, child_nodes, code_children, walk
-from migrate.runner import in_shard, parse_shard, plan_jobs, run_jobs, select_ids
+from kmigrate import cache as cache_module
+from kmigrate.analyze import node_dump
+from kmigrate.cache import ResultCache
+from kmigrate.config import load_config
+from kmigrate.names import LEAF_KINDS, child_nodes, code_children, walk
+from kmigrate.runner import in_shard, parse_shard, plan_jobs, run_jobs, select_ids
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -49,7 +49,7 @@ def _copy(corpus: Path, tmp_path: Path) -> Path:
 
 def _kmigrate(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "migrate", *args],
+        [sys.executable, "-m", "kmigrate", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -99,7 +99,7 @@ def _run(project: Path, rule_ids=None, cache=True):
 
 def _analysed(monkeypatch) -> list[str]:
     """Paths run_job analyses from now on (a cache hit never calls it)."""
-    import migrate.runner as runner
+    import kmigrate.runner as runner
 
     calls: list[str] = []
     real = runner.run_job
@@ -282,7 +282,7 @@ HEAVY = ("libcst", "tensorflow", "keras", "jax", "torch", "rich")
 
 _PROBE = """
 import json, sys
-from migrate.cli import main
+from kmigrate.cli import main
 try:
     main(sys.argv[1:], standalone_mode=False)
 except SystemExit:

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from migrate.parity.cli import parity_command
-from migrate.parity.plan import ParityOptions
-from migrate.parity.runner import run_parity
+from kmigrate.parity.cli import parity_command
+from kmigrate.parity.plan import ParityOptions
+from kmigrate.parity.runner import run_parity
 
 pytestmark = pytest.mark.backends
 

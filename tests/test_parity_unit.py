@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from migrate.parity import cli as parity_cli
-from migrate.parity.compare import (
+from kmigrate.parity import cli as parity_cli
+from kmigrate.parity.compare import (
     EXACT,
     LayerRecord,
     RecordedArray,
@@ -25,7 +25,7 @@ from migrate.parity.compare import (
     find_divergence,
     tolerance_for,
 )
-from migrate.parity.plan import (
+from kmigrate.parity.plan import (
     ParityOptions,
     ParityUsageError,
     canonical_backend,
@@ -34,8 +34,8 @@ from migrate.parity.plan import (
     parse_model_spec,
     parse_shape,
 )
-from migrate.parity.report import BackendRun, ErrorInfo, ParityReport, render
-from migrate.parity.weights import WeightGroup, WeightMismatchError, match_groups
+from kmigrate.parity.report import BackendRun, ErrorInfo, ParityReport, render
+from kmigrate.parity.weights import WeightGroup, WeightMismatchError, match_groups
 
 FIXTURES = Path(__file__).parent / "fixtures" / "parity"
 
@@ -410,7 +410,7 @@ def _capture_run(monkeypatch) -> dict:
             runs=[BackendRun("jax", "target", str(model), "pass")],
         )
 
-    import migrate.parity.runner as runner_module
+    import kmigrate.parity.runner as runner_module
 
     monkeypatch.setattr(runner_module, "run_parity", fake_run_parity)
     return seen
@@ -483,9 +483,9 @@ def test_unknown_config_key_is_a_usage_error(monkeypatch, tmp_path):
 
 def test_parent_never_imports_a_framework():
     code = (
-        "import sys, migrate.parity, migrate.parity.cli, migrate.parity.runner, "
-        "migrate.parity.report, migrate.parity.compare, migrate.parity.plan\n"
-        "from migrate.parity.plan import installed_backends; installed_backends()\n"
+        "import sys, kmigrate.parity, kmigrate.parity.cli, kmigrate.parity.runner, "
+        "kmigrate.parity.report, kmigrate.parity.compare, kmigrate.parity.plan\n"
+        "from kmigrate.parity.plan import installed_backends; installed_backends()\n"
         "heavy = {'tensorflow', 'keras', 'jax', 'torch', 'tf_keras', 'libcst'}\n"
         "print(sorted(heavy & set(sys.modules)))\n"
     )
@@ -502,7 +502,7 @@ needs_two_backends = pytest.mark.skipif(
 
 @needs_two_backends
 def test_timeout_kills_the_worker_and_names_the_stage():
-    from migrate.parity.runner import run_parity
+    from kmigrate.parity.runner import run_parity
 
     backends = installed_backends()[:2]
     report = run_parity(
@@ -518,7 +518,7 @@ def test_timeout_kills_the_worker_and_names_the_stage():
 
 @needs_two_backends
 def test_crashing_worker_shows_its_stderr():
-    from migrate.parity.runner import run_parity
+    from kmigrate.parity.runner import run_parity
 
     report = run_parity(
         str(FIXTURES / "crashing_model.py"),

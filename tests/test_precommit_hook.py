@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import site
 import subprocess
 import sys
 import sysconfig
@@ -107,7 +108,9 @@ def hook_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         PIP_NO_INDEX="1",
         PIP_NO_DEPS="1",
         PIP_NO_BUILD_ISOLATION="0",  # pip's inverted spelling of --no-build-isolation
-        PYTHONPATH=sysconfig.get_paths()["purelib"],
+        # This interpreter's packages (click, rich, libcst) for the offline hook install;
+        # every site folder, in case this venv sees the system's too.
+        PYTHONPATH=os.pathsep.join([sysconfig.get_paths()["purelib"], *site.getsitepackages()]),
     )
     env.pop("KERAS_BACKEND", None)
     return env
@@ -193,7 +196,7 @@ def test_hook_with_a_baseline_file(tmp_path: Path, hooks_repo, hook_env) -> None
     assert refused.returncode != 0
     assert "KM902" not in output, f"a rule crashed in the installed hook:\n{output}"
     assert "model.py:5:17: KM101 " in output
-    written = run([sys.executable, "-m", "migrate", "baseline"], project, hook_env)
+    written = run([sys.executable, "-m", "kmigrate", "baseline"], project, hook_env)
     assert written.returncode == 0, written.stderr
     assert (project / ".kmigrate-baseline.json").is_file()
     accepted = commit(project, hook_env, "kmigrate baseline")
@@ -214,7 +217,11 @@ def test_the_hook_runs_the_installed_copy(tmp_path: Path, hooks_repo, hook_env) 
     pythons = sorted(home.glob("repo*/py_env-*/bin/python"))
     assert pythons, "pre-commit built no python environment"
     where = run(
-        [str(pythons[0]), "-c", "import migrate.check, rules; print(migrate.check.__file__)"],
+        [
+            str(pythons[0]),
+            "-c",
+            "import kmigrate.check, kmigrate.rules; print(kmigrate.check.__file__)",
+        ],
         tmp_path,
         hook_env,
     )
@@ -223,8 +230,16 @@ def test_the_hook_runs_the_installed_copy(tmp_path: Path, hooks_repo, hook_env) 
     assert pythons[0].parent.parent in installed.parents, installed
     assert (pythons[0].parent / "kmigrate").is_file(), "the console script"
     site_packages = installed.parent.parent
+    # One import package: the source folders' own names are never installed (both belong
+    # to other projects on the package index).
+    assert sorted(p.name for p in site_packages.iterdir() if p.name in {"migrate", "rules"}) == []
+    for foreign in ("migrate", "rules"):
+        probe = run([str(pythons[0]), "-c", f"import {foreign}"], tmp_path, hook_env)
+        assert probe.returncode != 0 and "ModuleNotFoundError" in probe.stderr, probe.stderr
+    version = run([str(pythons[0].parent / "kmigrate"), "--version"], tmp_path, hook_env)
+    assert version.returncode == 0 and "kmigrate" in version.stdout, version.stderr
     for data_file in sorted((ROOT / "rules" / "data").glob("*")):
-        relative = data_file.relative_to(ROOT)
+        relative = Path("kmigrate", data_file.relative_to(ROOT))
         assert (site_packages / relative).is_file(), (
             f"{relative} is not in the installed package: add it to "
             "[tool.setuptools.package-data] in pyproject.toml"

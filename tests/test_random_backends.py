@@ -245,7 +245,7 @@ def _run(script: Path, module: Path, modes: str, backend: str) -> dict:
 
 @pytest.fixture(scope="module")
 def converted_source() -> str:
-    from migrate.apply import apply_to_text
+    from kmigrate.apply import apply_to_text
 
     return apply_to_text(LEGACY, select=["KM3"])
 
@@ -437,7 +437,7 @@ def applied_sample(tmp_path_factory) -> Path:
     target = folder / "models.py"
     target.write_text((ROOT / "samples" / "vae_sampling" / "models.py").read_text())
     done = subprocess.run(
-        [sys.executable, "-m", "migrate", "apply", "--no-cache", "-q", str(target)],
+        [sys.executable, "-m", "kmigrate", "apply", "--no-cache", "-q", str(target)],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from migrate.apply import apply_to_text
-from migrate.model import CallEdit, ClassEdit, ReplaceNode
-from migrate.runner import scan_text
-from rules import km3_random
-from rules.km3_random import BACKEND_RANDOM, KERAS_RANDOM, NUMPY_RANDOM, TF_RANDOM
+from kmigrate.apply import apply_to_text
+from kmigrate.model import CallEdit, ClassEdit, ReplaceNode
+from kmigrate.rules import km3_random
+from kmigrate.rules.km3_random import BACKEND_RANDOM, KERAS_RANDOM, NUMPY_RANDOM, TF_RANDOM
+from kmigrate.runner import scan_text
 
 SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "vae_sampling" / "models.py"
 

@@ -18,16 +18,16 @@ import jsonschema
 import pytest
 from contract import FINDING_FIELDS
 
-from migrate.backend_pins import BackendPin, BackendStatus, find_backend_pins
-from migrate.model import Context, EditPlan, Finding, Severity, Span
-from migrate.names import import_bindings
-from migrate.report import FORMATS, build, render
-from migrate.report.footprint import count_text, count_tf_statements
-from migrate.report.github import escape_data, escape_property
-from migrate.report.sarif import MAX_DESCRIPTION, clip
-from migrate.report.summary import format_minutes, score
-from migrate.runner import FileReport, RunResult
-from rules.effort import FRAMEWORK_MODULES, minutes_for
+from kmigrate.backend_pins import BackendPin, BackendStatus, find_backend_pins
+from kmigrate.model import Context, EditPlan, Finding, Severity, Span
+from kmigrate.names import import_bindings
+from kmigrate.report import FORMATS, build, render
+from kmigrate.report.footprint import count_text, count_tf_statements
+from kmigrate.report.github import escape_data, escape_property
+from kmigrate.report.sarif import MAX_DESCRIPTION, clip
+from kmigrate.report.summary import format_minutes, score
+from kmigrate.rules.effort import FRAMEWORK_MODULES, minutes_for
+from kmigrate.runner import FileReport, RunResult
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "report"
@@ -492,7 +492,7 @@ def test_every_format_renders_an_empty_run() -> None:
 
 
 def test_statistics_lines(result: RunResult) -> None:
-    from migrate.report.statistics import render_statistics
+    from kmigrate.report.statistics import render_statistics
 
     lines = render_statistics(build(result)).splitlines()
     assert lines[0].split()[:2] == ["2", "KM601"]
@@ -575,7 +575,7 @@ def sample_tree(tmp_path_factory) -> Path:
 
 def _scan(root: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "migrate", "scan", "samples", *args],
+        [sys.executable, "-m", "kmigrate", "scan", "samples", *args],
         cwd=root,
         capture_output=True,
         text=True,

@@ -12,9 +12,9 @@ import ast
 
 import pytest
 
-from migrate.apply import apply_to_text
-from migrate.runner import scan_text
-from rules.registry import all_rules
+from kmigrate.apply import apply_to_text
+from kmigrate.rules.registry import all_rules
+from kmigrate.runner import scan_text
 
 CASES = [
     pytest.param(

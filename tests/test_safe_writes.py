@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from test_hostile_inputs import run  # the CLI in a subprocess
 
-from migrate import sources
-from migrate.model import EditPlan, ReplaceNode
-from migrate.sources import WriteRefusedError, deferred_signals, write_atomic
-from rules.base import Report, Rule
+from kmigrate import sources
+from kmigrate.model import EditPlan, ReplaceNode
+from kmigrate.rules.base import Report, Rule
+from kmigrate.sources import WriteRefusedError, deferred_signals, write_atomic
 
 ROOT = Path(__file__).resolve().parent.parent
 LEGACY = "import tensorflow as tf\n\nx = tf.keras.layers.Dense(3)\n"
@@ -125,7 +125,7 @@ def test_sigint_mid_apply_leaves_every_file_old_or_new(tmp_path: Path) -> None:
     assert all(rewritten[n] != originals[n] for n in originals)
 
     process = subprocess.Popen(
-        [sys.executable, "-m", "migrate", "apply", ".", "--jobs", "2", "--no-cache"],
+        [sys.executable, "-m", "kmigrate", "apply", ".", "--jobs", "2", "--no-cache"],
         cwd=work,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -218,8 +218,8 @@ def test_diff_mode_ignores_dirty_state(repo: Path) -> None:
 
 
 def test_a_file_changed_during_the_run_is_not_overwritten(tmp_path: Path, capsys) -> None:
-    from migrate.cli import _write_changes
-    from migrate.runner import FileReport
+    from kmigrate.cli import _write_changes
+    from kmigrate.runner import FileReport
 
     path = tmp_path / "m.py"
     path.write_text("edited by the user meanwhile\n")
@@ -258,8 +258,8 @@ class CrashOnBar(Rule):
 
 
 def run_fix(tmp_path: Path, monkeypatch, text: bytes, *rule_classes):
-    from migrate import runner
-    from migrate.analyze import RuleSet
+    from kmigrate import runner
+    from kmigrate.analyze import RuleSet
 
     path = tmp_path / "m.py"
     path.write_bytes(text)

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.backends
 
 def kmigrate(*args: str, cwd: Path = ROOT, timeout: int = 900) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "migrate", *args],
+        [sys.executable, "-m", "kmigrate", *args],
         capture_output=True,
         text=True,
         cwd=cwd,

@@ -64,8 +64,8 @@ for path in sorted(glob.glob("out_*/**/*.keras", recursive=True)):
 
 
 def _editor_runs_statement_plans() -> bool:
-    from migrate.editor import apply_plans
-    from migrate.model import EditPlan, ReplaceNode, Span
+    from kmigrate.editor import apply_plans
+    from kmigrate.model import EditPlan, ReplaceNode, Span
 
     plan = EditPlan((ReplaceNode(Span(1, 0, 1, 3), "a()\nb()", kind="stmt"),))
     return apply_plans("f()\n", [plan]).text == "a()\nb()\n"
@@ -91,8 +91,8 @@ def _run(code: str, cwd: Path, backend: str, *args: str) -> str:
 @pytest.fixture(scope="module")
 def migrated(tmp_path_factory) -> Path:
     """A copy of samples/training_script rewritten by kmigrate (all rules)."""
-    from migrate.apply import apply_to_text
-    from migrate.runner import scan_text
+    from kmigrate.apply import apply_to_text
+    from kmigrate.runner import scan_text
 
     work = tmp_path_factory.mktemp("training_script")
     for source in SAMPLE.glob("*.py"):

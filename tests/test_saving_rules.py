@@ -6,10 +6,10 @@ import textwrap
 
 import pytest
 
-from migrate.apply import apply_to_text
-from migrate.model import ReplaceNode
-from migrate.runner import scan_text
-from rules.km4_saving import PathInfo, rewrite_literal_tail
+from kmigrate.apply import apply_to_text
+from kmigrate.model import ReplaceNode
+from kmigrate.rules.km4_saving import PathInfo, rewrite_literal_tail
+from kmigrate.runner import scan_text
 
 
 def _code(text: str) -> str:
@@ -28,8 +28,8 @@ def fixed(text: str, rule: str) -> str:
 
 def _editor_runs_statement_plans() -> bool:
     """Whether the editor can replace one simple statement by several (engine request)."""
-    from migrate.editor import apply_plans
-    from migrate.model import EditPlan, Span
+    from kmigrate.editor import apply_plans
+    from kmigrate.model import EditPlan, Span
 
     plan = EditPlan((ReplaceNode(Span(1, 0, 1, 3), "a()\nb()", kind="stmt"),))
     return apply_plans("f()\n", [plan]).text == "a()\nb()\n"

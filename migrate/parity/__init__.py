@@ -1,7 +1,7 @@
 """`kmigrate parity`: run one model on several Keras backends and compare the numbers.
 
 The parent process (this package, minus `worker`) never imports TensorFlow, Keras, JAX or
-PyTorch; each backend runs in its own subprocess (`migrate.parity.worker`). Use
+PyTorch; each backend runs in its own subprocess (`kmigrate.parity.worker`). Use
 `run_parity(...)` from Python; the names below are imported lazily so that importing the
 package stays cheap.
 """
@@ -11,10 +11,10 @@ from __future__ import annotations
 __all__ = ["ParityOptions", "ParityReport", "ParityUsageError", "run_parity"]
 
 _HOMES = {
-    "ParityOptions": "migrate.parity.plan",
-    "ParityUsageError": "migrate.parity.plan",
-    "ParityReport": "migrate.parity.report",
-    "run_parity": "migrate.parity.runner",
+    "ParityOptions": "kmigrate.parity.plan",
+    "ParityUsageError": "kmigrate.parity.plan",
+    "ParityReport": "kmigrate.parity.report",
+    "run_parity": "kmigrate.parity.runner",
 }
 
 
@@ -23,4 +23,4 @@ def __getattr__(name: str):
         import importlib  # noqa: PLC0415
 
         return getattr(importlib.import_module(_HOMES[name]), name)
-    raise AttributeError(f"module 'migrate.parity' has no attribute '{name}'")
+    raise AttributeError(f"module 'kmigrate.parity' has no attribute '{name}'")

@@ -263,8 +263,8 @@ def parity_command(ctx: click.Context, **params) -> None:
     on a mismatch, layer by layer to name the first layer that diverges.
     """
     _apply_config(ctx, params, params.pop("config"))
-    from migrate.parity.plan import ParityOptions, ParityUsageError, parse_shape  # noqa: PLC0415
-    from migrate.parity.runner import run_parity  # noqa: PLC0415
+    from kmigrate.parity.plan import ParityOptions, ParityUsageError, parse_shape  # noqa: PLC0415
+    from kmigrate.parity.runner import run_parity  # noqa: PLC0415
 
     if not params["model"]:
         raise click.UsageError(
@@ -356,7 +356,7 @@ class _Progress:
 def _write_report(report, fmt: str, output: str | None) -> None:
     from rich.console import Console  # noqa: PLC0415
 
-    from migrate.parity.report import render  # noqa: PLC0415
+    from kmigrate.parity.report import render  # noqa: PLC0415
 
     if fmt == "json":
         text = json.dumps(report.to_dict(), indent=2)
@@ -372,5 +372,5 @@ def _write_report(report, fmt: str, output: str | None) -> None:
         render(report, Console())
 
 
-if __name__ == "__main__":  # python -m migrate.parity.cli ..., until the main CLI wires it
+if __name__ == "__main__":  # python -m kmigrate.parity.cli ..., until the main CLI wires it
     parity_command()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from migrate.parity.compare import FLOAT_TOLERANCES, ArrayDiff, LayerDivergence
+from kmigrate.parity.compare import FLOAT_TOLERANCES, ArrayDiff, LayerDivergence
 
 JSON_VERSION = 1
 USER_FACING_ERRORS = frozenset({"StageError", "Skipped"})

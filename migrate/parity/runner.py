@@ -1,7 +1,7 @@
 """Plan the workers of a parity run, run them under a time limit, compare what they wrote.
 
 The parent never imports a deep-learning framework: Keras picks its backend at import
-time, so each backend runs in a subprocess (`migrate.parity.worker`) with ``KERAS_BACKEND``
+time, so each backend runs in a subprocess (`kmigrate.parity.worker`) with ``KERAS_BACKEND``
 set, and a Keras 2 reference with ``TF_USE_LEGACY_KERAS=1``. One parity run starts one
 process per backend (plus a second reference only when the Keras 3 attempt at running the
 original fails). All of them start at once: the targets import their framework and build
@@ -35,8 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-import migrate
-from migrate.parity.compare import (
+import kmigrate
+from kmigrate.parity.compare import (
     EXACT,
     ArrayDiff,
     LayerRecord,
@@ -44,7 +44,7 @@ from migrate.parity.compare import (
     compare_arrays,
     find_divergence,
 )
-from migrate.parity.plan import (
+from kmigrate.parity.plan import (
     INFERENCE_ONLY,
     ModelSpec,
     ParityOptions,
@@ -56,11 +56,11 @@ from migrate.parity.plan import (
     parse_model_spec,
     require_backend,
 )
-from migrate.parity.report import BackendRun, ErrorInfo, ParityReport
+from kmigrate.parity.report import BackendRun, ErrorInfo, ParityReport
 
 POLL_SECONDS = 0.05
 STDERR_TAIL_LINES = 25
-PACKAGE_ROOT = str(Path(migrate.__file__).resolve().parent.parent)
+PACKAGE_ROOT = str(Path(kmigrate.__file__).resolve().parent.parent)
 
 Progress = Callable[[str], None]
 
@@ -298,7 +298,7 @@ class ParityRun:
             for kind in ("stdout", "stderr")
         ]
         process = subprocess.Popen(
-            [sys.executable, "-m", "migrate.parity.worker", str(job_file)],
+            [sys.executable, "-m", "kmigrate.parity.worker", str(job_file)],
             env=plan.environment(),
             stdout=logs[0],
             stderr=logs[1],

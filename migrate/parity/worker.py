@@ -1,4 +1,4 @@
-"""Models on one backend, in their own process: ``python -m migrate.parity.worker JOB.json``.
+"""Models on one backend, in their own process: ``python -m kmigrate.parity.worker JOB.json``.
 
 The parent sets ``KERAS_BACKEND`` (and ``TF_USE_LEGACY_KERAS=1`` for a Keras 2 reference)
 before starting this process, because Keras picks its backend at import time. The job file
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from migrate.parity.weights import WeightGroup, WeightMismatchError, match_groups
+from kmigrate.parity.weights import WeightGroup, WeightMismatchError, match_groups
 
 TRACEBACK_LINES = 40
 EXCEPTION_LINES = 6
@@ -686,7 +686,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the job's tasks in order in this process (same backend, one framework import)."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
-        print("usage: python -m migrate.parity.worker JOB.json", file=sys.stderr)
+        print("usage: python -m kmigrate.parity.worker JOB.json", file=sys.stderr)
         return 2
     job = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     for i, task in enumerate(job["tasks"]):

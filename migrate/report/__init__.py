@@ -5,7 +5,7 @@ lazily, so a JSON report never imports rich. Options every format understands:
 
 - ``root``: the project root (a path); files are read from it to measure each file's
   framework footprint when the engine did not (the portability score's denominator);
-- ``backend_pins``: the :class:`~migrate.backend_pins.BackendPin` list found for the
+- ``backend_pins``: the :class:`~kmigrate.backend_pins.BackendPin` list found for the
   project, or None when it was not checked;
 - ``top``: how many offending files to list (default 10).
 
@@ -18,20 +18,20 @@ import importlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from migrate.report.summary import TOP_FILES, ReportData, build_report
+from kmigrate.report.summary import TOP_FILES, ReportData, build_report
 
 if TYPE_CHECKING:
-    from migrate.backend_pins import BackendPin
-    from migrate.runner import RunResult
+    from kmigrate.backend_pins import BackendPin
+    from kmigrate.runner import RunResult
 
 FORMATS: dict[str, str] = {
-    "table": "migrate.report.table:render",
-    "json": "migrate.report.json_report:render",
-    "sarif": "migrate.report.sarif:render",
-    "github": "migrate.report.github:render",
-    "gitlab": "migrate.report.gitlab:render",
-    "markdown": "migrate.report.markdown:render",
-    "html": "migrate.report.html_report:render",
+    "table": "kmigrate.report.table:render",
+    "json": "kmigrate.report.json_report:render",
+    "sarif": "kmigrate.report.sarif:render",
+    "github": "kmigrate.report.github:render",
+    "gitlab": "kmigrate.report.gitlab:render",
+    "markdown": "kmigrate.report.markdown:render",
+    "html": "kmigrate.report.html_report:render",
 }
 
 
@@ -42,10 +42,10 @@ def build(
     top: int = TOP_FILES,
     **_: object,
 ) -> ReportData:
-    """The numbers behind every format (see :mod:`migrate.report.summary`)."""
+    """The numbers behind every format (see :mod:`kmigrate.report.summary`)."""
     backend = None
     if backend_pins is not None:
-        from migrate.backend_pins import BackendStatus
+        from kmigrate.backend_pins import BackendStatus
 
         backend = BackendStatus(tuple(backend_pins))
     return build_report(result, root=root or None, backend=backend, top=top)
@@ -65,7 +65,7 @@ def render(result: RunResult, fmt: str, **options: object) -> str:
 
 def one_line_summary(data: ReportData) -> str:
     """The headline, for a log line next to a report written to a file."""
-    from migrate.report.summary import format_minutes, format_score
+    from kmigrate.report.summary import format_minutes, format_score
 
     total = data.total
     return (

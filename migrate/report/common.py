@@ -5,10 +5,10 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING
 
-from migrate import __version__
+from kmigrate import __version__
 
 if TYPE_CHECKING:
-    from migrate.model import Finding
+    from kmigrate.model import Finding
 
 TOOL_NAME = "kmigrate"
 TOOL_VERSION = __version__
@@ -35,7 +35,7 @@ def fingerprint_of(finding: Finding) -> str:
 
 
 def rule_class(rule_id: str) -> type | None:
-    from rules.registry import rule_by_id
+    from kmigrate.rules.registry import rule_by_id
 
     return rule_by_id(rule_id)
 

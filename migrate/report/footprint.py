@@ -2,7 +2,7 @@
 
 This is the denominator of the portability score (docs/report.md). A statement
 counts when its own expressions (not the bodies of nested blocks) read a name bound
-by an import of a framework module (``rules.effort.FRAMEWORK_MODULES``), or when it is
+by an import of a framework module (``kmigrate.rules.effort.FRAMEWORK_MODULES``), or when it is
 such an import. Shadowing is ignored: a local variable named like an import still
 counts, which at worst makes a file look a little more framework-heavy than it is.
 
@@ -17,8 +17,8 @@ import json
 import warnings
 from collections.abc import Iterator
 
-from migrate.names import code_children, import_bindings
-from rules.effort import FRAMEWORK_MODULES
+from kmigrate.names import code_children, import_bindings
+from kmigrate.rules.effort import FRAMEWORK_MODULES
 
 
 def _statements(tree: ast.AST) -> Iterator[tuple[ast.stmt, list[ast.AST]]]:

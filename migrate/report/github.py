@@ -10,9 +10,9 @@ last line is a notice with the totals; use SARIF for the full list in code scann
 
 from __future__ import annotations
 
-from migrate.model import Finding
-from migrate.report.common import one_line, rule_class
-from migrate.report.summary import ReportData, format_minutes, format_score
+from kmigrate.model import Finding
+from kmigrate.report.common import one_line, rule_class
+from kmigrate.report.summary import ReportData, format_minutes, format_score
 
 _COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from migrate.model import Finding
-from migrate.report import indented_json
-from migrate.report.common import fingerprint_of, one_line
-from migrate.report.summary import ReportData
+from kmigrate.model import Finding
+from kmigrate.report import indented_json
+from kmigrate.report.common import fingerprint_of, one_line
+from kmigrate.report.summary import ReportData
 
 _SEVERITY = {"error": "major", "warning": "minor", "info": "info"}
 _CRITICAL_RULES = frozenset({"KM901"})

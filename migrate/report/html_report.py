@@ -12,9 +12,9 @@ import html
 from itertools import groupby
 from pathlib import Path
 
-from migrate.model import Finding
-from migrate.report.common import TOOL_NAME, TOOL_VERSION, one_line, rule_url
-from migrate.report.summary import (
+from kmigrate.model import Finding
+from kmigrate.report.common import TOOL_NAME, TOOL_VERSION, one_line, rule_url
+from kmigrate.report.summary import (
     FolderStats,
     ReportData,
     format_minutes,
@@ -70,7 +70,7 @@ def _source_lines(root: object, path: str) -> list[str] | None:
     """The file's lines, for showing each finding's code; None when unavailable."""
     if not root or path.endswith(".ipynb"):
         return None
-    from migrate.sources import SourceError, decode_source
+    from kmigrate.sources import SourceError, decode_source
 
     for candidate in (Path(str(root)) / path, Path(path)):
         try:

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from migrate.report import indented_json
-from migrate.report.common import fingerprint_of
-from migrate.report.summary import FileStats, FolderStats, ReportData, Tally, format_minutes
+from kmigrate.report import indented_json
+from kmigrate.report.common import fingerprint_of
+from kmigrate.report.summary import FileStats, FolderStats, ReportData, Tally, format_minutes
 
 if TYPE_CHECKING:
-    from migrate.model import Finding
-    from migrate.runner import RunResult
+    from kmigrate.model import Finding
+    from kmigrate.runner import RunResult
 
 SCHEMA_VERSION = 1
 
@@ -129,6 +129,6 @@ def render(data: ReportData, **_: object) -> str:
 
 def report_data(result: RunResult, **options: Any) -> dict[str, Any]:
     """The JSON report of a run as a dict (for tools that post-process it)."""
-    from migrate.report import build
+    from kmigrate.report import build
 
     return report_json(build(result, **options))

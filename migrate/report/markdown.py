@@ -12,8 +12,8 @@ import html
 import re
 from itertools import groupby
 
-from migrate.report.common import one_line, rule_url
-from migrate.report.summary import ReportData, format_minutes, format_score, is_manual
+from kmigrate.report.common import one_line, rule_url
+from kmigrate.report.summary import ReportData, format_minutes, format_score, is_manual
 
 MAX_ITEMS = 200
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1")

@@ -19,9 +19,9 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from migrate.model import Finding
-from migrate.report import indented_json
-from migrate.report.common import (
+from kmigrate.model import Finding
+from kmigrate.report import indented_json
+from kmigrate.report.common import (
     PROJECT_URL,
     TOOL_NAME,
     TOOL_VERSION,
@@ -30,7 +30,7 @@ from migrate.report.common import (
     rule_class,
     rule_url,
 )
-from migrate.report.summary import ReportData
+from kmigrate.report.summary import ReportData
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 MAX_DESCRIPTION = 1024
@@ -73,7 +73,7 @@ def rule_descriptor(rule_id: str) -> dict[str, Any]:
             "defaultConfiguration": {"level": "warning"},
             "properties": {"tags": ["keras3", "portability"]},
         }
-    from migrate.catalog_doc import rule_markdown
+    from kmigrate.catalog_doc import rule_markdown
 
     severity = rule.severity.value
     return {

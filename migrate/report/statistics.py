@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from migrate.report.summary import ReportData
+from kmigrate.report.summary import ReportData
 
 
 def render_statistics(data: ReportData, fmt: str = "table") -> str:

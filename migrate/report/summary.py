@@ -9,7 +9,7 @@ The portability score (docs/report.md):
     score = 100 * (1 - blocked / framework_statements)
 
 ``framework_statements`` counts the statements that import or use TensorFlow/Keras
-(:mod:`migrate.report.footprint`); ``blocked`` counts the distinct lines holding a
+(:mod:`kmigrate.report.footprint`); ``blocked`` counts the distinct lines holding a
 finding that stops the code from running on every backend. ``score_now`` counts every
 finding except ``info``; ``score`` (the headline, "after apply") counts only the
 manual ones, since ``kmigrate apply`` rewrites the fixable ones exactly.
@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from migrate.model import Context, Finding, Severity
-from rules.effort import minutes_for
+from kmigrate.model import Context, Finding, Severity
+from kmigrate.rules.effort import minutes_for
 
 if TYPE_CHECKING:
-    from migrate.backend_pins import BackendStatus
-    from migrate.runner import FileReport, RunResult
+    from kmigrate.backend_pins import BackendStatus
+    from kmigrate.runner import FileReport, RunResult
 
 TOP_FILES = 10
 
@@ -176,7 +176,7 @@ class ReportData:
 
 def _rule_classes(rule_ids: set[str]) -> dict[str, type]:
     try:
-        from rules.registry import rule_by_id
+        from kmigrate.rules.registry import rule_by_id
     except ImportError:  # pragma: no cover - rules are part of the package
         return {}
     found = {}
@@ -196,8 +196,8 @@ def _footprint(report: FileReport, root: Path | None) -> int | None:
         return 0
     if not report.parsed or root is None:
         return None
-    from migrate.report.footprint import count_text
-    from migrate.sources import SourceError, decode_source
+    from kmigrate.report.footprint import count_text
+    from kmigrate.sources import SourceError, decode_source
 
     for candidate in (root / report.path, Path(report.path)):
         try:

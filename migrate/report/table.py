@@ -15,9 +15,9 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from migrate.model import Finding
-from migrate.report.common import one_line
-from migrate.report.summary import ReportData, format_minutes, format_score
+from kmigrate.model import Finding
+from kmigrate.report.common import one_line
+from kmigrate.report.summary import ReportData, format_minutes, format_score
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 

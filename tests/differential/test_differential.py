@@ -19,7 +19,7 @@ pytestmark = pytest.mark.backends
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
-    from migrate.apply import apply_to_text
+    from kmigrate.apply import apply_to_text
 
     original = case_module(CASES)
     rewritten = apply_to_text(original, select=["KM2"])

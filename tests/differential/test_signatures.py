@@ -15,7 +15,7 @@ import inspect
 
 import pytest
 
-from rules.ops_catalog import CATALOG, OpEntry
+from kmigrate.rules.ops_catalog import CATALOG, OpEntry
 
 pytestmark = pytest.mark.backends
 
