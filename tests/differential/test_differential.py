@@ -1,9 +1,10 @@
 """The proof of the ops catalog: every automatic rewrite computes TensorFlow's numbers on
 the tensorflow, jax and torch backends.
 
-One rewrite of all cases (the real engine, ``apply_to_text(select=["KM2"])``), then one
-subprocess per backend running every case (see ``harness.py``); each case x backend is
-reported as its own test. The count check (every automatic catalog entry has a case)
+One rewrite of the selected cases (the real engine, ``apply_to_text(select=["KM2"])``),
+then one subprocess per backend running them (see ``harness.py``); each case x backend is
+reported as its own test, and ``-k`` narrows what runs (``-k gelu``: the gelu cases only).
+The count check (every automatic catalog entry has a case)
 is a fast test in ``tests/test_ops_catalog.py``.
 """
 
@@ -27,7 +28,7 @@ def results(request, tmp_path_factory):
         {
             item.callspec.params["index"]
             for item in request.session.items
-            if item.module is request.module and hasattr(item, "callspec")
+            if getattr(item, "module", None) is request.module and hasattr(item, "callspec")
         }
     )
     cases = [CASES[i] for i in wanted]
