@@ -24,3 +24,20 @@ def clean_env() -> dict[str, str]:
     env.pop("KERAS_BACKEND", None)
     env.pop("TF_USE_LEGACY_KERAS", None)
     return env
+
+
+@pytest.fixture(scope="session", autouse=True)
+def kmigrate_is_this_checkout() -> None:
+    """Every test, in process or through ``python -m kmigrate`` from any folder, must
+    exercise this checkout's kmigrate; a foreign install would make every green a lie."""
+    from checkout import imported_files, outside_checkout
+
+    import kmigrate
+    import kmigrate.rules
+
+    here = [Path(kmigrate.__file__).resolve(), Path(kmigrate.rules.__file__).resolve()]
+    assert outside_checkout(here) == [], f"tests import kmigrate from {here}, not {ROOT}"
+    there = imported_files()
+    assert len(there) == 2 and outside_checkout(there) == [], (
+        f"`python -m kmigrate` from another folder imports {there}, not {ROOT}"
+    )

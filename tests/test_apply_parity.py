@@ -61,3 +61,39 @@ def test_apply_parity_on_a_sample(tmp_path: Path) -> None:
     assert "parity" in result.stderr and "build_model" in result.stderr
     for backend in ("tensorflow", "jax", "torch"):
         assert backend in result.stderr
+
+
+# Legacy code that assumed TensorFlow was the only backend: after the move to Keras 3 the
+# other branch runs on jax and torch, so the converted model really computes other numbers.
+DIVERGING = """import tensorflow as tf
+from tensorflow import keras
+from tensorflow.keras import backend as K
+
+
+class Pool(keras.layers.Layer):
+    def call(self, x):
+        if K.backend() == "tensorflow":
+            return tf.reduce_mean(x, axis=-1, keepdims=True)
+        return tf.reduce_sum(x, axis=-1, keepdims=True)
+
+
+def build_model():
+    inputs = keras.Input(shape=(4,))
+    return keras.Model(inputs, Pool()(inputs))
+"""
+
+
+@pytest.mark.backends
+def test_apply_parity_fails_when_the_converted_model_diverges(tmp_path: Path) -> None:
+    (tmp_path / "models.py").write_text(DIVERGING)
+    result = subprocess.run(
+        [sys.executable, "-m", "kmigrate", "apply", str(tmp_path), "--parity", "-j", "1"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-4000:]
+    assert "ops.mean(x, axis=-1, keepdims=True)" in (tmp_path / "models.py").read_text()
+    assert "first diverging layer: 'pool' (Pool)" in result.stderr
+    for backend in ("jax", "torch"):
+        assert f"{backend}: output 'output'" in result.stderr

@@ -18,14 +18,12 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-
 LAYER = "x = tf.keras.layers.Dense(3)"
 TF = "import tensorflow as tf"
 
 
 def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    environment = dict(os.environ, PYTHONPATH=str(ROOT), **(env or {}))
+    environment = dict(os.environ, **(env or {}))
     return subprocess.run(
         [sys.executable, "-m", "kmigrate", *args],
         capture_output=True,
@@ -283,9 +281,29 @@ def test_a_missing_path_is_a_usage_error(tmp_path: Path) -> None:
         assert "Traceback" not in result.stderr
 
 
+# The CLI with reading one file denied at the layer every read goes through
+# (kmigrate.sources): holds as root, whom chmod 000 does not stop.
+_DENY_READ = """
+import sys
+from kmigrate import sources
+from kmigrate.cli import main
+
+denied = sys.argv.pop(1)
+real_open = open
+
+def deny(file, *args, **kwargs):
+    if str(file).endswith(denied):
+        raise PermissionError(13, "Permission denied", str(file))
+    return real_open(file, *args, **kwargs)
+
+sources.open = deny
+main(sys.argv[1:])
+"""
+
+
 def test_unreadable_file_is_reported_and_skipped(tmp_path: Path, monkeypatch) -> None:
-    """chmod 000 does not stop root, so the read failure is simulated in-process
-    (and also exercised for real when the tests do not run as root)."""
+    """chmod 000 does not stop root (CI runs as root), so the read failure is injected:
+    in process, and through the real CLI in a subprocess."""
     from kmigrate import sources
     from kmigrate.runner import Job, run_job, select_ids
 
@@ -305,13 +323,36 @@ def test_unreadable_file_is_reported_and_skipped(tmp_path: Path, monkeypatch) ->
     assert "cannot read this file (Permission denied)" in report.findings[0].message
     assert report.new_text is None
     monkeypatch.undo()
-    if os.geteuid() != 0:
-        path.chmod(0)
-        try:
-            result = run("scan", ".", "--format", "json", "--no-cache", cwd=tmp_path)
-        finally:
-            path.chmod(0o644)
-        assert result.returncode == 0 and "Permission denied" in result.stdout
+
+    (tmp_path / "open.py").write_bytes(utf8(TF, LAYER))
+    for jobs in ("1", "2"):
+        command = [sys.executable, "-c", _DENY_READ, "secret.py", "scan", ".", "--jobs", jobs]
+        command += ["--format", "json", "--no-cache"]
+        done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        findings = {f["path"]: f for f in json.loads(done.stdout)["findings"]}
+        assert findings["secret.py"]["rule"] == "KM901", jobs
+        assert "cannot read this file (Permission denied)" in findings["secret.py"]["message"]
+        assert findings["open.py"]["rule"] != "KM901", "the readable file is still scanned"
+
+
+def test_unreadable_file_for_real(tmp_path: Path) -> None:
+    """The same with a real chmod 000, which only denies a user other than root."""
+    if os.geteuid() == 0:
+        pytest.skip(
+            "root reads a chmod 000 file; the denial is injected instead in "
+            "test_unreadable_file_is_reported_and_skipped"
+        )
+    path = tmp_path / "secret.py"
+    path.write_bytes(utf8(TF, LAYER))
+    path.chmod(0)
+    try:
+        result = run("scan", ".", "--format", "json", "--no-cache", cwd=tmp_path)
+    finally:
+        path.chmod(0o644)
+    assert result.returncode == 0, result.stderr
+    (finding,) = json.loads(result.stdout)["findings"]
+    assert finding["rule"] == "KM901" and "Permission denied" in finding["message"]
 
 
 def test_size_limits_are_configurable(tmp_path: Path) -> None:

@@ -245,7 +245,9 @@ def test_trap_pad_modes_are_lower_case() -> None:
     )
     assert rewrite('tf.pad(x, n, mode="REFLECT")') == 'keras.ops.pad(x, n, mode="reflect")'
     assert rewrite("tf.pad(x, n)") == "keras.ops.pad(x, n)"
-    assert "SYMMETRIC" not in manual_reason('tf.pad(x, n, "SYMMETRIC")') or True
+    symmetric = manual_reason('tf.pad(x, n, "SYMMETRIC")')
+    assert 'mode="SYMMETRIC"` is not one of CONSTANT, REFLECT' in symmetric  # names the mode
+    assert "ops.flip" in symmetric  # and says how to write it by hand
     assert "not one of" in manual_reason("tf.pad(x, n, mode=self.mode)")
 
 
@@ -298,6 +300,7 @@ def test_trap_pad_modes_are_lower_case() -> None:
         ("tf.nn.l2_normalize(x, axis=-1)", "keras.ops.normalize(x, axis=-1, epsilon=1e-06)"),
         ("tf.math.l2_normalize(x, 1, 1e-10)", "keras.ops.normalize(x, axis=1, epsilon=1e-05)"),
         ("tf.math.l2_normalize(x)", "keras.ops.normalize(x, axis=None, epsilon=1e-06)"),
+        ("K.l2_normalize(x, axis=1)", "keras.ops.normalize(x, axis=1, epsilon=1e-06)"),
         ("tf.norm(x, axis=[0, 1])", "keras.ops.norm(x, axis=(0, 1))"),
         ("tf.norm(x, ord='euclidean', keepdims=None)", "keras.ops.norm(x, keepdims=False)"),
         ("tf.fill([2], 3)", 'keras.ops.full([2], 3, dtype="int32")'),

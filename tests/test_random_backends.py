@@ -459,9 +459,10 @@ def test_sample_apply_gives_one_generator_per_layer_and_no_tf_random(applied_sam
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_sample_builds_predicts_and_round_trips(applied_sample, tmp_path, backend) -> None:
     text = applied_sample.read_text()
-    if "import tensorflow" in text:
-        leftovers = [line.strip() for line in text.splitlines() if "tf." in line]
-        pytest.skip(f"TensorFlow calls left for other rule families: {leftovers[:3]}")
+    leftovers = [
+        line.strip() for line in text.splitlines() if "tf." in line or "tensorflow" in line
+    ]
+    assert leftovers == [], "apply left TensorFlow in the sample (any rule family)"
     script = tmp_path / "sample_worker.py"
     script.write_text(SAMPLE_WORKER)
     result = _run(script, applied_sample, "", backend)

@@ -23,8 +23,6 @@ FACTORY_SAMPLES = [
     "keras2_legacy",
 ]
 
-pytestmark = pytest.mark.backends
-
 
 def kmigrate(*args: str, cwd: Path = ROOT, timeout: int = 900) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -46,6 +44,7 @@ def converted(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_no_fixable_tensorflow_call_left_in_model_code(converted: Path) -> None:
+    """No backend needed (apply and scan only): part of the fast run."""
     report = json.loads(kmigrate("scan", str(converted), "-f", "json", "-q").stdout)
     leftovers = [f for f in report["findings"] if f["fixable"]]
     assert leftovers == [], leftovers
@@ -54,6 +53,7 @@ def test_no_fixable_tensorflow_call_left_in_model_code(converted: Path) -> None:
         assert not finding["fixable"] and finding["message"]
 
 
+@pytest.mark.backends
 @pytest.mark.parametrize("sample", FACTORY_SAMPLES)
 def test_converted_sample_matches_original_on_every_backend(converted: Path, sample: str) -> None:
     result = kmigrate(

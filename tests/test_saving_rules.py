@@ -26,13 +26,13 @@ def fixed(text: str, rule: str) -> str:
     return result
 
 
-def _editor_runs_statement_plans() -> bool:
-    """Whether the editor can replace one simple statement by several (engine request)."""
+def test_editor_replaces_one_statement_with_several() -> None:
+    """KM402 needs it (a folder created before the save): a capability, never optional."""
     from kmigrate.editor import apply_plans
     from kmigrate.model import EditPlan, Span
 
     plan = EditPlan((ReplaceNode(Span(1, 0, 1, 3), "a()\nb()", kind="stmt"),))
-    return apply_plans("f()\n", [plan]).text == "a()\nb()\n"
+    assert apply_plans("f()\n", [plan]).text == "a()\nb()\n"
 
 
 # -- literals ---------------------------------------------------------------------
@@ -236,8 +236,6 @@ def test_literal_subfolder_gets_created_first() -> None:
         '{name:os.makedirs}(os.path.join(out, "ckpt"), exist_ok=True)',
         'model.save_weights(os.path.join(out, "ckpt", "weights.weights.h5"))',
     ]
-    if not _editor_runs_statement_plans():
-        pytest.xfail("editor cannot yet replace a statement with several (engine request)")
     assert fixed(code, "KM402") == _code(
         """
         import os

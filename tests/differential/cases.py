@@ -363,6 +363,7 @@ NN = [
     C("tf.linalg.l2_normalize(x, 0, epsilon=1e-6)", x=X),
     C("tf.nn.l2_normalize(x * 1e-8, axis=1)", x=X),
     C("K.l2_normalize(x, axis=1)", x=X),
+    C("K.l2_normalize(x * 1e-8, axis=1)", x=X),  # norm below the epsilon: it decides
     C("tf.nn.moments(x, axes=[0])", x=X),
     C("tf.nn.moments(x, [1, 2], keepdims=True)", x=X3),
     C("tf.nn.bias_add(x, b)", x=X3, b="f32[4]"),

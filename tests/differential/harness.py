@@ -355,18 +355,17 @@ def _leaves(value: Any, to_numpy) -> list[tuple[str, np.ndarray]]:
     return [("tensor", np.asarray(to_numpy(value)))]
 
 
-class _LegacyBackend:
-    """tf_keras.backend plus the Keras 2.x backend functions tf_keras dropped, defined as
-    Keras 2.3's tensorflow_backend.py defined them (the reference for K.logsumexp and
-    K.identity, which real legacy code still calls)."""
+def legacy_backend(tf_keras: Any) -> Any:
+    """Keras 2's backend as legacy code's ``K``: ``tf_keras.backend`` plus the Keras 2
+    functions tf_keras still defines in ``tf_keras.src.backend`` but no longer exports
+    (``K.logsumexp``, ``K.identity``; real legacy code calls them)."""
+    import types
 
-    def __init__(self, tf, backend) -> None:
-        self._backend = backend
-        self.logsumexp = lambda x, axis=None, keepdims=False: tf.reduce_logsumexp(x, axis, keepdims)
-        self.identity = lambda x, name=None: tf.identity(x, name=name)
+    from tf_keras.src import backend as implementation
 
-    def __getattr__(self, name: str):
-        return getattr(self._backend, name)
+    names = {name: getattr(tf_keras.backend, name) for name in dir(tf_keras.backend)}
+    names.update(logsumexp=implementation.logsumexp, identity=implementation.identity)
+    return types.SimpleNamespace(**names)
 
 
 def _worker(workdir: Path, jobs: list[tuple[str, str]]) -> None:
@@ -387,8 +386,8 @@ def _worker(workdir: Path, jobs: list[tuple[str, str]]) -> None:
             import tensorflow as tf
             import tf_keras
 
-            backend_k = _LegacyBackend(tf, tf_keras.backend)
-            namespace: dict[str, Any] = {"tf": tf, "K": backend_k, "np": np, "keras": keras}
+            legacy_k = legacy_backend(tf_keras)
+            namespace: dict[str, Any] = {"tf": tf, "K": legacy_k, "np": np, "keras": keras}
             convert = tf.convert_to_tensor
 
             def to_numpy(v):

@@ -12,6 +12,7 @@ import ast
 import enum
 import importlib
 import inspect
+import re
 
 import pytest
 
@@ -19,20 +20,21 @@ from kmigrate.rules.ops_catalog import CATALOG, OpEntry
 
 pytestmark = pytest.mark.backends
 
-# Keras 2.x backend functions that tf_keras no longer has (real legacy code still calls
-# them; the differential harness defines the automatic ones as Keras 2.3 did), and
-# functions third-party libraries patched onto K.
+# Functions third-party libraries patched onto K (real legacy code still calls them).
 NOT_IN_TF_KERAS = {
-    "K.logsumexp": "x, axis=None, keepdims=False",
-    "K.identity": "x, name=None",
     "K.pattern_broadcast": None,
     "K.symbolic": None,
     "K.where": None,
 }
+# Keras 2 backend functions that tf_keras still defines but no longer exports from
+# `tf_keras.backend`; the differential reference uses these very functions.
+UNEXPORTED = ("K.logsumexp", "K.identity")
 
 
 def _resolve(symbol: str):
-    if symbol.startswith("K."):
+    if symbol in UNEXPORTED:
+        module, rest = importlib.import_module("tf_keras.src.backend"), symbol[2:].split(".")
+    elif symbol.startswith("K."):
         module, rest = importlib.import_module("tf_keras.backend"), symbol[2:].split(".")
     else:
         module, rest = importlib.import_module("tensorflow"), symbol.split(".")[1:]
@@ -77,29 +79,40 @@ ENTRIES = [e for e in CATALOG if e.automatic]
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e.symbol for e in ENTRIES])
 def test_signature_is_tensorflows(entry: OpEntry) -> None:
-    functions = []
-    for symbol in entry.symbols:
-        if symbol in NOT_IN_TF_KERAS:
-            sig = ", ".join(
-                (f"*{p.name}" if p.varargs else p.name)
-                + ("" if p.default is None else f"={p.default}")
-                for p in entry.params
-            )
-            assert sig == NOT_IN_TF_KERAS[symbol], symbol
-            continue
-        functions.append((symbol, _resolve(symbol)))
-    if not functions:
-        return
+    functions = [(symbol, _resolve(symbol)) for symbol in entry.symbols]
     first_symbol, first = functions[0]
     for symbol, function in functions[1:]:
         assert function is first or _actual(function) == _actual(first), (
             f"{symbol} is not an alias of {first_symbol}"
         )
-    actual = _actual(first)
+    function, actual = first, _actual(first)
     if entry.symbol == "tf.Variable":
-        actual = _actual(first.__init__)[1:]  # drop self
-    expected = [(n, k, _normal(d)) for n, k, d in _expected(entry)][: len(actual)]
-    assert [(n, k, _normal(d)) for n, k, d in actual] == expected, first_symbol
+        function, actual = first.__init__, _actual(first.__init__)[1:]  # drop self
+    expected = [(n, k, _normal(d)) for n, k, d in _expected(entry)]
+    assert [(n, k, _normal(d)) for n, k, d in actual] == expected[: len(actual)], first_symbol
+    extra = [name for name, _, _ in expected[len(actual) :]]
+    if extra:  # only behind **kwargs, and only names the function's documentation gives
+        assert _takes_kwargs(function), f"{first_symbol} has no parameter(s) {extra}"
+        undocumented = [n for n in extra if not re.search(rf"\b{n}\b", inspect.getdoc(first) or "")]
+        assert not undocumented, f"{first_symbol} does not document {undocumented}"
+
+
+def _takes_kwargs(function) -> bool:
+    kinds = [p.kind for p in inspect.signature(function).parameters.values()]
+    return inspect.Parameter.VAR_KEYWORD in kinds
+
+
+@pytest.mark.parametrize("symbol", UNEXPORTED)
+def test_the_reference_runs_tf_keras_own_functions(symbol: str) -> None:
+    """The differential reference for K.logsumexp / K.identity is Keras 2's own code."""
+    import tf_keras
+
+    from differential.harness import legacy_backend
+
+    name = symbol[2:]
+    assert getattr(legacy_backend(tf_keras), name) is _resolve(symbol)
+    assert _resolve(symbol).__module__ == "tf_keras.src.backend"
+    assert not hasattr(tf_keras.backend, name)
 
 
 MANUAL = sorted({s for e in CATALOG if not e.automatic for s in e.symbols})
