@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 KMIGRATE := $(VENV)/bin/kmigrate
 DEMO_DIR := build/demo-samples
 
-.PHONY: setup demo test test-fast lint docs bench clean
+.PHONY: setup demo test test-fast mutation lint docs bench clean
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,11 @@ test: setup
 # Only the fast tests (no TensorFlow/JAX/PyTorch).
 test-fast: setup
 	$(PY) -m pytest -q -m "not backends"
+
+# Break kmigrate on purpose (catalog defaults, editor, tolerances, exit codes) in a copy and
+# check that the tests notice each breakage (~7 min).
+mutation: setup
+	$(PY) scripts/mutation_check.py
 
 lint: setup
 	$(VENV)/bin/ruff format --check migrate rules tests scripts
