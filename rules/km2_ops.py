@@ -492,7 +492,13 @@ class Rewrite:
 
 
 _PARAM = re.compile(r"\{\((\w+)\)\}|\{(\w+)\}")
-_FIRST_NAME = re.compile(r"\{name:([\w.]+)\}")
+_NAME_SLOT = re.compile(r"\{name:([\w.]+)\}")
+
+
+def plain_names(text: str) -> str:
+    """Filled template text as a message shows it: ``{name:keras.ops.sum}`` -> ``keras.ops.sum``
+    (the editor spells the name from the module's imports; a message names it in full)."""
+    return _NAME_SLOT.sub(lambda match: match.group(1), text)
 
 
 def fill_template(template: str, binding: Binding) -> str:
@@ -556,9 +562,7 @@ def _table_rewrite(binding: Binding) -> Rewrite:
     _check_conditions(binding)
     if entry.template is not None:
         text = fill_template(entry.template, binding)
-        first = _FIRST_NAME.search(qualify_names(entry.template))
-        shown = first.group(1) if first else "its argument"
-        return Rewrite(EditPlan((ReplaceNode(binding.site.span, text),)), shown)
+        return Rewrite(EditPlan((ReplaceNode(binding.site.span, text),)), plain_names(text))
     args: list[ArgOut] = []
     for out in entry.out:
         args.extend(_arg_out(binding, out))
@@ -1060,7 +1064,7 @@ class TfOpToKerasOps(_CatalogRule):
             message = f"`{site.symbol}` is TensorFlow-only: use `{rewrite.target}`{more}"
             yield Report(site, message, fix=rewrite.plan)
         else:
-            message = f"`{site.symbol}` has a keras.ops form, `{rewrite.target}`{_OUTSIDE}"
+            message = f"`{site.symbol}` has a Keras 3 form, `{rewrite.target}`{_OUTSIDE}"
             yield Report(site, message, severity=Severity.INFO)
 
     def check_reference(self, site: ReferenceSite) -> Iterable[Report]:

@@ -2437,10 +2437,22 @@ TRANSLATOR_DOCS: dict[str, str] = {
 }
 
 
+_SLOT = re.compile(r"\{\((\w+)\)\}|\{(\w+)\}")
+
+
+def template_form(template: str) -> str:
+    """A template as Python a reader can follow: each argument slot (``{x}``, ``{(x)}``)
+    becomes the TF parameter's name, ``ops.`` becomes ``keras.ops.``."""
+    text = _SLOT.sub(lambda match: match.group(1) or match.group(2), template)
+    return _QUALIFIED.sub(
+        lambda m: ("keras.ops" if m.group(1) == "ops" else "keras") + m.group(2), text
+    )
+
+
 def keras_form(entry: OpEntry) -> tuple[str, list[str]]:
     """The Keras call in plain Python plus notes on defaults and translated values."""
     if entry.template:
-        return entry.template, []
+        return template_form(entry.template), []
     if not entry.target:
         return "", []
     items, notes = [], []

@@ -584,3 +584,49 @@ def test_shape_and_dtype_given_as_keywords() -> None:
     assert 'keras.ops.cast(x, "int32")' in out
     lines = [f.span.column for f in km2_findings(code) if f.rule == "KM204"]
     assert len(lines) == 1  # the keras.random dtype; tf.cast's belongs to KM201
+
+
+# ---------------------------------------------------------------------------
+# Messages and `kmigrate explain` read as sentences with the real replacement.
+# ---------------------------------------------------------------------------
+
+# What a template or placeholder leaks when it is shown unrendered.
+_LEFTOVER = re.compile(r"[{}]|its argument|\bname:|``")
+
+
+def _every_catalog_call() -> list[str]:
+    """Modules calling every catalog entry: each differential case in a layer (model
+    code), then in a plain function (other code); each manual symbol both ways."""
+    manual_calls = [f"{s}(x)" for e in CATALOG if not e.automatic for s in e.symbols]
+    model = case_module(CASES)
+    model += "\n\nclass Manual(keras.layers.Layer):\n    def call(self, x):\n"
+    model += "".join(f"        {call}\n" for call in manual_calls)
+    names = sorted({name for case in CASES for name in case.inputs} | {"x"})
+    args = ", ".join(names)
+    other = HEADER + "".join(
+        f"\n\ndef outside{index}({args}):\n    return {call}\n"
+        for index, call in enumerate([c.expr for c in CASES if not c.init] + manual_calls)
+    )
+    return [model, other]
+
+
+def test_every_catalog_message_names_its_real_replacement() -> None:
+    findings = [f for text in _every_catalog_call() for f in scan_text(text, select=["KM2"])]
+    contexts = {f.context.value for f in findings}
+    assert contexts == {"model", "other"} and len(findings) > 2 * len(CASES)
+    leaks = [f"{f.span.line}: {f.message}" for f in findings if _LEFTOVER.search(f.message)]
+    assert not leaks, leaks
+
+
+def test_every_catalog_explanation_is_rendered() -> None:
+    for entry in CATALOG:
+        text = explain_entry(entry.symbol)
+        assert text is not None and not _LEFTOVER.search(text), text
+
+
+def test_template_entries_show_the_rewritten_call() -> None:
+    assert "Keras 3:    tuple(x.shape)" in explain_entry("K.int_shape")
+    code = "from tensorflow.keras import backend as K\n\n\ndef f(inputs):\n"
+    code += "    return K.int_shape(inputs)\n"
+    (finding,) = km2_findings(code)
+    assert "`tuple(inputs.shape)`" in finding.message, finding.message
