@@ -819,7 +819,30 @@ def _build_fill(binding: Binding) -> Rewrite:
     return Rewrite(EditPlan((edit,)), "keras.ops.full")
 
 
+def _build_name_scope(binding: Binding) -> Rewrite:
+    """``with tf.name_scope("block"):`` -> ``with keras.name_scope("block"):``."""
+    _check_conditions(binding)
+    site = binding.site
+    item = site.module.parent_of(site.node)
+    if not (isinstance(item, ast.withitem) and item.context_expr is site.node):
+        raise ManualPortError("it is not the expression of a `with` statement")
+    if item.optional_vars is not None:
+        raise ManualPortError(
+            "`as` binds the scope's name string in TensorFlow but the scope object in Keras"
+        )
+    name = binding.literal(binding.entry.params[0].name)
+    if not isinstance(name, str) or "/" in name:
+        raise ManualPortError(
+            "the name is not a literal string without '/': keras.name_scope raises on '/' "
+            "(TensorFlow's absolute-scope marker)",
+            "with keras.name_scope(name): with a name without '/', or drop the scope",
+        )
+    edit = CallEdit(site.span, "keras.name_scope", (ArgOut(binding.source("name")),))
+    return Rewrite(EditPlan((edit,)), "keras.name_scope")
+
+
 BUILDERS: dict[str, Callable[[Binding], Rewrite]] = {
+    "name_scope": _build_name_scope,
     "fill": _build_fill,
     "matmul": _build_matmul,
     "shape": _build_shape,
@@ -1150,7 +1173,7 @@ class TfOpManualPort(_CatalogRule):
         if found is None or not isinstance(found[1], ManualPortError):
             return
         entry, manual = found
-        message = f"`{site.symbol}` has no exact keras.ops rewrite here: "
+        message = f"`{site.symbol}` has no exact Keras 3 rewrite here: "
         message += manual.reason.rstrip(".")
         if manual.suggestion:
             message += f". Instead: {manual.suggestion.rstrip('.')}"

@@ -384,6 +384,11 @@ _COMPLEX = (
     "keras.ops has no complex tensors on every backend: its FFTs take and return "
     "(real, imag) pairs."
 )
+_RANDOM_INITIALIZER = (
+    "The same distribution with the same defaults (TF2 and Keras 3 agree); like every "
+    "random op in Keras 3 it draws other numbers than TensorFlow, also with a seed (the "
+    "differential test compares the distribution's moments)."
+)
 _RAGGED = "ragged and sparse tensors exist only on the TensorFlow backend"
 _GRAPH_ONLY = "graph-building API: there is no graph to build on JAX or PyTorch"
 _STATE = (
@@ -1220,10 +1225,13 @@ DTYPES_AND_SHAPES = [
         "needs review",
         'keras.config.backend() returns "tensorflow", "jax" or "torch"',
     ),
-    manual(
+    op(
         "K.get_uid",
-        "Keras 2 backend helper",
-        "keras.backend.get_uid(prefix) (or drop it: Keras 3 names layers uniquely)",
+        "prefix=''",
+        "keras.backend.get_uid",
+        "prefix",
+        note="The same per-prefix counter (1 on the first call); Keras 3 keeps one "
+        "counter per process where tf_keras kept one per graph.",
     ),
 ]
 
@@ -2174,10 +2182,16 @@ GRAPH_AND_STATE = [
         "drop the block: Keras 3 runs ops in program order on every backend",
     ),
     manual("tf.group tf.tuple tf.no_op", _GRAPH_ONLY, "drop it (program order applies)"),
-    manual(
+    op(
         "tf.name_scope K.name_scope",
-        "TensorFlow graph naming",
-        "keras.name_scope(name) names variables created inside; otherwise drop it",
+        "name",
+        builder="name_scope",
+        when="it opens a `with` block without `as` (TensorFlow binds the scope's name as "
+        "a string, Keras the scope object) and `name` is a literal string without '/' "
+        "(keras.name_scope raises on '/', TensorFlow's absolute-scope marker)",
+        note="keras.name_scope prefixes the paths of variables created inside, as "
+        "tf.name_scope prefixed their names; ops inside compute the same numbers.",
+        suggestion="keras.name_scope(name) names variables created inside; otherwise drop it",
     ),
     manual("tf.init_scope", _GRAPH_ONLY, "create state in __init__/build instead"),
     manual(
@@ -2265,10 +2279,25 @@ GRAPH_AND_STATE = [
         "value=scalar(value)",
         note="A scalar value: Keras's Constant broadcasts, TensorFlow's reshapes a list.",
     ),
+    op(
+        "tf.random_normal_initializer tf.initializers.random_normal",
+        "mean=0.0, stddev=0.05, seed=None",
+        "keras.initializers.RandomNormal",
+        "mean=mean, stddev=stddev, seed=seed",
+        note=_RANDOM_INITIALIZER,
+    ),
+    op(
+        "tf.random_uniform_initializer tf.initializers.random_uniform",
+        "minval=-0.05, maxval=0.05, seed=None",
+        "keras.initializers.RandomUniform",
+        "minval=minval, maxval=maxval, seed=seed",
+        note=_RANDOM_INITIALIZER,
+    ),
     manual(
-        "tf.random_normal_initializer tf.random_uniform_initializer tf.initializers.random_normal",
-        "a random initializer: Keras's draws the same distribution with other numbers",
-        "keras.initializers.RandomNormal(mean, stddev, seed) / RandomUniform(minval, maxval, seed)",
+        "tf.compat.v1.random_normal_initializer tf.compat.v1.initializers.random_normal",
+        "TF1's random_normal_initializer has stddev 1.0 by default (TF2's and Keras's "
+        "0.05) and a dtype argument",
+        "keras.initializers.RandomNormal(mean=..., stddev=1.0, seed=...) with stddev written",
     ),
     manual(
         "tf.io.gfile.exists tf.io.gfile.GFile tf.io.gfile.isdir tf.io.gfile.glob "

@@ -630,3 +630,33 @@ def test_template_entries_show_the_rewritten_call() -> None:
     code += "    return K.int_shape(inputs)\n"
     (finding,) = km2_findings(code)
     assert "`tuple(inputs.shape)`" in finding.message, finding.message
+
+
+def test_name_scope_becomes_keras_name_scope_only_where_exact() -> None:
+    code = (
+        f"{HEADER}\n\nclass L(keras.layers.Layer):\n"
+        "    def call(self, x, name=None):\n"
+        '        with tf.name_scope("scale"), K.name_scope("inner"):\n'
+        "            x = x * 2.0\n"
+        '        with tf.name_scope("a/b"):\n'
+        "            x = x + 1.0\n"
+        "        with tf.name_scope(name) as scope:\n"
+        "            x = x - 1.0\n"
+        '        step = tf.name_scope("loose")\n'
+        "        return x\n"
+    )
+    after = apply_to_text(code, select=["KM2"])
+    assert 'with keras.name_scope("scale"), keras.name_scope("inner"):' in after
+    manual = {f.span.line: f.message for f in km2_findings(code) if f.rule == "KM202"}
+    assert sorted(manual) == [10, 12, 14]
+    assert "raises on '/'" in manual[10]
+    assert "`as` binds the scope's name string" in manual[12]
+    assert "not the expression of a `with` statement" in manual[14]
+
+
+def test_tf1_random_normal_initializer_keeps_its_own_default() -> None:
+    reason = manual_reason("tf.compat.v1.random_normal_initializer()")
+    assert "stddev 1.0" in reason
+    assert rewrite("tf.random_normal_initializer(seed=1)") == (
+        "keras.initializers.RandomNormal(seed=1)"
+    )

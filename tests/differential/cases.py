@@ -560,6 +560,54 @@ STATE = [
     C("tf.zeros_initializer()(shape=(2, 3))", "tf.zeros_initializer"),
     C("tf.ones_initializer()((3,))", "tf.ones_initializer"),
     C("tf.constant_initializer(0.5)(shape=(2, 2))", "tf.constant_initializer"),
+    # Random initializers draw other numbers on every backend: the cases compare the
+    # distribution (defaults included) through bool tests on its moments and range.
+    C(
+        "tf.abs(tf.math.reduce_std(tf.random_normal_initializer()(shape=(400, 400))) - 0.05)"
+        " < 0.001",
+        "tf.random_normal_initializer",
+    ),
+    C(
+        "tf.abs(tf.reduce_mean(tf.random_normal_initializer(1.0, 0.5, seed=7)((400, 400)))"
+        " - 1.0) < 0.01",
+        "tf.random_normal_initializer",
+    ),
+    C(
+        "tf.abs(tf.math.reduce_std(tf.initializers.random_normal(stddev=2.0)((400, 400)))"
+        " - 2.0) < 0.04",
+        "tf.initializers.random_normal",
+    ),
+    C(
+        "tf.reduce_max(tf.abs(tf.random_uniform_initializer()(shape=(400, 400)))) <= 0.05",
+        "tf.random_uniform_initializer",
+    ),
+    C(
+        "tf.abs(tf.math.reduce_std(tf.random_uniform_initializer()(shape=(400, 400)))"
+        " - 0.1 / 12**0.5) < 0.0005",
+        "tf.random_uniform_initializer",
+    ),
+    C(
+        "tf.abs(tf.reduce_mean(tf.random_uniform_initializer(-1.0, 2.0, seed=3)((400, 400)))"
+        " - 0.5) < 0.01",
+        "tf.random_uniform_initializer",
+    ),
+    C(
+        "x * self.s",
+        "tf.name_scope",
+        init="with tf.name_scope('block'):\n"
+        "    self.s = self.add_weight(shape=(3, 4), initializer='ones')",
+        x=X,
+    ),
+    C(
+        "x + self.t",
+        "K.name_scope",
+        init="with K.name_scope('outer'):\n"
+        "    with K.name_scope('inner'):\n"
+        "        self.t = self.add_weight(shape=(4,), initializer='ones')",
+        x=X,
+    ),
+    C("K.get_uid('kmigrate_case')"),
+    C("K.get_uid()"),
 ]
 
 CASES: list[Case] = [
