@@ -48,6 +48,7 @@ from kmigrate.rules.ops_catalog import (
     py_literal,
     qualify_names,
 )
+from kmigrate.rules.shape_uses import argument_of, shape_use_ok
 
 # ---------------------------------------------------------------------------
 # Dtypes.
@@ -609,72 +610,18 @@ def _build_matmul(binding: Binding) -> Rewrite:
     return Rewrite(EditPlan((edit,)), "keras.ops.matmul")
 
 
-# Calls whose argument is a shape: tf.shape(x) there may become a tuple.
-SHAPE_ARGUMENTS: dict[str, tuple[int, str]] = {
-    "tf.reshape": (1, "shape"),
-    "K.reshape": (1, "shape"),
-    "tf.zeros": (0, "shape"),
-    "tf.ones": (0, "shape"),
-    "tf.fill": (0, "dims"),
-    "tf.broadcast_to": (1, "shape"),
-    "tf.scatter_nd": (2, "shape"),
-    "tf.random.normal": (0, "shape"),
-    "tf.random.uniform": (0, "shape"),
-    "tf.random.truncated_normal": (0, "shape"),
-    "K.random_normal": (0, "shape"),
-    "K.random_uniform": (0, "shape"),
-    "K.random_bernoulli": (0, "shape"),
-    "K.random_binomial": (0, "shape"),
-    "keras.ops.reshape": (1, "newshape"),
-    "keras.ops.zeros": (0, "shape"),
-    "keras.ops.ones": (0, "shape"),
-    "keras.ops.full": (0, "shape"),
-    "keras.ops.broadcast_to": (1, "shape"),
-    "keras.random.normal": (0, "shape"),
-    "keras.random.uniform": (0, "shape"),
-    "keras.random.truncated_normal": (0, "shape"),
-}
-
-
-def argument_of(site: Node, node: ast.AST) -> tuple[ast.Call, int | str] | None:
-    """The call ``node`` is an argument of, with its position or keyword."""
-    parent = site.module.parent_of(node)
-    if isinstance(parent, ast.keyword) and parent.arg is not None:
-        call = site.module.parent_of(parent)
-        if isinstance(call, ast.Call):
-            return call, parent.arg
-    if isinstance(parent, ast.Call) and node is not parent.func:
-        for index, arg in enumerate(parent.args):
-            if arg is node:
-                return parent, index
-    return None
-
-
-def _shape_use_ok(site: CallSite) -> bool:
-    parent = site.module.parent_of(site.node)
-    if isinstance(parent, ast.Subscript) and parent.value is site.node:
-        return True
-    if isinstance(parent, (ast.Assign, ast.For)):
-        targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
-        value = parent.value if isinstance(parent, ast.Assign) else parent.iter
-        return value is site.node and all(isinstance(t, (ast.Tuple, ast.List)) for t in targets)
-    argument = argument_of(site, site.node)
-    if argument is not None:
-        call, where = argument
-        wanted = SHAPE_ARGUMENTS.get(site.module.resolve(call.func) or "")
-        return wanted is not None and where in wanted
-    return False
-
-
 def _build_shape(binding: Binding) -> Rewrite:
     _check_conditions(binding)
-    if not _shape_use_ok(binding.site):
+    if not shape_use_ok(binding.site):
         raise ManualPortError(
             f"{binding.entry.symbol} returns a tensor, keras.ops.shape a tuple (of ints, "
             "and scalar tensors for unknown dimensions); this use of the whole shape "
-            "(arithmetic, tf-only methods, passing it on) may not work with a tuple",
-            "index it (ops.shape(x)[0]), unpack it, or pass it straight to a shape argument; "
-            "for a tensor use ops.convert_to_tensor(ops.shape(x))",
+            "(arithmetic, which repeats or concatenates a tuple, tf-only methods, indexing "
+            "with a tensor, or passing it to a function that may need a tensor) may not "
+            "work with a tuple",
+            "index it with a constant (ops.shape(x)[0]), unpack it, or pass it straight to "
+            "a shape argument; where a tensor is needed write "
+            'ops.convert_to_tensor(ops.shape(x), dtype="int32")',
         )
     first = binding.entry.params[0].name
     edit = CallEdit(binding.site.span, "keras.ops.shape", (ArgOut(binding.source(first)),))

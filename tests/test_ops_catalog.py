@@ -660,3 +660,40 @@ def test_tf1_random_normal_initializer_keeps_its_own_default() -> None:
     assert rewrite("tf.random_normal_initializer(seed=1)") == (
         "keras.initializers.RandomNormal(seed=1)"
     )
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "tf.shape(x)[1:] * 2",  # a tuple slice repeats
+        "tf.shape(x)[1:] + tf.shape(y)[1:]",  # and concatenates
+        "tf.shape(x)[n]",  # n is a tensor here
+        "tf.shape(x)[1:][0] + tf.shape(x)[::2]",
+    ],
+)
+def test_shape_arithmetic_stays_a_tensor(expr: str) -> None:
+    assert "a tuple" in manual_reason(expr)
+
+
+def _shape_layer(*lines: str) -> str:
+    body = "".join(f"        {line}\n" for line in lines)
+    return f"{HEADER}\n\nclass L(keras.layers.Layer):\n    def call(self, x, y):\n{body}"
+
+
+@pytest.mark.parametrize(
+    ("lines", "fixed"),
+    [
+        (("s = tf.shape(x)", "b, h = s[0], s[-1]", "return tf.reshape(y, s)"), True),
+        (("s = K.shape(x)", "g = [s[i] for i in range(len(s))]", "return g"), True),
+        (("s = tf.shape(x)", "return tf.zeros(s[1:])"), True),
+        (("s = tf.shape(x)", "return s * 2"), False),  # arithmetic on the whole shape
+        (("s = tf.shape(x)", "s = s[1:]", "return s"), False),  # bound twice
+        (("s = tf.shape(x)", "return self.helper(s)"), False),  # passed on
+        (("s = tf.shape(x)", "return [s[i] for i in y]"), False),  # not a range index
+        (("s = tf.shape(x)", "return tf.reshape(y, s[1:] + [1])"), False),
+    ],
+)
+def test_shape_assigned_to_a_name_is_followed_to_its_uses(lines, fixed: bool) -> None:
+    found = [f for f in km2_findings(_shape_layer(*lines)) if f.symbol in ("tf.shape", "K.shape")]
+    assert len(found) == 1
+    assert (found[0].fix is not None) is fixed, found[0].message

@@ -16,8 +16,9 @@ from differential.harness import Case
 
 
 def C(expr: str, symbol: str = "", **kw) -> Case:  # noqa: N802 - reads as data
-    inputs = {k: v for k, v in kw.items() if k not in ("init", "dtype", "rtol", "atol", "graph")}
-    options = {k: v for k, v in kw.items() if k in ("init", "dtype", "rtol", "atol", "graph")}
+    keys = ("init", "body", "dtype", "rtol", "atol", "graph")
+    inputs = {k: v for k, v in kw.items() if k not in keys}
+    options = {k: v for k, v in kw.items() if k in keys}
     return Case(expr, inputs, symbol, **options)
 
 
@@ -301,6 +302,21 @@ DTYPES_AND_SHAPES = [
     C("tf.reshape(x, (tf.shape(x)[0], -1))", "tf.shape", x=X3),
     C("tf.zeros(tf.shape(x))", "tf.shape", x=X),
     C("K.shape(x)[1]", x=X3),
+    C("tf.reshape(x, tf.shape(y)[1:])", "tf.shape", x=X, y=X3),
+    C("[tf.shape(x)[i] for i in range(3)]", "tf.shape", x=X3),
+    C("len(K.shape(x))", "K.shape", x=X3),
+    C(
+        "K.reshape(x * 2.0, s)",
+        "K.shape",
+        body="s = K.shape(x)\nn, h = s[0], s[-1]\nx = K.reshape(x, (n, -1, h))",
+        x=X3,
+    ),
+    C(
+        "tf.reshape(x, [n, -1])",
+        "tf.shape",
+        body="shape = tf.shape(x)\nn = shape[0]\nrest = [shape[i] for i in range(1, len(shape))]",
+        x=X3,
+    ),
     C("K.int_shape(x)", x=X3),
     C("K.int_shape(x)[-1]", x=X3),
     C("tf.rank(x)", x=X3),

@@ -56,6 +56,7 @@ class Case:
     inputs: dict[str, str] = field(default_factory=dict)
     symbol: str = ""
     init: str = ""
+    body: str = ""  # statements of ``call`` before ``return expr`` (uses of local names)
     graph: bool = False  # run the TF reference inside tf.function (graph-only ops)
     dtype: str | None = None
     rtol: float | None = None
@@ -185,6 +186,8 @@ def case_module(cases: Sequence[Case]) -> str:
             lines.extend(textwrap.indent(textwrap.dedent(case.init).strip(), " " * 8).split("\n"))
             lines.append("")
         lines.append(f"    def call({params}):")
+        if case.body:
+            lines.extend(textwrap.indent(textwrap.dedent(case.body).strip(), " " * 8).split("\n"))
         lines.append(f"        return {case.expr}")
         parts.append("\n".join(lines) + "\n")
     return "".join(parts)
