@@ -1180,6 +1180,17 @@ def _state_owner_ok(site: CallSite) -> bool:
     )
 
 
+def _shape_text(site: CallSite, node: ast.expr) -> str:
+    """A shape add_weight accepts: a tuple or list as written, an int literal as ``(n,)``.
+    Any other expression may hold an int, which tf.zeros takes and add_weight refuses."""
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return site.text(node)
+    literal = site.module.literal(node)
+    if isinstance(literal, int) and not isinstance(literal, bool):
+        return f"({literal},)"
+    raise ManualPortError("the shape is neither a tuple, a list nor an int literal")
+
+
 def _initializer(site: CallSite, node: ast.expr) -> tuple[str, str, str | None]:
     """(shape text, initializer text, dtype text or None) for an initial value."""
     module = site.module
@@ -1207,11 +1218,11 @@ def _initializer(site: CallSite, node: ast.expr) -> tuple[str, str, str | None]:
                     dtype_node = keyword.value
             if any(k.arg not in ("shape", "dtype") for k in node.keywords) or len(node.args) > 2:
                 raise ManualPortError("the initial value has arguments add_weight cannot take")
-            dtype = None
+            dtype = '"float64"' if symbol.startswith("np.") else None  # NumPy's default
             if dtype_node is not None:
                 named = dtype_name(site, dtype_node)
                 dtype = py_literal(named) if named else site.text(dtype_node)
-            return site.text(node.args[0]), _SHAPED_INITIAL[symbol], dtype
+            return _shape_text(site, node.args[0]), _SHAPED_INITIAL[symbol], dtype
         if isinstance(node.func, ast.Call):
             maker = module.resolve(node.func.func) or ""
             shape = node.args[0] if node.args else None
@@ -1262,12 +1273,15 @@ def plan_variable(site: CallSite) -> Rewrite | ManualPortError:
         node = binding.node(value_name)
         if node is None:
             raise ManualPortError("no initial value", suggestion)
-        shape, init, dtype = _initializer(site, node)
+        try:
+            shape, init, dtype = _initializer(site, node)
+        except ManualPortError as underivable:
+            return _keras_variable(binding, value_name, underivable)
         if binding.given("dtype"):
             named = dtype_name(site, binding.node("dtype"))
             dtype = py_literal(named) if named else binding.text("dtype")
-        if dtype is None and entry.symbol == "K.variable" and shape == "()":
-            dtype = None  # K.variable: floatx, like add_weight's default
+        if entry.symbol == "K.variable" and not binding.given("dtype"):
+            dtype = None  # K.variable casts to floatx, like add_weight's default
         trainable = binding.text("trainable") if binding.given("trainable") else None
         if trainable in (None, "None") and dtype not in (
             None,
@@ -1289,6 +1303,65 @@ def plan_variable(site: CallSite) -> Rewrite | ManualPortError:
         return manual
 
 
+_FLOAT_DTYPES = frozenset({"float16", "float32", "float64", "bfloat16"})
+_FLOATX_CALLS = frozenset({"K.floatx", "keras.config.floatx", "keras.backend.floatx"})
+
+
+def _variable_dtype(binding: Binding) -> str | None:
+    """The dtype a keras.Variable must be given to hold what the TF variable held."""
+    if binding.given("dtype"):
+        node = binding.node("dtype")
+        named = dtype_name(binding.site, node)
+        if named is not None:
+            return named
+        if isinstance(node, ast.Call) and not node.args and not node.keywords:
+            if binding.site.module.resolve(node.func) in _FLOATX_CALLS:
+                return "floatx"
+        return None
+    if binding.entry.symbol == "K.variable":
+        return "floatx"
+    value = binding.node("initial_value")
+    if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
+        if binding.site.module.resolve(value.func) in ("tf.zeros", "tf.ones"):
+            return "float32"  # their default dtype
+    return None
+
+
+def _keras_variable(binding: Binding, value_name: str, underivable: ManualPortError) -> Rewrite:
+    """``self.v = tf.Variable(value, ...)`` -> ``self.v = keras.Variable(value, ...)`` when
+    add_weight's initializer cannot be derived from the value: a keras.Variable assigned
+    to a layer attribute is tracked, trained and saved like an add_weight weight."""
+    if binding.given("constraint"):
+        raise underivable  # keras.Variable has no constraint; add_weight needs the initializer
+    dtype = _variable_dtype(binding)
+    if dtype is None:
+        raise ManualPortError(
+            "its dtype is not written: tf.Variable takes the value's dtype (float64 for a "
+            "NumPy float array), keras.Variable on JAX makes such a value float32",
+            "self.w = keras.Variable(value, dtype=...) with the dtype written out, or "
+            "self.add_weight(shape=..., initializer=...)",
+        )
+    items = [(None, binding.text(value_name))]
+    items.append(
+        ("dtype", "{name:keras.config.floatx}()" if dtype == "floatx" else py_literal(dtype))
+    )
+    trainable = binding.text("trainable") if binding.given("trainable") else None
+    if trainable in (None, "None") and dtype not in _FLOAT_DTYPES | {"floatx"}:
+        trainable = "False"  # TF never trains integer or bool variables
+    if trainable not in (None, "None"):
+        items.append(("trainable", trainable))
+    if binding.given("name"):
+        name = binding.literal("name")
+        if not isinstance(name, str) or "/" in name:
+            raise ManualPortError(
+                "`name` is not a literal string without '/' (keras.Variable raises on '/')",
+                "self.w = keras.Variable(value, dtype=..., name=...) with a plain name",
+            )
+        items.append(("name", binding.text("name")))
+    text = _call_text("keras.Variable", items)
+    return Rewrite(EditPlan((ReplaceNode(binding.site.span, text),)), "keras.Variable")
+
+
 class TfVariableInLayer(Rule):
     id = "KM203"
     name = "tf-variable-in-layer"
@@ -1300,9 +1373,14 @@ class TfVariableInLayer(Rule):
     )
     fix_safety = (
         "Rewritten when it is `self.x = tf.Variable(init, ...)` in __init__ or build of a "
-        "layer/model/metric and the initial value is tf.zeros(shape)/tf.ones(shape), a "
-        "number, or an initializer called with a shape: the same initial value, "
-        "trainability, name, dtype and constraint. Other variables are reported."
+        "layer/model/metric. An initial value that is tf.zeros(shape)/tf.ones(shape), a "
+        "number, or an initializer called with a shape becomes `self.add_weight` with the "
+        "same initial value, trainability, name, dtype and constraint. Any other value "
+        "becomes `keras.Variable(value, dtype=...)` (tracked, trained and saved by the "
+        "layer like an add_weight weight) when the dtype is known: written in the call, "
+        "floatx for K.variable; a name must be a literal without '/'. Integer and bool "
+        "variables get trainable=False (TensorFlow computes no gradient for them). Other "
+        "variables are reported."
     )
     severity = Severity.ERROR
     contexts = frozenset({Context.MODEL})
@@ -1345,6 +1423,36 @@ class TfVariableInLayer(Rule):
             """
             import tensorflow as tf
             from tensorflow import keras
+            from tensorflow.keras import backend as K
+
+
+            class Lookup(keras.layers.Layer):
+                def __init__(self, table, **kwargs):
+                    super().__init__(**kwargs)
+                    self.table = tf.Variable(table, trainable=False, dtype=tf.float32)
+                    self.bias = K.variable(table[0], name="bias")
+
+                def call(self, x):
+                    return x * self.table + self.bias
+            """,
+            """
+            from tensorflow import keras
+
+
+            class Lookup(keras.layers.Layer):
+                def __init__(self, table, **kwargs):
+                    super().__init__(**kwargs)
+                    self.table = keras.Variable(table, dtype="float32", trainable=False)
+                    self.bias = keras.Variable(table[0], dtype=keras.config.floatx(), name="bias")
+
+                def call(self, x):
+                    return x * self.table + self.bias
+            """,
+        ),
+        Flagged(
+            """
+            import tensorflow as tf
+            from tensorflow import keras
 
 
             class Noisy(keras.layers.Layer):
@@ -1369,7 +1477,7 @@ class TfVariableInLayer(Rule):
             yield Report(
                 site,
                 f"`{site.symbol}` in a layer is TensorFlow state: create it with "
-                "`self.add_weight(...)`",
+                f"`{result.target}(...)`, which the layer tracks and saves",
                 fix=result.plan,
             )
         else:

@@ -2166,9 +2166,10 @@ GRAPH_AND_STATE = [
         "aggregation=tf.VariableAggregation.NONE, shape=None, "
         "experimental_enable_variable_lifting=True",
         builder="variable",
-        when="it is assigned to self.<attr> in __init__ or build of a layer and its "
-        "initial value is tf.zeros(shape)/tf.ones(shape), a number, or an initializer "
-        "called with a shape (rule KM203)",
+        when="it is assigned to self.<attr> in __init__ or build of a layer; an initial "
+        "value that is tf.zeros(shape)/tf.ones(shape), a number, or an initializer called "
+        "with a shape becomes self.add_weight, any other keras.Variable(value, dtype=...) "
+        "when the dtype is written (rule KM203)",
     ),
     op(
         "K.variable",

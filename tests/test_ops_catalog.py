@@ -697,3 +697,59 @@ def test_shape_assigned_to_a_name_is_followed_to_its_uses(lines, fixed: bool) ->
     found = [f for f in km2_findings(_shape_layer(*lines)) if f.symbol in ("tf.shape", "K.shape")]
     assert len(found) == 1
     assert (found[0].fix is not None) is fixed, found[0].message
+
+
+def _variable_layer(*statements: str) -> str:
+    body = "".join(f"        {s}\n" for s in statements)
+    return (
+        f"import numpy as np\n{HEADER}\n\nclass L(keras.layers.Layer):\n"
+        f"    def build(self, input_shape):\n{body}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("statement", "after"),
+    [
+        (
+            "self.t = tf.Variable(self.table, dtype=tf.float16, name='t')",
+            "self.t = keras.Variable(self.table, dtype=\"float16\", name='t')",
+        ),
+        (
+            "self.t = K.variable(self.table)",
+            "self.t = keras.Variable(self.table, dtype=keras.config.floatx())",
+        ),
+        (
+            "self.i = tf.Variable(self.ids, dtype=tf.int64)",
+            'self.i = keras.Variable(self.ids, dtype="int64", trainable=False)',
+        ),
+        (  # tf.zeros's default dtype is float32
+            "self.z = tf.Variable(tf.ones(self.n))",
+            'self.z = keras.Variable(keras.ops.ones(self.n), dtype="float32")',
+        ),
+        (  # NumPy's default dtype is float64; an int shape must become a tuple
+            "self.w = tf.Variable(np.ones(4))",
+            'self.w = self.add_weight(shape=(4,), initializer="ones", dtype="float64")',
+        ),
+        (  # K.variable casts everything to floatx, ints included
+            "self.k = K.variable(5)",
+            "self.k = self.add_weight(shape=(), initializer=keras.initializers.Constant(5))",
+        ),
+    ],
+)
+def test_variables_become_keras_variables(statement: str, after: str) -> None:
+    out = apply_to_text(_variable_layer(statement), select=["KM2"])
+    assert after in out, out
+
+
+@pytest.mark.parametrize(
+    ("statement", "why"),
+    [
+        ("self.t = tf.Variable(self.table)", "its dtype is not written"),
+        ("self.t = tf.Variable(self.table, dtype=self.kind)", "its dtype is not written"),
+        ("self.t = tf.Variable(self.table, dtype='float32', name='a/b')", "'/'"),
+        ("self.t = tf.Variable(self.table, dtype='float32', constraint=abs)", "initial value"),
+    ],
+)
+def test_keras_variable_needs_a_known_dtype_and_plain_name(statement: str, why: str) -> None:
+    (found,) = [f for f in km2_findings(_variable_layer(statement)) if f.rule == "KM203"]
+    assert found.fix is None and why in found.message, found.message

@@ -573,6 +573,22 @@ STATE = [
         x=X,
     ),
     C("x - self.k", "K.variable", init="self.k = K.variable(0.5)", x=X),
+    # Values add_weight cannot take as an initializer: keras.Variable(value, dtype=...).
+    C(
+        "x * self.t",
+        "tf.Variable",
+        init="self.t = tf.Variable(np.arange(12.0).reshape(3, 4), dtype=tf.float32, "
+        "trainable=False, name='table')",
+        x=X,
+    ),
+    C(
+        "x + self.b",
+        "K.variable",
+        init="self.b = K.variable(np.linspace(-1.0, 1.0, 4), name='b')",
+        x=X,
+    ),
+    C("self.i * 2", "tf.Variable", init="self.i = tf.Variable(np.arange(4), dtype='int32')"),
+    C("x + self.zn", "tf.Variable", init="self.n = 4\nself.zn = tf.Variable(tf.ones(self.n))", x=X),
     C("tf.zeros_initializer()(shape=(2, 3))", "tf.zeros_initializer"),
     C("tf.ones_initializer()((3,))", "tf.ones_initializer"),
     C("tf.constant_initializer(0.5)(shape=(2, 2))", "tf.constant_initializer"),
