@@ -40,6 +40,7 @@ from kmigrate.model import (
     Severity,
 )
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
+from kmigrate.rules.batch_dot import batch_dot_axes, einsum_subscripts, static_rank
 from kmigrate.rules.ops_catalog import (
     OpEntry,
     OutArg,
@@ -788,7 +789,39 @@ def _build_name_scope(binding: Binding) -> Rewrite:
     return Rewrite(EditPlan((edit,)), "keras.name_scope")
 
 
+def _build_batch_dot(binding: Binding) -> Rewrite:
+    """K.batch_dot -> ops.einsum with subscripts for the ranks the code states."""
+    _check_conditions(binding)
+    site = binding.site
+    ranks = [static_rank(site, binding.node(name)) for name in ("x", "y")]
+    if None in ranks:
+        unknown = list(dict.fromkeys(f"`{binding.text(n)}`" for n, r in zip("xy", ranks) if not r))
+        which = f"rank of {unknown[0]} is"
+        if len(unknown) == 2:
+            which = f"ranks of {unknown[0]} and {unknown[1]} are"
+        raise ManualPortError(
+            f"the {which} not stated in the code (a literal reshape, permute_dimensions or "
+            "keras.Input shape), and K.batch_dot's result layout depends on both ranks"
+        )
+    x_rank, y_rank = ranks
+    if x_rank < 2 or y_rank < 2:
+        raise ManualPortError("an input of rank < 2 (K.batch_dot raises on it)")
+    axes = binding.literal("axes") if binding.given("axes") else None
+    pair = batch_dot_axes(axes, x_rank, y_rank)
+    if pair is None:
+        raise ManualPortError(
+            "`axes` is not a literal int or pair of non-batch axes within both ranks"
+        )
+    subscripts, keep = einsum_subscripts(x_rank, y_rank, pair)
+    items = [(None, py_literal(subscripts)), (None, binding.text("x")), (None, binding.text("y"))]
+    text = _call_text("keras.ops.einsum", items)
+    if keep:
+        text = _call_text("keras.ops.expand_dims", [(None, text), (None, "-1")])
+    return Rewrite(EditPlan((ReplaceNode(site.span, text),)), plain_names(text))
+
+
 BUILDERS: dict[str, Callable[[Binding], Rewrite]] = {
+    "batch_dot": _build_batch_dot,
     "name_scope": _build_name_scope,
     "fill": _build_fill,
     "matmul": _build_matmul,

@@ -1848,11 +1848,17 @@ LINALG = [
         "structured linear algebra has no keras.ops equivalent",
         "build the dense matrix and use ops.solve / ops.matmul",
     ),
-    manual(
+    op(
         "K.batch_dot",
-        "K.batch_dot's axes conventions (and its rank-2 special case) have no single "
-        "keras.ops equivalent",
-        'ops.einsum with explicit subscripts, e.g. ops.einsum("bij,bjk->bik", x, y)',
+        "x, y, axes=None",
+        builder="batch_dot",
+        when="both ranks are stated in the code (a literal shape given to reshape, "
+        "permute_dimensions or keras.Input, directly or through a local name bound once) "
+        "and `axes` is absent or a literal int or pair: the einsum subscripts depend on them",
+        note="Two rank-2 inputs give shape (batch, 1), as K.batch_dot does: the einsum is "
+        "wrapped in ops.expand_dims(..., -1).",
+        suggestion='ops.einsum with explicit subscripts, e.g. ops.einsum("bij,bkj->bik", x, y) '
+        "for K.batch_dot(x, y, axes=[2, 2]) on rank-3 inputs",
     ),
 ]
 

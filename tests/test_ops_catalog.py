@@ -753,3 +753,36 @@ def test_variables_become_keras_variables(statement: str, after: str) -> None:
 def test_keras_variable_needs_a_known_dtype_and_plain_name(statement: str, why: str) -> None:
     (found,) = [f for f in km2_findings(_variable_layer(statement)) if f.rule == "KM203"]
     assert found.fix is None and why in found.message, found.message
+
+
+@pytest.mark.parametrize(
+    ("lines", "fragment"),
+    [
+        (("return K.batch_dot(x, y, axes=[2, 2])",), "ranks of `x` and `y` are not stated"),
+        (("q = K.reshape(x, (-1, 3, 4))", "return K.batch_dot(q, y, 2)"), "rank of `y` is"),
+        (("q = K.reshape(x, (-1, 3, 4))", "return K.batch_dot(q, q, axes=0)"), "`axes`"),
+        (("q = K.reshape(x, (-1, 3, 4))", "return K.batch_dot(q, q, axes=[1, 3])"), "`axes`"),
+        (("q = K.reshape(x, (-1, 3, 4))", "return K.batch_dot(q, q, axes=y)"), "`axes`"),
+        (  # bound twice: the rank at the call is not known
+            ("q = K.reshape(x, (-1, 3, 4))", "q = K.sum(q, axis=1)", "return K.batch_dot(q, q)"),
+            "rank of `q`",
+        ),
+    ],
+)
+def test_batch_dot_without_static_ranks_stays_manual(lines, fragment: str) -> None:
+    found = [f for f in km2_findings(_shape_layer(*lines)) if f.symbol == "K.batch_dot"]
+    assert [f.rule for f in found] == ["KM202"], found
+    assert fragment in found[0].message, found[0].message
+
+
+def test_batch_dot_ranks_from_inputs_and_einsum() -> None:
+    code = (
+        f"{HEADER}\n\ndef attention():\n"
+        "    q = keras.Input(shape=(5, 8))\n"
+        "    k = keras.Input((7, 8))\n"
+        "    scores = keras.layers.Lambda(lambda t: K.batch_dot(t[0], t[1], [2, 2]))([q, k])\n"
+        "    return keras.layers.Lambda(lambda t: K.batch_dot(q, k, axes=[2, 2]))(scores)\n"
+    )
+    out = apply_to_text(code, select=["KM2"])
+    assert 'keras.ops.einsum("abc,adc->abd", q, k)' in out
+    assert "K.batch_dot(t[0], t[1], [2, 2])" in out  # ranks of t[0], t[1] unknown

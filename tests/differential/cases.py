@@ -330,6 +330,30 @@ DTYPES_AND_SHAPES = [
     C("K.image_data_format()"),
 ]
 
+BATCH_DOT_BODY = (
+    "q = K.reshape(x, (-1, 3, 4))\n"
+    "k = K.reshape(y, (-1, 5, 4))\n"
+    "v = K.permute_dimensions(k, (0, 2, 1))\n"
+    "a = K.reshape(x, (-1, 12))\n"
+    "b = K.reshape(x * 2.0, [-1, 12])\n"
+    "c = K.reshape(x[:, :, 0], (-1, 3))\n"
+    "q4 = K.reshape(x, (-1, 3, 1, 4))"
+)
+BATCH_DOT = [
+    C(expr, "K.batch_dot", body=BATCH_DOT_BODY, x=X3, y="f32[2,5,4]")
+    for expr in (
+        "K.batch_dot(q, k, axes=[2, 2])",  # attention scores
+        "K.batch_dot(q, v)",  # default axes: last of x, second to last of y
+        "K.batch_dot(K.batch_dot(q, k, axes=2), k, axes=(2, 1))",  # scores @ values
+        "K.batch_dot(a, b, axes=1)",  # two rank-2 inputs: shape (batch, 1)
+        "K.batch_dot(a, b)",
+        "K.batch_dot(q, c, axes=[1, 1])",  # rank 3 with rank 2
+        "K.batch_dot(c, q, axes=1)",
+        "K.batch_dot(q4, k, axes=[-1, -1])",
+        "K.batch_dot(k, q4, axes=[2, 3])",
+    )
+]
+
 NN = [
     C("tf.nn.relu(x)", x=X),
     C("tf.nn.relu6(x * 5.0)", x=X),
@@ -649,6 +673,7 @@ CASES: list[Case] = [
     *ARRAYS,
     *CREATION,
     *DTYPES_AND_SHAPES,
+    *BATCH_DOT,
     *NN,
     *CONV_POOL,
     *LINALG,
