@@ -820,7 +820,52 @@ def _build_batch_dot(binding: Binding) -> Rewrite:
     return Rewrite(EditPlan((ReplaceNode(site.span, text),)), plain_names(text))
 
 
+def _int_list(value: Any) -> list[int] | None:
+    if not isinstance(value, (list, tuple)):
+        return None
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return None
+    return list(value)
+
+
+def _build_slice(binding: Binding) -> Rewrite:
+    """tf.slice -> ops.slice, or a subscript where `size` says 'to the end' (-1)."""
+    _check_conditions(binding)
+    site = binding.site
+    size = _int_list(binding.literal("size"))
+    if size is not None and all(s >= 0 for s in size):
+        args = (
+            ArgOut(binding.source("input_")),
+            ArgOut(binding.source("begin")),
+            ArgOut(binding.source("size")),
+        )
+        return Rewrite(EditPlan((CallEdit(site.span, "keras.ops.slice", args),)), "keras.ops.slice")
+    begin = _int_list(binding.literal("begin"))
+    if (
+        size is None
+        or begin is None
+        or len(begin) != len(size)
+        or any(b < 0 for b in begin)
+        or any(s < -1 for s in size)
+    ):
+        raise ManualPortError(
+            "`size` is not a literal list of sizes, or it uses -1 ('to the end', which "
+            "keras.ops.slice lacks) with a `begin` that is not a literal list",
+            "a subscript, x[b0:b0 + s0, b1:] (`b:` where the size is -1), or "
+            "keras.ops.slice with the sizes computed from ops.shape(x)",
+        )
+    parts = []
+    for start, length in zip(begin, size):
+        if length == -1:
+            parts.append(f"{start}:" if start else ":")
+        else:
+            parts.append(f"{start}:{start + length}")
+    text = f"{binding.atom('input_')}[{', '.join(parts)}]"
+    return Rewrite(EditPlan((ReplaceNode(site.span, text),)), text)
+
+
 BUILDERS: dict[str, Callable[[Binding], Rewrite]] = {
+    "slice": _build_slice,
     "batch_dot": _build_batch_dot,
     "name_scope": _build_name_scope,
     "fill": _build_fill,

@@ -856,10 +856,10 @@ ARRAYS = [
     op(
         "tf.slice",
         "input_, begin, size, name=None",
-        "slice",
-        "input_, begin, sizes(size)",
-        when="no entry of `size` is -1 (TF's 'to the end', which keras.ops.slice does not "
-        "have on every backend)",
+        builder="slice",
+        when="`size` is a literal list of non-negative sizes (keras.ops.slice(input_, "
+        "begin, size)), or `begin` and `size` are literal lists and `size` uses -1, TF's "
+        "'to the end' that keras.ops.slice lacks (a subscript, input_[b:b + s, b:])",
     ),
     op(
         "tf.pad",

@@ -321,6 +321,8 @@ def test_trap_pad_modes_are_lower_case() -> None:
         ("tf.math.top_k(x, 2).indices", "keras.ops.top_k(x, 2)[1]"),
         ("tf.nn.top_k(x)", "keras.ops.top_k(x, 1)"),
         ("tf.shape(x)[0]", "keras.ops.shape(x)[0]"),
+        ("tf.slice(x + y, [0, 1], [-1, 2])", "(x + y)[:, 1:3]"),
+        ("tf.slice(x, n, [2, 2])", "keras.ops.slice(x, n, [2, 2])"),
         ("tf.reshape(x, tf.shape(y))", "keras.ops.reshape(x, keras.ops.shape(y))"),
         ("tf.signal.hann_window(8)", "keras.ops.hanning(8 + 1)[:-1]"),
         ("tf.signal.hann_window(n, periodic=False)", "keras.ops.hanning(n)"),
@@ -342,7 +344,8 @@ def test_argument_handling(expr: str, expected: str) -> None:
 @pytest.mark.parametrize(
     ("expr", "fragment"),
     [
-        ("tf.slice(x, [0, 0], [-1, 2])", "size"),
+        ("tf.slice(x, n, [-1, 2])", "size"),
+        ("tf.slice(x, [0, 0], [-2, 2])", "size"),
         ("tf.transpose(x, conjugate=True)", "conjugate"),
         ("tf.reduce_sum(x, foo=1)", "unknown argument"),
         ("tf.reduce_sum(*x)", "*args"),
