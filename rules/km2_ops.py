@@ -435,10 +435,20 @@ def _t_sizes(value: Value) -> Translation:
     return None
 
 
+# Standard-library functions that always return one float.
+_FLOAT_FUNCTIONS = frozenset(
+    f"math.{name}"
+    for name in ("sqrt", "exp", "log", "log2", "log10", "pow", "fabs", "sin", "cos", "tanh")
+)
+
+
 def _t_scalar(value: Value) -> Translation:
     literal = value.literal
+    node = value.node
+    if isinstance(node, ast.Call) and value.site.module.resolve(node.func) in _FLOAT_FUNCTIONS:
+        return None  # math.sqrt(1.0 / units): a Python float whatever its argument
     if not isinstance(literal, (int, float)) or isinstance(literal, bool):
-        raise value.refuse("is not a literal number")
+        raise value.refuse("is not a literal number (or a math.sqrt/exp/log... call)")
     return None
 
 
@@ -781,8 +791,9 @@ def _build_name_scope(binding: Binding) -> Rewrite:
     name = binding.literal(binding.entry.params[0].name)
     if not isinstance(name, str) or "/" in name:
         raise ManualPortError(
-            "the name is not a literal string without '/': keras.name_scope raises on '/' "
-            "(TensorFlow's absolute-scope marker)",
+            "the name is not a literal string without '/': keras.name_scope raises on a "
+            "name containing '/' (TensorFlow accepts it), so only a literal name is known "
+            "to be safe",
             "with keras.name_scope(name): with a name without '/', or drop the scope",
         )
     edit = CallEdit(site.span, "keras.name_scope", (ArgOut(binding.source("name")),))

@@ -223,7 +223,7 @@ REFUSING_TRANSLATORS: dict[str, str] = {
     "norm_ord": "is a literal order",
     "int_lit": "is a literal int",
     "sizes": "is a literal list of non-negative sizes",
-    "scalar": "is a literal number",
+    "scalar": "is a literal number or a math.sqrt/exp/log... call",
     "k_padding": 'is "valid" or "same"',
 }
 # Translators that never refuse: they translate literals and keep anything else.
@@ -2284,7 +2284,8 @@ GRAPH_AND_STATE = [
         "value=0, support_partition=False",
         "keras.initializers.Constant",
         "value=scalar(value)",
-        note="A scalar value: Keras's Constant broadcasts, TensorFlow's reshapes a list.",
+        note="A scalar value (a literal number or a math.sqrt/exp/log... call): Keras's "
+        "Constant broadcasts it, TensorFlow's reshapes a list.",
     ),
     op(
         "tf.random_normal_initializer tf.initializers.random_normal",

@@ -620,6 +620,7 @@ STATE = [
     C("tf.zeros_initializer()(shape=(2, 3))", "tf.zeros_initializer"),
     C("tf.ones_initializer()((3,))", "tf.ones_initializer"),
     C("tf.constant_initializer(0.5)(shape=(2, 2))", "tf.constant_initializer"),
+    C("tf.constant_initializer(math.sqrt(1.0 / 3))((2, 3))", "tf.constant_initializer"),
     # Random initializers draw other numbers on every backend: the cases compare the
     # distribution (defaults included) through bool tests on its moments and range.
     C(
