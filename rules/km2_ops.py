@@ -1270,14 +1270,48 @@ def _state_owner_ok(site: CallSite) -> bool:
 
 
 def _shape_text(site: CallSite, node: ast.expr) -> str:
-    """A shape add_weight accepts: a tuple or list as written, an int literal as ``(n,)``.
-    Any other expression may hold an int, which tf.zeros takes and add_weight refuses."""
-    if isinstance(node, (ast.Tuple, ast.List)):
-        return site.text(node)
+    """A shape add_weight accepts: a tuple or list (written here, or in every assignment
+    of the ``self`` attribute or local name that holds it), or an int literal as ``(n,)``.
+    Anything else may hold an int, which tf.zeros takes and add_weight refuses."""
     literal = site.module.literal(node)
     if isinstance(literal, int) and not isinstance(literal, bool):
         return f"({literal},)"
-    raise ManualPortError("the shape is neither a tuple, a list nor an int literal")
+    if all(isinstance(value, (ast.Tuple, ast.List)) for value in _assigned_values(site, node)):
+        return site.text(node)
+    raise ManualPortError("the shape is not known to be a tuple or list")
+
+
+def _assigned_values(site: CallSite, node: ast.expr) -> list[ast.expr]:
+    """``node`` itself, or every value assigned to the ``self.x`` / local name it reads
+    (in the class / function); a non-empty list, or ``[node]`` when unknown."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        owner, wanted = site.scope.class_node, ("self", node.attr)
+    elif isinstance(node, ast.Name):
+        owner, wanted = site.scope.function_node, (None, node.id)
+    else:
+        return [node]
+    values: list[ast.expr] = []
+    for item in ast.walk(owner) if owner is not None else ():
+        if isinstance(item, ast.AugAssign | ast.AnnAssign | ast.For | ast.arg):
+            if _names(getattr(item, "target", None)) == wanted or (
+                isinstance(item, ast.arg) and wanted == (None, item.arg)
+            ):
+                return [node]
+        if isinstance(item, ast.Assign):
+            for target in item.targets:
+                if _names(target) == wanted:
+                    values.append(item.value)
+                elif any(_names(t) == wanted for t in ast.walk(target) if t is not target):
+                    return [node]  # unpacked: the value is not known
+    return values or [node]
+
+
+def _names(node: ast.AST | None) -> tuple[str | None, str] | None:
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return (node.value.id, node.attr)
+    if isinstance(node, ast.Name):
+        return (None, node.id)
+    return None
 
 
 def _initializer(site: CallSite, node: ast.expr) -> tuple[str, str, str | None]:

@@ -789,3 +789,14 @@ def test_batch_dot_ranks_from_inputs_and_einsum() -> None:
     out = apply_to_text(code, select=["KM2"])
     assert 'keras.ops.einsum("abc,adc->abd", q, k)' in out
     assert "K.batch_dot(t[0], t[1], [2, 2])" in out  # ranks of t[0], t[1] unknown
+
+
+def test_variable_shape_held_in_an_attribute_is_followed() -> None:
+    code = _variable_layer(
+        "self.kshape = (1, input_shape[-1])",
+        "self.a = K.variable(np.ones(self.kshape), name=self.name + '_a')",
+        "self.b = tf.Variable(tf.zeros(self.n))",  # self.n may be an int: keras.Variable
+    )
+    out = apply_to_text(code, select=["KM2"])
+    assert 'self.a = self.add_weight(shape=self.kshape, initializer="ones", name=' in out
+    assert 'self.b = keras.Variable(keras.ops.zeros(self.n), dtype="float32")' in out
