@@ -3,8 +3,8 @@
 ``tf.shape`` returns an int32 tensor; ``keras.ops.shape`` a tuple of ints (scalar int
 tensors for unknown dimensions on TensorFlow). The two agree where the result is only
 read as a shape: indexed with a constant (or a ``range`` loop variable), sliced and
-then used as a shape again, unpacked, measured with ``len``, or passed straight to an
-argument that takes a shape. Arithmetic does not agree: ``shape * 2`` repeats a tuple
+then used as a shape again, unpacked, measured with ``len``, passed straight to an
+argument that takes a shape, or cast to a tensor of a named dtype. Arithmetic does not agree: ``shape * 2`` repeats a tuple
 and ``shape[1:] + other`` concatenates one, where TensorFlow adds element-wise.
 
 A shape assigned to a local name (``s = tf.shape(x)``) is followed to every read of
@@ -42,6 +42,10 @@ SHAPE_ARGUMENTS: dict[str, tuple[int, str]] = {
     "keras.random.uniform": (0, "shape"),
     "keras.random.truncated_normal": (0, "shape"),
 }
+
+# Casts turn a shape back into a tensor of the dtype they name: tf.cast(tf.shape(x)[1:3],
+# "float32") and keras.ops.cast(keras.ops.shape(x)[1:3], "float32") hold the same numbers.
+CASTS = frozenset({"tf.cast", "tf.dtypes.cast", "K.cast", "keras.ops.cast"})
 
 # How far a shape is followed through slices and local names.
 _MAX_DEPTH = 4
@@ -93,6 +97,8 @@ def _use_ok(site: Node, node: ast.AST, depth: int) -> bool:
         callee = module.resolve(call.func) or ""
         if isinstance(call.func, ast.Name) and call.func.id == "len" and not callee:
             return where == 0 and len(call.args) == 1
+        if callee in CASTS:
+            return where in (0, "x")
         wanted = SHAPE_ARGUMENTS.get(callee)
         return wanted is not None and where in wanted
     return False

@@ -800,3 +800,10 @@ def test_variable_shape_held_in_an_attribute_is_followed() -> None:
     out = apply_to_text(code, select=["KM2"])
     assert 'self.a = self.add_weight(shape=self.kshape, initializer="ones", name=' in out
     assert 'self.b = keras.Variable(keras.ops.zeros(self.n), dtype="float32")' in out
+
+
+def test_shape_cast_to_a_dtype_is_exact() -> None:
+    assert rewrite("K.cast(K.shape(x)[1:3], 'float32')") == (
+        "keras.ops.cast(keras.ops.shape(x)[1:3], 'float32')"
+    )
+    assert "a tuple" in manual_reason("K.cast(K.shape(x)[1:3] * 32, 'float32')")

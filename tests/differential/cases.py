@@ -309,6 +309,8 @@ DTYPES_AND_SHAPES = [
     C("tf.reshape(x, tf.shape(y)[1:])", "tf.shape", x=X, y=X3),
     C("[tf.shape(x)[i] for i in range(3)]", "tf.shape", x=X3),
     C("len(K.shape(x))", "K.shape", x=X3),
+    C("K.cast(K.shape(x)[1:3], 'float32')", "K.shape", x=X3),
+    C("tf.cast(tf.shape(x), tf.int32) * 2", "tf.shape", x=X3),
     C(
         "K.reshape(x * 2.0, s)",
         "K.shape",
