@@ -4,8 +4,9 @@
 tensors for unknown dimensions on TensorFlow). The two agree where the result is only
 read as a shape: indexed with a constant (or a ``range`` loop variable), sliced and
 then used as a shape again, unpacked, measured with ``len``, passed straight to an
-argument that takes a shape, or cast to a tensor of a named dtype. Arithmetic does not agree: ``shape * 2`` repeats a tuple
-and ``shape[1:] + other`` concatenates one, where TensorFlow adds element-wise.
+argument that takes a shape, or cast to a tensor of a named dtype. Arithmetic does not
+agree: ``shape * 2`` repeats a tuple and ``shape[1:] + other`` concatenates one, where
+TensorFlow adds element-wise.
 
 A shape assigned to a local name (``s = tf.shape(x)``) is followed to every read of
 that name in the function, if the name is bound exactly once there.
