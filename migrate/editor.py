@@ -132,6 +132,15 @@ class _PlanTransformer(cst.CSTTransformer):
             replaced = self._statement_edit(original_node, updated_node)
             if replaced is not None:
                 return replaced
+        if isinstance(original_node, cst.Decorator) and self.by_span:
+            removals = [
+                i
+                for i, e in self._edits_for(original_node.decorator)
+                if isinstance(e, ReplaceNode) and e.kind == "decorator"
+            ]
+            if removals:  # ReplaceNode(kind="decorator"): the decorator line goes
+                self.applied[removals[0]] += 1
+                return cst.RemovalSentinel.REMOVE
         edits = self._edits_for(original_node) if self.by_span else []
         result = updated_node
         for plan_index, edit in edits:

@@ -115,8 +115,9 @@ class ReplaceNode:
     ``text`` may contain ``{name:keras.ops.mean}`` placeholders; the editor
     replaces each with the spelling of that qualified name (adding the import).
     Use it where a surgical :class:`CallEdit` cannot express the change
-    (``x.shape.as_list()`` -> ``list(x.shape)``). ``kind`` is ``"expr"`` or
-    ``"stmt"`` (a whole simple statement such as an import).
+    (``x.shape.as_list()`` -> ``list(x.shape)``). ``kind`` is ``"expr"``,
+    ``"stmt"`` (a whole simple statement such as an import) or ``"decorator"``
+    (``span`` is a decorator's expression; the decorator is removed, ``text`` unused).
     """
 
     span: Span

@@ -40,6 +40,7 @@ from kmigrate.model import (
     Severity,
 )
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
+from kmigrate.rules.batch_dot import batch_dot_axes, einsum_subscripts, static_rank
 from kmigrate.rules.ops_catalog import (
     OpEntry,
     OutArg,
@@ -48,6 +49,7 @@ from kmigrate.rules.ops_catalog import (
     py_literal,
     qualify_names,
 )
+from kmigrate.rules.shape_uses import argument_of, shape_use_ok
 
 # ---------------------------------------------------------------------------
 # Dtypes.
@@ -433,10 +435,20 @@ def _t_sizes(value: Value) -> Translation:
     return None
 
 
+# Standard-library functions that always return one float.
+_FLOAT_FUNCTIONS = frozenset(
+    f"math.{name}"
+    for name in ("sqrt", "exp", "log", "log2", "log10", "pow", "fabs", "sin", "cos", "tanh")
+)
+
+
 def _t_scalar(value: Value) -> Translation:
     literal = value.literal
+    node = value.node
+    if isinstance(node, ast.Call) and value.site.module.resolve(node.func) in _FLOAT_FUNCTIONS:
+        return None  # math.sqrt(1.0 / units): a Python float whatever its argument
     if not isinstance(literal, (int, float)) or isinstance(literal, bool):
-        raise value.refuse("is not a literal number")
+        raise value.refuse("is not a literal number (or a math.sqrt/exp/log... call)")
     return None
 
 
@@ -492,7 +504,13 @@ class Rewrite:
 
 
 _PARAM = re.compile(r"\{\((\w+)\)\}|\{(\w+)\}")
-_FIRST_NAME = re.compile(r"\{name:([\w.]+)\}")
+_NAME_SLOT = re.compile(r"\{name:([\w.]+)\}")
+
+
+def plain_names(text: str) -> str:
+    """Filled template text as a message shows it: ``{name:keras.ops.sum}`` -> ``keras.ops.sum``
+    (the editor spells the name from the module's imports; a message names it in full)."""
+    return _NAME_SLOT.sub(lambda match: match.group(1), text)
 
 
 def fill_template(template: str, binding: Binding) -> str:
@@ -556,9 +574,7 @@ def _table_rewrite(binding: Binding) -> Rewrite:
     _check_conditions(binding)
     if entry.template is not None:
         text = fill_template(entry.template, binding)
-        first = _FIRST_NAME.search(qualify_names(entry.template))
-        shown = first.group(1) if first else "its argument"
-        return Rewrite(EditPlan((ReplaceNode(binding.site.span, text),)), shown)
+        return Rewrite(EditPlan((ReplaceNode(binding.site.span, text),)), plain_names(text))
     args: list[ArgOut] = []
     for out in entry.out:
         args.extend(_arg_out(binding, out))
@@ -605,72 +621,18 @@ def _build_matmul(binding: Binding) -> Rewrite:
     return Rewrite(EditPlan((edit,)), "keras.ops.matmul")
 
 
-# Calls whose argument is a shape: tf.shape(x) there may become a tuple.
-SHAPE_ARGUMENTS: dict[str, tuple[int, str]] = {
-    "tf.reshape": (1, "shape"),
-    "K.reshape": (1, "shape"),
-    "tf.zeros": (0, "shape"),
-    "tf.ones": (0, "shape"),
-    "tf.fill": (0, "dims"),
-    "tf.broadcast_to": (1, "shape"),
-    "tf.scatter_nd": (2, "shape"),
-    "tf.random.normal": (0, "shape"),
-    "tf.random.uniform": (0, "shape"),
-    "tf.random.truncated_normal": (0, "shape"),
-    "K.random_normal": (0, "shape"),
-    "K.random_uniform": (0, "shape"),
-    "K.random_bernoulli": (0, "shape"),
-    "K.random_binomial": (0, "shape"),
-    "keras.ops.reshape": (1, "newshape"),
-    "keras.ops.zeros": (0, "shape"),
-    "keras.ops.ones": (0, "shape"),
-    "keras.ops.full": (0, "shape"),
-    "keras.ops.broadcast_to": (1, "shape"),
-    "keras.random.normal": (0, "shape"),
-    "keras.random.uniform": (0, "shape"),
-    "keras.random.truncated_normal": (0, "shape"),
-}
-
-
-def argument_of(site: Node, node: ast.AST) -> tuple[ast.Call, int | str] | None:
-    """The call ``node`` is an argument of, with its position or keyword."""
-    parent = site.module.parent_of(node)
-    if isinstance(parent, ast.keyword) and parent.arg is not None:
-        call = site.module.parent_of(parent)
-        if isinstance(call, ast.Call):
-            return call, parent.arg
-    if isinstance(parent, ast.Call) and node is not parent.func:
-        for index, arg in enumerate(parent.args):
-            if arg is node:
-                return parent, index
-    return None
-
-
-def _shape_use_ok(site: CallSite) -> bool:
-    parent = site.module.parent_of(site.node)
-    if isinstance(parent, ast.Subscript) and parent.value is site.node:
-        return True
-    if isinstance(parent, (ast.Assign, ast.For)):
-        targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
-        value = parent.value if isinstance(parent, ast.Assign) else parent.iter
-        return value is site.node and all(isinstance(t, (ast.Tuple, ast.List)) for t in targets)
-    argument = argument_of(site, site.node)
-    if argument is not None:
-        call, where = argument
-        wanted = SHAPE_ARGUMENTS.get(site.module.resolve(call.func) or "")
-        return wanted is not None and where in wanted
-    return False
-
-
 def _build_shape(binding: Binding) -> Rewrite:
     _check_conditions(binding)
-    if not _shape_use_ok(binding.site):
+    if not shape_use_ok(binding.site):
         raise ManualPortError(
             f"{binding.entry.symbol} returns a tensor, keras.ops.shape a tuple (of ints, "
             "and scalar tensors for unknown dimensions); this use of the whole shape "
-            "(arithmetic, tf-only methods, passing it on) may not work with a tuple",
-            "index it (ops.shape(x)[0]), unpack it, or pass it straight to a shape argument; "
-            "for a tensor use ops.convert_to_tensor(ops.shape(x))",
+            "(arithmetic, which repeats or concatenates a tuple, tf-only methods, indexing "
+            "with a tensor, or passing it to a function that may need a tensor) may not "
+            "work with a tuple",
+            "index it with a constant (ops.shape(x)[0]), unpack it, or pass it straight to "
+            "a shape argument; where a tensor is needed write "
+            'ops.convert_to_tensor(ops.shape(x), dtype="int32")',
         )
     first = binding.entry.params[0].name
     edit = CallEdit(binding.site.span, "keras.ops.shape", (ArgOut(binding.source(first)),))
@@ -815,7 +777,108 @@ def _build_fill(binding: Binding) -> Rewrite:
     return Rewrite(EditPlan((edit,)), "keras.ops.full")
 
 
+def _build_name_scope(binding: Binding) -> Rewrite:
+    """``with tf.name_scope("block"):`` -> ``with keras.name_scope("block"):``."""
+    _check_conditions(binding)
+    site = binding.site
+    item = site.module.parent_of(site.node)
+    if not (isinstance(item, ast.withitem) and item.context_expr is site.node):
+        raise ManualPortError("it is not the expression of a `with` statement")
+    if item.optional_vars is not None:
+        raise ManualPortError(
+            "`as` binds the scope's name string in TensorFlow but the scope object in Keras"
+        )
+    name = binding.literal(binding.entry.params[0].name)
+    if not isinstance(name, str) or "/" in name:
+        raise ManualPortError(
+            "the name is not a literal string without '/': keras.name_scope raises on a "
+            "name containing '/' (TensorFlow accepts it), so only a literal name is known "
+            "to be safe",
+            "with keras.name_scope(name): with a name without '/', or drop the scope",
+        )
+    edit = CallEdit(site.span, "keras.name_scope", (ArgOut(binding.source("name")),))
+    return Rewrite(EditPlan((edit,)), "keras.name_scope")
+
+
+def _build_batch_dot(binding: Binding) -> Rewrite:
+    """K.batch_dot -> ops.einsum with subscripts for the ranks the code states."""
+    _check_conditions(binding)
+    site = binding.site
+    ranks = [static_rank(site, binding.node(name)) for name in ("x", "y")]
+    if None in ranks:
+        unknown = list(dict.fromkeys(f"`{binding.text(n)}`" for n, r in zip("xy", ranks) if not r))
+        which = f"rank of {unknown[0]} is"
+        if len(unknown) == 2:
+            which = f"ranks of {unknown[0]} and {unknown[1]} are"
+        raise ManualPortError(
+            f"the {which} not stated in the code (a literal reshape, permute_dimensions or "
+            "keras.Input shape), and K.batch_dot's result layout depends on both ranks"
+        )
+    x_rank, y_rank = ranks
+    if x_rank < 2 or y_rank < 2:
+        raise ManualPortError("an input of rank < 2 (K.batch_dot raises on it)")
+    axes = binding.literal("axes") if binding.given("axes") else None
+    pair = batch_dot_axes(axes, x_rank, y_rank)
+    if pair is None:
+        raise ManualPortError(
+            "`axes` is not a literal int or pair of non-batch axes within both ranks"
+        )
+    subscripts, keep = einsum_subscripts(x_rank, y_rank, pair)
+    items = [(None, py_literal(subscripts)), (None, binding.text("x")), (None, binding.text("y"))]
+    text = _call_text("keras.ops.einsum", items)
+    if keep:
+        text = _call_text("keras.ops.expand_dims", [(None, text), (None, "-1")])
+    return Rewrite(EditPlan((ReplaceNode(site.span, text),)), plain_names(text))
+
+
+def _int_list(value: Any) -> list[int] | None:
+    if not isinstance(value, (list, tuple)):
+        return None
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return None
+    return list(value)
+
+
+def _build_slice(binding: Binding) -> Rewrite:
+    """tf.slice -> ops.slice, or a subscript where `size` says 'to the end' (-1)."""
+    _check_conditions(binding)
+    site = binding.site
+    size = _int_list(binding.literal("size"))
+    if size is not None and all(s >= 0 for s in size):
+        args = (
+            ArgOut(binding.source("input_")),
+            ArgOut(binding.source("begin")),
+            ArgOut(binding.source("size")),
+        )
+        return Rewrite(EditPlan((CallEdit(site.span, "keras.ops.slice", args),)), "keras.ops.slice")
+    begin = _int_list(binding.literal("begin"))
+    if (
+        size is None
+        or begin is None
+        or len(begin) != len(size)
+        or any(b < 0 for b in begin)
+        or any(s < -1 for s in size)
+    ):
+        raise ManualPortError(
+            "`size` is not a literal list of sizes, or it uses -1 ('to the end', which "
+            "keras.ops.slice lacks) with a `begin` that is not a literal list",
+            "a subscript, x[b0:b0 + s0, b1:] (`b:` where the size is -1), or "
+            "keras.ops.slice with the sizes computed from ops.shape(x)",
+        )
+    parts = []
+    for start, length in zip(begin, size):
+        if length == -1:
+            parts.append(f"{start}:" if start else ":")
+        else:
+            parts.append(f"{start}:{start + length}")
+    text = f"{binding.atom('input_')}[{', '.join(parts)}]"
+    return Rewrite(EditPlan((ReplaceNode(site.span, text),)), text)
+
+
 BUILDERS: dict[str, Callable[[Binding], Rewrite]] = {
+    "slice": _build_slice,
+    "batch_dot": _build_batch_dot,
+    "name_scope": _build_name_scope,
     "fill": _build_fill,
     "matmul": _build_matmul,
     "shape": _build_shape,
@@ -1060,7 +1123,7 @@ class TfOpToKerasOps(_CatalogRule):
             message = f"`{site.symbol}` is TensorFlow-only: use `{rewrite.target}`{more}"
             yield Report(site, message, fix=rewrite.plan)
         else:
-            message = f"`{site.symbol}` has a keras.ops form, `{rewrite.target}`{_OUTSIDE}"
+            message = f"`{site.symbol}` has a Keras 3 form, `{rewrite.target}`{_OUTSIDE}"
             yield Report(site, message, severity=Severity.INFO)
 
     def check_reference(self, site: ReferenceSite) -> Iterable[Report]:
@@ -1146,7 +1209,7 @@ class TfOpManualPort(_CatalogRule):
         if found is None or not isinstance(found[1], ManualPortError):
             return
         entry, manual = found
-        message = f"`{site.symbol}` has no exact keras.ops rewrite here: "
+        message = f"`{site.symbol}` has no exact Keras 3 rewrite here: "
         message += manual.reason.rstrip(".")
         if manual.suggestion:
             message += f". Instead: {manual.suggestion.rstrip('.')}"
@@ -1206,6 +1269,51 @@ def _state_owner_ok(site: CallSite) -> bool:
     )
 
 
+def _shape_text(site: CallSite, node: ast.expr) -> str:
+    """A shape add_weight accepts: a tuple or list (written here, or in every assignment
+    of the ``self`` attribute or local name that holds it), or an int literal as ``(n,)``.
+    Anything else may hold an int, which tf.zeros takes and add_weight refuses."""
+    literal = site.module.literal(node)
+    if isinstance(literal, int) and not isinstance(literal, bool):
+        return f"({literal},)"
+    if all(isinstance(value, (ast.Tuple, ast.List)) for value in _assigned_values(site, node)):
+        return site.text(node)
+    raise ManualPortError("the shape is not known to be a tuple or list")
+
+
+def _assigned_values(site: CallSite, node: ast.expr) -> list[ast.expr]:
+    """``node`` itself, or every value assigned to the ``self.x`` / local name it reads
+    (in the class / function); a non-empty list, or ``[node]`` when unknown."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        owner, wanted = site.scope.class_node, ("self", node.attr)
+    elif isinstance(node, ast.Name):
+        owner, wanted = site.scope.function_node, (None, node.id)
+    else:
+        return [node]
+    values: list[ast.expr] = []
+    for item in ast.walk(owner) if owner is not None else ():
+        if isinstance(item, ast.AugAssign | ast.AnnAssign | ast.For | ast.arg):
+            if _names(getattr(item, "target", None)) == wanted or (
+                isinstance(item, ast.arg) and wanted == (None, item.arg)
+            ):
+                return [node]
+        if isinstance(item, ast.Assign):
+            for target in item.targets:
+                if _names(target) == wanted:
+                    values.append(item.value)
+                elif any(_names(t) == wanted for t in ast.walk(target) if t is not target):
+                    return [node]  # unpacked: the value is not known
+    return values or [node]
+
+
+def _names(node: ast.AST | None) -> tuple[str | None, str] | None:
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return (node.value.id, node.attr)
+    if isinstance(node, ast.Name):
+        return (None, node.id)
+    return None
+
+
 def _initializer(site: CallSite, node: ast.expr) -> tuple[str, str, str | None]:
     """(shape text, initializer text, dtype text or None) for an initial value."""
     module = site.module
@@ -1233,11 +1341,11 @@ def _initializer(site: CallSite, node: ast.expr) -> tuple[str, str, str | None]:
                     dtype_node = keyword.value
             if any(k.arg not in ("shape", "dtype") for k in node.keywords) or len(node.args) > 2:
                 raise ManualPortError("the initial value has arguments add_weight cannot take")
-            dtype = None
+            dtype = '"float64"' if symbol.startswith("np.") else None  # NumPy's default
             if dtype_node is not None:
                 named = dtype_name(site, dtype_node)
                 dtype = py_literal(named) if named else site.text(dtype_node)
-            return site.text(node.args[0]), _SHAPED_INITIAL[symbol], dtype
+            return _shape_text(site, node.args[0]), _SHAPED_INITIAL[symbol], dtype
         if isinstance(node.func, ast.Call):
             maker = module.resolve(node.func.func) or ""
             shape = node.args[0] if node.args else None
@@ -1288,12 +1396,15 @@ def plan_variable(site: CallSite) -> Rewrite | ManualPortError:
         node = binding.node(value_name)
         if node is None:
             raise ManualPortError("no initial value", suggestion)
-        shape, init, dtype = _initializer(site, node)
+        try:
+            shape, init, dtype = _initializer(site, node)
+        except ManualPortError as underivable:
+            return _keras_variable(binding, value_name, underivable)
         if binding.given("dtype"):
             named = dtype_name(site, binding.node("dtype"))
             dtype = py_literal(named) if named else binding.text("dtype")
-        if dtype is None and entry.symbol == "K.variable" and shape == "()":
-            dtype = None  # K.variable: floatx, like add_weight's default
+        if entry.symbol == "K.variable" and not binding.given("dtype"):
+            dtype = None  # K.variable casts to floatx, like add_weight's default
         trainable = binding.text("trainable") if binding.given("trainable") else None
         if trainable in (None, "None") and dtype not in (
             None,
@@ -1315,6 +1426,65 @@ def plan_variable(site: CallSite) -> Rewrite | ManualPortError:
         return manual
 
 
+_FLOAT_DTYPES = frozenset({"float16", "float32", "float64", "bfloat16"})
+_FLOATX_CALLS = frozenset({"K.floatx", "keras.config.floatx", "keras.backend.floatx"})
+
+
+def _variable_dtype(binding: Binding) -> str | None:
+    """The dtype a keras.Variable must be given to hold what the TF variable held."""
+    if binding.given("dtype"):
+        node = binding.node("dtype")
+        named = dtype_name(binding.site, node)
+        if named is not None:
+            return named
+        if isinstance(node, ast.Call) and not node.args and not node.keywords:
+            if binding.site.module.resolve(node.func) in _FLOATX_CALLS:
+                return "floatx"
+        return None
+    if binding.entry.symbol == "K.variable":
+        return "floatx"
+    value = binding.node("initial_value")
+    if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
+        if binding.site.module.resolve(value.func) in ("tf.zeros", "tf.ones"):
+            return "float32"  # their default dtype
+    return None
+
+
+def _keras_variable(binding: Binding, value_name: str, underivable: ManualPortError) -> Rewrite:
+    """``self.v = tf.Variable(value, ...)`` -> ``self.v = keras.Variable(value, ...)`` when
+    add_weight's initializer cannot be derived from the value: a keras.Variable assigned
+    to a layer attribute is tracked, trained and saved like an add_weight weight."""
+    if binding.given("constraint"):
+        raise underivable  # keras.Variable has no constraint; add_weight needs the initializer
+    dtype = _variable_dtype(binding)
+    if dtype is None:
+        raise ManualPortError(
+            "its dtype is not written: tf.Variable takes the value's dtype (float64 for a "
+            "NumPy float array), keras.Variable on JAX makes such a value float32",
+            "self.w = keras.Variable(value, dtype=...) with the dtype written out, or "
+            "self.add_weight(shape=..., initializer=...)",
+        )
+    items = [(None, binding.text(value_name))]
+    items.append(
+        ("dtype", "{name:keras.config.floatx}()" if dtype == "floatx" else py_literal(dtype))
+    )
+    trainable = binding.text("trainable") if binding.given("trainable") else None
+    if trainable in (None, "None") and dtype not in _FLOAT_DTYPES | {"floatx"}:
+        trainable = "False"  # TF never trains integer or bool variables
+    if trainable not in (None, "None"):
+        items.append(("trainable", trainable))
+    if binding.given("name"):
+        name = binding.literal("name")
+        if not isinstance(name, str) or "/" in name:
+            raise ManualPortError(
+                "`name` is not a literal string without '/' (keras.Variable raises on '/')",
+                "self.w = keras.Variable(value, dtype=..., name=...) with a plain name",
+            )
+        items.append(("name", binding.text("name")))
+    text = _call_text("keras.Variable", items)
+    return Rewrite(EditPlan((ReplaceNode(binding.site.span, text),)), "keras.Variable")
+
+
 class TfVariableInLayer(Rule):
     id = "KM203"
     name = "tf-variable-in-layer"
@@ -1326,9 +1496,14 @@ class TfVariableInLayer(Rule):
     )
     fix_safety = (
         "Rewritten when it is `self.x = tf.Variable(init, ...)` in __init__ or build of a "
-        "layer/model/metric and the initial value is tf.zeros(shape)/tf.ones(shape), a "
-        "number, or an initializer called with a shape: the same initial value, "
-        "trainability, name, dtype and constraint. Other variables are reported."
+        "layer/model/metric. An initial value that is tf.zeros(shape)/tf.ones(shape), a "
+        "number, or an initializer called with a shape becomes `self.add_weight` with the "
+        "same initial value, trainability, name, dtype and constraint. Any other value "
+        "becomes `keras.Variable(value, dtype=...)` (tracked, trained and saved by the "
+        "layer like an add_weight weight) when the dtype is known: written in the call, "
+        "floatx for K.variable; a name must be a literal without '/'. Integer and bool "
+        "variables get trainable=False (TensorFlow computes no gradient for them). Other "
+        "variables are reported."
     )
     severity = Severity.ERROR
     contexts = frozenset({Context.MODEL})
@@ -1371,6 +1546,36 @@ class TfVariableInLayer(Rule):
             """
             import tensorflow as tf
             from tensorflow import keras
+            from tensorflow.keras import backend as K
+
+
+            class Lookup(keras.layers.Layer):
+                def __init__(self, table, **kwargs):
+                    super().__init__(**kwargs)
+                    self.table = tf.Variable(table, trainable=False, dtype=tf.float32)
+                    self.bias = K.variable(table[0], name="bias")
+
+                def call(self, x):
+                    return x * self.table + self.bias
+            """,
+            """
+            from tensorflow import keras
+
+
+            class Lookup(keras.layers.Layer):
+                def __init__(self, table, **kwargs):
+                    super().__init__(**kwargs)
+                    self.table = keras.Variable(table, dtype="float32", trainable=False)
+                    self.bias = keras.Variable(table[0], dtype=keras.config.floatx(), name="bias")
+
+                def call(self, x):
+                    return x * self.table + self.bias
+            """,
+        ),
+        Flagged(
+            """
+            import tensorflow as tf
+            from tensorflow import keras
 
 
             class Noisy(keras.layers.Layer):
@@ -1395,7 +1600,7 @@ class TfVariableInLayer(Rule):
             yield Report(
                 site,
                 f"`{site.symbol}` in a layer is TensorFlow state: create it with "
-                "`self.add_weight(...)`",
+                f"`{result.target}(...)`, which the layer tracks and saves",
                 fix=result.plan,
             )
         else:

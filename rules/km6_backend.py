@@ -1,4 +1,5 @@
-"""KM6xx: code that is backend-specific by structure. Reported, never rewritten.
+"""KM6xx: code that is backend-specific by structure. Reported; the one rewrite is
+dropping ``@tf.function`` from a layer's method where that is exact (KM602).
 
 A hand-written ``GradientTape`` loop, a ``tf.function``, a ``tf.distribute`` strategy
 or a ``tf.py_function`` is TensorFlow by design: there is no call-for-call rewrite to
@@ -12,7 +13,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from kmigrate.model import CallSite, Context, Node, ReferenceSite, Severity
+from kmigrate.model import CallSite, Context, EditPlan, Node, ReferenceSite, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.context_spec import CONTEXT_SPEC
 from kmigrate.rules.km4_saving import own_nodes
@@ -140,6 +141,28 @@ def _python_only_test(test: ast.expr) -> bool:
     return False
 
 
+def _python_side_effect(function: ast.AST) -> ast.stmt | ast.expr | None:
+    """The first statement whose Python effect tracing runs once and eager code on every
+    call: an assignment to an attribute or item, an augmented assignment, a ``print``,
+    a ``global``/``nonlocal``."""
+    for node in ast.walk(function):
+        if isinstance(node, (ast.AugAssign, ast.Global, ast.Nonlocal)):
+            return node
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for part in ast.walk(target):
+                    if isinstance(part, (ast.Attribute, ast.Subscript)):
+                        return node
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "print"
+        ):
+            return node
+    return None
+
+
 def _tensor_control_flow(function: ast.AST) -> ast.AST | None:
     """The first statement whose control flow may depend on a tensor value."""
     for node in ast.walk(function):
@@ -168,9 +191,14 @@ class TfFunctionDecorator(Rule):
         "become `keras.ops.cond` / `ops.while_loop` / `ops.where` before the decorator goes."
     )
     fix_safety = (
-        "Reported, not rewritten. Dropping the decorator is exact when `call` has no "
-        "tensor-dependent control flow (the message says so), but the engine has no "
-        "decorator-removal edit yet, and with such control flow the body must change first."
+        "The decorator is removed when it is a bare `@tf.function` on a method of a "
+        "layer/model/metric whose body has no tensor-dependent control flow (`if`/`while`/"
+        "`for` on tensor values, `assert`) and no Python side effects that tracing runs "
+        "once (assignments to attributes or items, `+=`, `print`, `global`): the method "
+        "then computes the same numbers eagerly, and Keras 3 compiles the step itself. "
+        "Otherwise reported: with tensor control flow the body must change first, "
+        "`tf.function(...)` arguments become `jit_compile=` in `compile`, and a training "
+        "step is TensorFlow-only."
     )
     severity = Severity.ERROR
     reference_prefixes = ("tf.function",)
@@ -185,7 +213,16 @@ class TfFunctionDecorator(Rule):
                     if training:
                         x = x * 0.5
                     return x
+            """,
             """
+            import tensorflow as tf
+
+            class Gate(tf.keras.layers.Layer):
+                def call(self, x, training=None):
+                    if training:
+                        x = x * 0.5
+                    return x
+            """,
         ),
         Flagged(
             """
@@ -224,8 +261,16 @@ class TfFunctionDecorator(Rule):
         in_class = site.scope.class_node is not None and site.scope.function_name is None
         if in_class and site.context == Context.MODEL:
             control = _tensor_control_flow(function)
-            if control is None and not _decorator_symbol(site, decorator)[1]:
+            effect = _python_side_effect(function)
+            fix = None
+            if control is None and not _decorator_symbol(site, decorator)[1] and effect is None:
                 advice = "drop it: this body has no tensor-dependent control flow, so it is exact"
+                fix = EditPlan((ReplaceNode(span, "", kind="decorator"),))
+            elif control is None and effect is not None:
+                advice = (
+                    f"drop it after checking line {effect.lineno}: tracing ran this Python "
+                    "side effect once, an undecorated method runs it on every call"
+                )
             elif control is not None:
                 advice = (
                     f"replace the Python control flow on line {control.lineno} with "
@@ -238,6 +283,7 @@ class TfFunctionDecorator(Rule):
                 f"`@tf.function` on `{site.scope.class_name}.{function.name}` breaks JAX and "
                 f"PyTorch (Keras 3 compiles the step itself): {advice}",
                 span=span,
+                fix=fix,
             )
             return
         if _uses_gradient_tape(site, function):

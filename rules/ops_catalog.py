@@ -223,7 +223,7 @@ REFUSING_TRANSLATORS: dict[str, str] = {
     "norm_ord": "is a literal order",
     "int_lit": "is a literal int",
     "sizes": "is a literal list of non-negative sizes",
-    "scalar": "is a literal number",
+    "scalar": "is a literal number or a math.sqrt/exp/log... call",
     "k_padding": 'is "valid" or "same"',
 }
 # Translators that never refuse: they translate literals and keep anything else.
@@ -383,6 +383,11 @@ _FLOATX = (
 _COMPLEX = (
     "keras.ops has no complex tensors on every backend: its FFTs take and return "
     "(real, imag) pairs."
+)
+_RANDOM_INITIALIZER = (
+    "The same distribution with the same defaults (TF2 and Keras 3 agree); like every "
+    "random op in Keras 3 it draws other numbers than TensorFlow, also with a seed (the "
+    "differential test compares the distribution's moments)."
 )
 _RAGGED = "ragged and sparse tensors exist only on the TensorFlow backend"
 _GRAPH_ONLY = "graph-building API: there is no graph to build on JAX or PyTorch"
@@ -851,10 +856,10 @@ ARRAYS = [
     op(
         "tf.slice",
         "input_, begin, size, name=None",
-        "slice",
-        "input_, begin, sizes(size)",
-        when="no entry of `size` is -1 (TF's 'to the end', which keras.ops.slice does not "
-        "have on every backend)",
+        builder="slice",
+        when="`size` is a literal list of non-negative sizes (keras.ops.slice(input_, "
+        "begin, size)), or `begin` and `size` are literal lists and `size` uses -1, TF's "
+        "'to the end' that keras.ops.slice lacks (a subscript, input_[b:b + s, b:])",
     ),
     op(
         "tf.pad",
@@ -1220,10 +1225,13 @@ DTYPES_AND_SHAPES = [
         "needs review",
         'keras.config.backend() returns "tensorflow", "jax" or "torch"',
     ),
-    manual(
+    op(
         "K.get_uid",
-        "Keras 2 backend helper",
-        "keras.backend.get_uid(prefix) (or drop it: Keras 3 names layers uniquely)",
+        "prefix=''",
+        "keras.backend.get_uid",
+        "prefix",
+        note="The same per-prefix counter (1 on the first call); Keras 3 keeps one "
+        "counter per process where tf_keras kept one per graph.",
     ),
 ]
 
@@ -1840,11 +1848,17 @@ LINALG = [
         "structured linear algebra has no keras.ops equivalent",
         "build the dense matrix and use ops.solve / ops.matmul",
     ),
-    manual(
+    op(
         "K.batch_dot",
-        "K.batch_dot's axes conventions (and its rank-2 special case) have no single "
-        "keras.ops equivalent",
-        'ops.einsum with explicit subscripts, e.g. ops.einsum("bij,bjk->bik", x, y)',
+        "x, y, axes=None",
+        builder="batch_dot",
+        when="both ranks are stated in the code (a literal shape given to reshape, "
+        "permute_dimensions or keras.Input, directly or through a local name bound once) "
+        "and `axes` is absent or a literal int or pair: the einsum subscripts depend on them",
+        note="Two rank-2 inputs give shape (batch, 1), as K.batch_dot does: the einsum is "
+        "wrapped in ops.expand_dims(..., -1).",
+        suggestion='ops.einsum with explicit subscripts, e.g. ops.einsum("bij,bkj->bik", x, y) '
+        "for K.batch_dot(x, y, axes=[2, 2]) on rank-3 inputs",
     ),
 ]
 
@@ -2158,9 +2172,10 @@ GRAPH_AND_STATE = [
         "aggregation=tf.VariableAggregation.NONE, shape=None, "
         "experimental_enable_variable_lifting=True",
         builder="variable",
-        when="it is assigned to self.<attr> in __init__ or build of a layer and its "
-        "initial value is tf.zeros(shape)/tf.ones(shape), a number, or an initializer "
-        "called with a shape (rule KM203)",
+        when="it is assigned to self.<attr> in __init__ or build of a layer; an initial "
+        "value that is tf.zeros(shape)/tf.ones(shape), a number, or an initializer called "
+        "with a shape becomes self.add_weight, any other keras.Variable(value, dtype=...) "
+        "when the dtype is written (rule KM203)",
     ),
     op(
         "K.variable",
@@ -2174,10 +2189,16 @@ GRAPH_AND_STATE = [
         "drop the block: Keras 3 runs ops in program order on every backend",
     ),
     manual("tf.group tf.tuple tf.no_op", _GRAPH_ONLY, "drop it (program order applies)"),
-    manual(
+    op(
         "tf.name_scope K.name_scope",
-        "TensorFlow graph naming",
-        "keras.name_scope(name) names variables created inside; otherwise drop it",
+        "name",
+        builder="name_scope",
+        when="it opens a `with` block without `as` (TensorFlow binds the scope's name as "
+        "a string, Keras the scope object) and `name` is a literal string without '/' "
+        "(keras.name_scope raises on '/', TensorFlow's absolute-scope marker)",
+        note="keras.name_scope prefixes the paths of variables created inside, as "
+        "tf.name_scope prefixed their names; ops inside compute the same numbers.",
+        suggestion="keras.name_scope(name) names variables created inside; otherwise drop it",
     ),
     manual("tf.init_scope", _GRAPH_ONLY, "create state in __init__/build instead"),
     manual(
@@ -2263,12 +2284,28 @@ GRAPH_AND_STATE = [
         "value=0, support_partition=False",
         "keras.initializers.Constant",
         "value=scalar(value)",
-        note="A scalar value: Keras's Constant broadcasts, TensorFlow's reshapes a list.",
+        note="A scalar value (a literal number or a math.sqrt/exp/log... call): Keras's "
+        "Constant broadcasts it, TensorFlow's reshapes a list.",
+    ),
+    op(
+        "tf.random_normal_initializer tf.initializers.random_normal",
+        "mean=0.0, stddev=0.05, seed=None",
+        "keras.initializers.RandomNormal",
+        "mean=mean, stddev=stddev, seed=seed",
+        note=_RANDOM_INITIALIZER,
+    ),
+    op(
+        "tf.random_uniform_initializer tf.initializers.random_uniform",
+        "minval=-0.05, maxval=0.05, seed=None",
+        "keras.initializers.RandomUniform",
+        "minval=minval, maxval=maxval, seed=seed",
+        note=_RANDOM_INITIALIZER,
     ),
     manual(
-        "tf.random_normal_initializer tf.random_uniform_initializer tf.initializers.random_normal",
-        "a random initializer: Keras's draws the same distribution with other numbers",
-        "keras.initializers.RandomNormal(mean, stddev, seed) / RandomUniform(minval, maxval, seed)",
+        "tf.compat.v1.random_normal_initializer tf.compat.v1.initializers.random_normal",
+        "TF1's random_normal_initializer has stddev 1.0 by default (TF2's and Keras's "
+        "0.05) and a dtype argument",
+        "keras.initializers.RandomNormal(mean=..., stddev=1.0, seed=...) with stddev written",
     ),
     manual(
         "tf.io.gfile.exists tf.io.gfile.GFile tf.io.gfile.isdir tf.io.gfile.glob "
@@ -2437,10 +2474,22 @@ TRANSLATOR_DOCS: dict[str, str] = {
 }
 
 
+_SLOT = re.compile(r"\{\((\w+)\)\}|\{(\w+)\}")
+
+
+def template_form(template: str) -> str:
+    """A template as Python a reader can follow: each argument slot (``{x}``, ``{(x)}``)
+    becomes the TF parameter's name, ``ops.`` becomes ``keras.ops.``."""
+    text = _SLOT.sub(lambda match: match.group(1) or match.group(2), template)
+    return _QUALIFIED.sub(
+        lambda m: ("keras.ops" if m.group(1) == "ops" else "keras") + m.group(2), text
+    )
+
+
 def keras_form(entry: OpEntry) -> tuple[str, list[str]]:
     """The Keras call in plain Python plus notes on defaults and translated values."""
     if entry.template:
-        return entry.template, []
+        return template_form(entry.template), []
     if not entry.target:
         return "", []
     items, notes = [], []

@@ -18,10 +18,10 @@ def severities(text: str, rule: str) -> list[tuple[int, str, str]]:
     return [(f.span.line, f.severity.value, f.context.value) for f in found(text, rule)]
 
 
-def test_km6_never_offers_fixes() -> None:
+def test_km6_fixes_only_the_tf_function_decorator() -> None:
     from kmigrate.rules.registry import all_rules
 
-    assert not [r.id for r in all_rules() if r.id.startswith("KM6") and r.fixable()]
+    assert [r.id for r in all_rules() if r.id.startswith("KM6") and r.fixable()] == ["KM602"]
 
 
 def test_gradient_tape_severity_by_context() -> None:
@@ -171,3 +171,49 @@ def test_tf_function_on_plain_helpers_is_not_reported() -> None:
             return x / 255.0
         """
     assert found(code, "KM602") == []
+
+
+@pytest.mark.parametrize(
+    ("body", "fixed"),
+    [
+        ("return x * 2", True),
+        ("if mask is not None:\n            x = x * mask\n        return x", True),
+        ("if tf.reduce_sum(x) > 0:\n            x = -x\n        return x", False),
+        ("self.calls = 1\n        return x", False),  # ran once when traced
+        ("self.seen[0] = x\n        return x", False),
+        ("print(x)\n        return x", False),
+    ],
+)
+def test_tf_function_is_dropped_only_where_exact(body: str, fixed: bool) -> None:
+    from kmigrate.apply import apply_to_text
+
+    code = f"""import tensorflow as tf
+
+class Gate(tf.keras.layers.Layer):
+    @tf.function
+    def call(self, x, mask=None):
+        {body}
+"""
+    (finding,) = found(code, "KM602")
+    assert (finding.fix is not None) is fixed, finding.message
+    after = apply_to_text(code, select=["KM602"])
+    assert ("@tf.function" not in after) is fixed
+    if fixed:
+        assert after == code.replace("    @tf.function\n", "")
+    elif "self." in body or "print" in body:
+        assert "side effect once" in finding.message
+
+
+def test_tf_function_with_empty_parentheses_is_dropped() -> None:
+    from kmigrate.apply import apply_to_text
+
+    code = (
+        "import tensorflow as tf\n\n"
+        "class Gate(tf.keras.layers.Layer):\n"
+        "    @staticmethod\n"
+        "    @tf.function()  # compiled\n"
+        "    def scale(x):\n"
+        "        return x * 2\n"
+    )
+    after = apply_to_text(code, select=["KM602"])
+    assert after == code.replace("    @tf.function()  # compiled\n", "")

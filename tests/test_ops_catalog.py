@@ -324,6 +324,8 @@ def test_trap_pad_modes_are_lower_case() -> None:
         ("tf.math.top_k(x, 2).indices", "keras.ops.top_k(x, 2)[1]"),
         ("tf.nn.top_k(x)", "keras.ops.top_k(x, 1)"),
         ("tf.shape(x)[0]", "keras.ops.shape(x)[0]"),
+        ("tf.slice(x + y, [0, 1], [-1, 2])", "(x + y)[:, 1:3]"),
+        ("tf.slice(x, n, [2, 2])", "keras.ops.slice(x, n, [2, 2])"),
         ("tf.reshape(x, tf.shape(y))", "keras.ops.reshape(x, keras.ops.shape(y))"),
         ("tf.signal.hann_window(8)", "keras.ops.hanning(8 + 1)[:-1]"),
         ("tf.signal.hann_window(n, periodic=False)", "keras.ops.hanning(n)"),
@@ -345,7 +347,8 @@ def test_argument_handling(expr: str, expected: str) -> None:
 @pytest.mark.parametrize(
     ("expr", "fragment"),
     [
-        ("tf.slice(x, [0, 0], [-1, 2])", "size"),
+        ("tf.slice(x, n, [-1, 2])", "size"),
+        ("tf.slice(x, [0, 0], [-2, 2])", "size"),
         ("tf.transpose(x, conjugate=True)", "conjugate"),
         ("tf.reduce_sum(x, foo=1)", "unknown argument"),
         ("tf.reduce_sum(*x)", "*args"),
@@ -587,3 +590,223 @@ def test_shape_and_dtype_given_as_keywords() -> None:
     assert 'keras.ops.cast(x, "int32")' in out
     lines = [f.span.column for f in km2_findings(code) if f.rule == "KM204"]
     assert len(lines) == 1  # the keras.random dtype; tf.cast's belongs to KM201
+
+
+# ---------------------------------------------------------------------------
+# Messages and `kmigrate explain` read as sentences with the real replacement.
+# ---------------------------------------------------------------------------
+
+# What a template or placeholder leaks when it is shown unrendered.
+_LEFTOVER = re.compile(r"[{}]|its argument|\bname:|``")
+
+
+def _every_catalog_call() -> list[str]:
+    """Modules calling every catalog entry: each differential case in a layer (model
+    code), then in a plain function (other code); each manual symbol both ways."""
+    manual_calls = [f"{s}(x)" for e in CATALOG if not e.automatic for s in e.symbols]
+    model = case_module(CASES)
+    model += "\n\nclass Manual(keras.layers.Layer):\n    def call(self, x):\n"
+    model += "".join(f"        {call}\n" for call in manual_calls)
+    names = sorted({name for case in CASES for name in case.inputs} | {"x"})
+    args = ", ".join(names)
+    other = HEADER + "".join(
+        f"\n\ndef outside{index}({args}):\n    return {call}\n"
+        for index, call in enumerate([c.expr for c in CASES if not c.init] + manual_calls)
+    )
+    return [model, other]
+
+
+def test_every_catalog_message_names_its_real_replacement() -> None:
+    findings = [f for text in _every_catalog_call() for f in scan_text(text, select=["KM2"])]
+    contexts = {f.context.value for f in findings}
+    assert contexts == {"model", "other"} and len(findings) > 2 * len(CASES)
+    leaks = [f"{f.span.line}: {f.message}" for f in findings if _LEFTOVER.search(f.message)]
+    assert not leaks, leaks
+
+
+def test_every_catalog_explanation_is_rendered() -> None:
+    for entry in CATALOG:
+        text = explain_entry(entry.symbol)
+        assert text is not None and not _LEFTOVER.search(text), text
+
+
+def test_template_entries_show_the_rewritten_call() -> None:
+    assert "Keras 3:    tuple(x.shape)" in explain_entry("K.int_shape")
+    code = "from tensorflow.keras import backend as K\n\n\ndef f(inputs):\n"
+    code += "    return K.int_shape(inputs)\n"
+    (finding,) = km2_findings(code)
+    assert "`tuple(inputs.shape)`" in finding.message, finding.message
+
+
+def test_name_scope_becomes_keras_name_scope_only_where_exact() -> None:
+    code = (
+        f"{HEADER}\n\nclass L(keras.layers.Layer):\n"
+        "    def call(self, x, name=None):\n"
+        '        with tf.name_scope("scale"), K.name_scope("inner"):\n'
+        "            x = x * 2.0\n"
+        '        with tf.name_scope("a/b"):\n'
+        "            x = x + 1.0\n"
+        "        with tf.name_scope(name) as scope:\n"
+        "            x = x - 1.0\n"
+        '        step = tf.name_scope("loose")\n'
+        "        return x\n"
+    )
+    after = apply_to_text(code, select=["KM2"])
+    assert 'with keras.name_scope("scale"), keras.name_scope("inner"):' in after
+    manual = {f.span.line: f.message for f in km2_findings(code) if f.rule == "KM202"}
+    assert sorted(manual) == [10, 12, 14]
+    assert "raises on a name containing '/'" in manual[10]
+    assert "`as` binds the scope's name string" in manual[12]
+    assert "not the expression of a `with` statement" in manual[14]
+
+
+def test_tf1_random_normal_initializer_keeps_its_own_default() -> None:
+    reason = manual_reason("tf.compat.v1.random_normal_initializer()")
+    assert "stddev 1.0" in reason
+    assert rewrite("tf.random_normal_initializer(seed=1)") == (
+        "keras.initializers.RandomNormal(seed=1)"
+    )
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "tf.shape(x)[1:] * 2",  # a tuple slice repeats
+        "tf.shape(x)[1:] + tf.shape(y)[1:]",  # and concatenates
+        "tf.shape(x)[n]",  # n is a tensor here
+        "tf.shape(x)[1:][0] + tf.shape(x)[::2]",
+    ],
+)
+def test_shape_arithmetic_stays_a_tensor(expr: str) -> None:
+    assert "a tuple" in manual_reason(expr)
+
+
+def _shape_layer(*lines: str) -> str:
+    body = "".join(f"        {line}\n" for line in lines)
+    return f"{HEADER}\n\nclass L(keras.layers.Layer):\n    def call(self, x, y):\n{body}"
+
+
+@pytest.mark.parametrize(
+    ("lines", "fixed"),
+    [
+        (("s = tf.shape(x)", "b, h = s[0], s[-1]", "return tf.reshape(y, s)"), True),
+        (("s = K.shape(x)", "g = [s[i] for i in range(len(s))]", "return g"), True),
+        (("s = tf.shape(x)", "return tf.zeros(s[1:])"), True),
+        (("s = tf.shape(x)", "return s * 2"), False),  # arithmetic on the whole shape
+        (("s = tf.shape(x)", "s = s[1:]", "return s"), False),  # bound twice
+        (("s = tf.shape(x)", "return self.helper(s)"), False),  # passed on
+        (("s = tf.shape(x)", "return [s[i] for i in y]"), False),  # not a range index
+        (("s = tf.shape(x)", "return tf.reshape(y, s[1:] + [1])"), False),
+    ],
+)
+def test_shape_assigned_to_a_name_is_followed_to_its_uses(lines, fixed: bool) -> None:
+    found = [f for f in km2_findings(_shape_layer(*lines)) if f.symbol in ("tf.shape", "K.shape")]
+    assert len(found) == 1
+    assert (found[0].fix is not None) is fixed, found[0].message
+
+
+def _variable_layer(*statements: str) -> str:
+    body = "".join(f"        {s}\n" for s in statements)
+    return (
+        f"import numpy as np\n{HEADER}\n\nclass L(keras.layers.Layer):\n"
+        f"    def build(self, input_shape):\n{body}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("statement", "after"),
+    [
+        (
+            "self.t = tf.Variable(self.table, dtype=tf.float16, name='t')",
+            "self.t = keras.Variable(self.table, dtype=\"float16\", name='t')",
+        ),
+        (
+            "self.t = K.variable(self.table)",
+            "self.t = keras.Variable(self.table, dtype=keras.config.floatx())",
+        ),
+        (
+            "self.i = tf.Variable(self.ids, dtype=tf.int64)",
+            'self.i = keras.Variable(self.ids, dtype="int64", trainable=False)',
+        ),
+        (  # tf.zeros's default dtype is float32
+            "self.z = tf.Variable(tf.ones(self.n))",
+            'self.z = keras.Variable(keras.ops.ones(self.n), dtype="float32")',
+        ),
+        (  # NumPy's default dtype is float64; an int shape must become a tuple
+            "self.w = tf.Variable(np.ones(4))",
+            'self.w = self.add_weight(shape=(4,), initializer="ones", dtype="float64")',
+        ),
+        (  # K.variable casts everything to floatx, ints included
+            "self.k = K.variable(5)",
+            "self.k = self.add_weight(shape=(), initializer=keras.initializers.Constant(5))",
+        ),
+    ],
+)
+def test_variables_become_keras_variables(statement: str, after: str) -> None:
+    out = apply_to_text(_variable_layer(statement), select=["KM2"])
+    assert after in out, out
+
+
+@pytest.mark.parametrize(
+    ("statement", "why"),
+    [
+        ("self.t = tf.Variable(self.table)", "its dtype is not written"),
+        ("self.t = tf.Variable(self.table, dtype=self.kind)", "its dtype is not written"),
+        ("self.t = tf.Variable(self.table, dtype='float32', name='a/b')", "'/'"),
+        ("self.t = tf.Variable(self.table, dtype='float32', constraint=abs)", "initial value"),
+    ],
+)
+def test_keras_variable_needs_a_known_dtype_and_plain_name(statement: str, why: str) -> None:
+    (found,) = [f for f in km2_findings(_variable_layer(statement)) if f.rule == "KM203"]
+    assert found.fix is None and why in found.message, found.message
+
+
+@pytest.mark.parametrize(
+    ("lines", "fragment"),
+    [
+        (("return K.batch_dot(x, y, axes=[2, 2])",), "ranks of `x` and `y` are not stated"),
+        (("q = K.reshape(x, (-1, 3, 4))", "return K.batch_dot(q, y, 2)"), "rank of `y` is"),
+        (("q = K.reshape(x, (-1, 3, 4))", "return K.batch_dot(q, q, axes=0)"), "`axes`"),
+        (("q = K.reshape(x, (-1, 3, 4))", "return K.batch_dot(q, q, axes=[1, 3])"), "`axes`"),
+        (("q = K.reshape(x, (-1, 3, 4))", "return K.batch_dot(q, q, axes=y)"), "`axes`"),
+        (  # bound twice: the rank at the call is not known
+            ("q = K.reshape(x, (-1, 3, 4))", "q = K.sum(q, axis=1)", "return K.batch_dot(q, q)"),
+            "rank of `q`",
+        ),
+    ],
+)
+def test_batch_dot_without_static_ranks_stays_manual(lines, fragment: str) -> None:
+    found = [f for f in km2_findings(_shape_layer(*lines)) if f.symbol == "K.batch_dot"]
+    assert [f.rule for f in found] == ["KM202"], found
+    assert fragment in found[0].message, found[0].message
+
+
+def test_batch_dot_ranks_from_inputs_and_einsum() -> None:
+    code = (
+        f"{HEADER}\n\ndef attention():\n"
+        "    q = keras.Input(shape=(5, 8))\n"
+        "    k = keras.Input((7, 8))\n"
+        "    scores = keras.layers.Lambda(lambda t: K.batch_dot(t[0], t[1], [2, 2]))([q, k])\n"
+        "    return keras.layers.Lambda(lambda t: K.batch_dot(q, k, axes=[2, 2]))(scores)\n"
+    )
+    out = apply_to_text(code, select=["KM2"])
+    assert 'keras.ops.einsum("abc,adc->abd", q, k)' in out
+    assert "K.batch_dot(t[0], t[1], [2, 2])" in out  # ranks of t[0], t[1] unknown
+
+
+def test_variable_shape_held_in_an_attribute_is_followed() -> None:
+    code = _variable_layer(
+        "self.kshape = (1, input_shape[-1])",
+        "self.a = K.variable(np.ones(self.kshape), name=self.name + '_a')",
+        "self.b = tf.Variable(tf.zeros(self.n))",  # self.n may be an int: keras.Variable
+    )
+    out = apply_to_text(code, select=["KM2"])
+    assert 'self.a = self.add_weight(shape=self.kshape, initializer="ones", name=' in out
+    assert 'self.b = keras.Variable(keras.ops.zeros(self.n), dtype="float32")' in out
+
+
+def test_shape_cast_to_a_dtype_is_exact() -> None:
+    assert rewrite("K.cast(K.shape(x)[1:3], 'float32')") == (
+        "keras.ops.cast(keras.ops.shape(x)[1:3], 'float32')"
+    )
+    assert "a tuple" in manual_reason("K.cast(K.shape(x)[1:3] * 32, 'float32')")

@@ -16,8 +16,9 @@ from differential.harness import Case
 
 
 def C(expr: str, symbol: str = "", **kw) -> Case:  # noqa: N802 - reads as data
-    inputs = {k: v for k, v in kw.items() if k not in ("init", "dtype", "rtol", "atol", "graph")}
-    options = {k: v for k, v in kw.items() if k in ("init", "dtype", "rtol", "atol", "graph")}
+    keys = ("init", "body", "dtype", "rtol", "atol", "graph")
+    inputs = {k: v for k, v in kw.items() if k not in keys}
+    options = {k: v for k, v in kw.items() if k in keys}
     return Case(expr, inputs, symbol, **options)
 
 
@@ -215,6 +216,10 @@ ARRAYS = [
     C("K.reverse(x, axes=0)", x=X),
     C("tf.roll(x, shift=1, axis=1)", x=X),
     C("tf.slice(x, [1, 0], [2, 3])", x=X),
+    C("tf.slice(x, [0, 1], [-1, 2])", x=X),
+    C("tf.slice(x, [0, 1, 0], [-1, 1, -1])", x=X3),
+    C("tf.slice(x * 2.0, [1, 2], [-1, -1])", x=X),
+    C("tf.slice(x, [0, 0], [-1, 0])", x=X),
     C("tf.pad(x, [[1, 1], [2, 0]])", x=X),
     C('tf.pad(x, [[1, 1], [2, 2]], mode="REFLECT")', x=X),
     C("tf.pad(x, [[0, 1], [1, 0]], constant_values=3.0)", x=X),
@@ -301,6 +306,23 @@ DTYPES_AND_SHAPES = [
     C("tf.reshape(x, (tf.shape(x)[0], -1))", "tf.shape", x=X3),
     C("tf.zeros(tf.shape(x))", "tf.shape", x=X),
     C("K.shape(x)[1]", x=X3),
+    C("tf.reshape(x, tf.shape(y)[1:])", "tf.shape", x=X, y=X3),
+    C("[tf.shape(x)[i] for i in range(3)]", "tf.shape", x=X3),
+    C("len(K.shape(x))", "K.shape", x=X3),
+    C("K.cast(K.shape(x)[1:3], 'float32')", "K.shape", x=X3),
+    C("tf.cast(tf.shape(x), tf.int32) * 2", "tf.shape", x=X3),
+    C(
+        "K.reshape(x * 2.0, s)",
+        "K.shape",
+        body="s = K.shape(x)\nn, h = s[0], s[-1]\nx = K.reshape(x, (n, -1, h))",
+        x=X3,
+    ),
+    C(
+        "tf.reshape(x, [n, -1])",
+        "tf.shape",
+        body="shape = tf.shape(x)\nn = shape[0]\nrest = [shape[i] for i in range(1, len(shape))]",
+        x=X3,
+    ),
     C("K.int_shape(x)", x=X3),
     C("K.int_shape(x)[-1]", x=X3),
     C("tf.rank(x)", x=X3),
@@ -312,6 +334,30 @@ DTYPES_AND_SHAPES = [
     C("K.floatx()"),
     C("K.epsilon()"),
     C("K.image_data_format()"),
+]
+
+BATCH_DOT_BODY = (
+    "q = K.reshape(x, (-1, 3, 4))\n"
+    "k = K.reshape(y, (-1, 5, 4))\n"
+    "v = K.permute_dimensions(k, (0, 2, 1))\n"
+    "a = K.reshape(x, (-1, 12))\n"
+    "b = K.reshape(x * 2.0, [-1, 12])\n"
+    "c = K.reshape(x[:, :, 0], (-1, 3))\n"
+    "q4 = K.reshape(x, (-1, 3, 1, 4))"
+)
+BATCH_DOT = [
+    C(expr, "K.batch_dot", body=BATCH_DOT_BODY, x=X3, y="f32[2,5,4]")
+    for expr in (
+        "K.batch_dot(q, k, axes=[2, 2])",  # attention scores
+        "K.batch_dot(q, v)",  # default axes: last of x, second to last of y
+        "K.batch_dot(K.batch_dot(q, k, axes=2), k, axes=(2, 1))",  # scores @ values
+        "K.batch_dot(a, b, axes=1)",  # two rank-2 inputs: shape (batch, 1)
+        "K.batch_dot(a, b)",
+        "K.batch_dot(q, c, axes=[1, 1])",  # rank 3 with rank 2
+        "K.batch_dot(c, q, axes=1)",
+        "K.batch_dot(q4, k, axes=[-1, -1])",
+        "K.batch_dot(k, q4, axes=[2, 3])",
+    )
 ]
 
 NN = [
@@ -558,9 +604,74 @@ STATE = [
         x=X,
     ),
     C("x - self.k", "K.variable", init="self.k = K.variable(0.5)", x=X),
+    # Values add_weight cannot take as an initializer: keras.Variable(value, dtype=...).
+    C(
+        "x * self.t",
+        "tf.Variable",
+        init="self.t = tf.Variable(np.arange(12.0).reshape(3, 4), dtype=tf.float32, "
+        "trainable=False, name='table')",
+        x=X,
+    ),
+    C(
+        "x + self.b",
+        "K.variable",
+        init="self.b = K.variable(np.linspace(-1.0, 1.0, 4), name='b')",
+        x=X,
+    ),
+    C("self.i * 2", "tf.Variable", init="self.i = tf.Variable(np.arange(4), dtype='int32')"),
+    C("x + self.zn", "tf.Variable", init="self.n = 4\nself.zn = tf.Variable(tf.ones(self.n))", x=X),
     C("tf.zeros_initializer()(shape=(2, 3))", "tf.zeros_initializer"),
     C("tf.ones_initializer()((3,))", "tf.ones_initializer"),
     C("tf.constant_initializer(0.5)(shape=(2, 2))", "tf.constant_initializer"),
+    C("tf.constant_initializer(math.sqrt(1.0 / 3))((2, 3))", "tf.constant_initializer"),
+    # Random initializers draw other numbers on every backend: the cases compare the
+    # distribution (defaults included) through bool tests on its moments and range.
+    C(
+        "tf.abs(tf.math.reduce_std(tf.random_normal_initializer()(shape=(400, 400))) - 0.05)"
+        " < 0.001",
+        "tf.random_normal_initializer",
+    ),
+    C(
+        "tf.abs(tf.reduce_mean(tf.random_normal_initializer(1.0, 0.5, seed=7)((400, 400)))"
+        " - 1.0) < 0.01",
+        "tf.random_normal_initializer",
+    ),
+    C(
+        "tf.abs(tf.math.reduce_std(tf.initializers.random_normal(stddev=2.0)((400, 400)))"
+        " - 2.0) < 0.04",
+        "tf.initializers.random_normal",
+    ),
+    C(
+        "tf.reduce_max(tf.abs(tf.random_uniform_initializer()(shape=(400, 400)))) <= 0.05",
+        "tf.random_uniform_initializer",
+    ),
+    C(
+        "tf.abs(tf.math.reduce_std(tf.random_uniform_initializer()(shape=(400, 400)))"
+        " - 0.1 / 12**0.5) < 0.0005",
+        "tf.random_uniform_initializer",
+    ),
+    C(
+        "tf.abs(tf.reduce_mean(tf.random_uniform_initializer(-1.0, 2.0, seed=3)((400, 400)))"
+        " - 0.5) < 0.01",
+        "tf.random_uniform_initializer",
+    ),
+    C(
+        "x * self.s",
+        "tf.name_scope",
+        init="with tf.name_scope('block'):\n"
+        "    self.s = self.add_weight(shape=(3, 4), initializer='ones')",
+        x=X,
+    ),
+    C(
+        "x + self.t",
+        "K.name_scope",
+        init="with K.name_scope('outer'):\n"
+        "    with K.name_scope('inner'):\n"
+        "        self.t = self.add_weight(shape=(4,), initializer='ones')",
+        x=X,
+    ),
+    C("K.get_uid('kmigrate_case')"),
+    C("K.get_uid()"),
 ]
 
 CASES: list[Case] = [
@@ -570,6 +681,7 @@ CASES: list[Case] = [
     *ARRAYS,
     *CREATION,
     *DTYPES_AND_SHAPES,
+    *BATCH_DOT,
     *NN,
     *CONV_POOL,
     *LINALG,
