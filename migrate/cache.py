@@ -399,6 +399,9 @@ class ResultCache:
             self.writable = False
             return False
         root = self.folder.parent
+        if os.path.lexists(root) and not _is_real_dir(root):
+            self.writable = False  # a link (planted by the tree?): not followed
+            return False
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError:
