@@ -118,3 +118,16 @@ def test_links_out_of_the_tree_are_not_followed(project, tmp_path) -> None:
     assert result.exit_code == 0
     paths = {f["path"] for f in json.loads(Path("out.json").read_text())["files"]}
     assert paths == {"src/model.py"}
+
+
+def test_a_hostile_gitignore_neither_crashes_nor_injects_regex(project) -> None:
+    """.gitignore lines become regular expressions; one that is not a valid glob (an
+    inverted range, a backslash closing a bracket) must not crash discovery, and a
+    bracket's content must stay a set of characters."""
+    (project / ".gitignore").write_text("[z-a]\n[\\]x\n[a]|.*\nbuild_[!0-9].py\n")
+    (project / "src" / "build_x.py").write_text(LEGACY)
+    (project / "src" / "build_1.py").write_text(LEGACY)
+    result = _kmigrate("scan", ".", "-f", "json", "-o", "out.json", "-q", "-j", "1")
+    assert result.exit_code == 0, result.output
+    paths = {f["path"] for f in json.loads(Path("out.json").read_text())["files"]}
+    assert paths == {"src/model.py", "src/build_1.py"}
