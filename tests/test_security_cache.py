@@ -134,6 +134,10 @@ def test_a_planted_pickle_entry_is_never_unpickled(project, machine, tmp_path) -
             path.write_bytes(prefix + payload)
         assert _scan_cli(project, env) == expected  # a miss, never unpickled
         assert not marker.exists()
+        # the scan looked exactly there: it replaced each planted entry with its own
+        for path in planted.values():
+            assert path.read_bytes().startswith(cache_module._MAGIC)
+            assert payload not in path.read_bytes()
     # after a real scan filled the cache: overwrite its entries the same way
     assert _scan_cli(project, env) == expected
     for path in planted.values():
