@@ -244,9 +244,10 @@ def _read_regular(path: Path, limit: int) -> bytes | None:
         info = os.fstat(handle)
         if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
             return None
-        with os.fdopen(handle, "rb", closefd=False) as stream:
-            data = stream.read(limit + 1)
-        return data if len(data) <= limit else None
+        data = os.read(handle, info.st_size + 1)
+        # More than fstat said: it is being written (entries never are: they are renamed
+        # into place). A short read leaves a truncated entry, which its MAC rejects.
+        return data if len(data) <= info.st_size else None
     except OSError:
         return None
     finally:
@@ -467,18 +468,18 @@ def _is_regular(path: Path) -> bool:
 
 # -- scan results as plain data ------------------------------------------------------
 #
-# A result is a JSON object; each finding a JSON array in the order of _FINDING_ROW.
-# Arrays rather than objects: a warm re-scan decodes tens of thousands of findings, and
-# arrays are a third smaller and faster to parse. Only scan results are stored: an
-# ``apply`` result (with rewritten text) is never cached.
+# A result is a JSON object; each finding a JSON array: rule, severity, message, path,
+# line, column, end_line, end_column, context, symbol, fixable, fingerprint, scope, extra.
+# Arrays rather than objects, and every text that repeats (rule, message, path, symbol,
+# scope) as an index into the result's own string table: a warm re-scan decodes tens of
+# thousands of findings, and this halves what JSON parses and allocates (pickle's memo
+# did the same). Severity and context are indexes into the enums. Only scan results are
+# stored: an ``apply`` result (with rewritten text) is never cached.
 
-_FINDING_ROW = (
-    "rule severity message path line column end_line end_column context symbol "
-    "fixable fingerprint scope_name extra"
-).split()
-_SEVERITY = {member._value_: member for member in Severity}
-_CONTEXT = {member._value_: member for member in Context}
-_ROW_LENGTH = len(_FINDING_ROW)
+_SEVERITIES = tuple(Severity)
+_CONTEXTS = tuple(Context)
+_SEVERITY_CODE = {member: index for index, member in enumerate(_SEVERITIES)}
+_CONTEXT_CODE = {member: index for index, member in enumerate(_CONTEXTS)}
 _EXTRA_VALUE = (str, int, bool, type(None))
 
 
@@ -486,29 +487,32 @@ def encode_report(report: Any) -> dict | None:
     """A scan ``FileReport`` as plain data; None for what is not a scan result."""
     if getattr(report, "new_text", None) is not None or getattr(report, "old_text", None):
         return None
+    strings: dict[str, int] = {}
+    ref = strings.setdefault
     rows = []
     for finding in report.findings:
         span = finding.span
         rows.append(
             [
-                finding.rule,
-                finding.severity._value_,
-                finding.message,
-                finding.path,
+                ref(finding.rule, len(strings)),
+                _SEVERITY_CODE[finding.severity],
+                ref(finding.message, len(strings)),
+                ref(finding.path, len(strings)),
                 span.line,
                 span.column,
                 span.end_line,
                 span.end_column,
-                finding.context._value_,
-                finding.symbol,
+                _CONTEXT_CODE[finding.context],
+                ref(finding.symbol, len(strings)),
                 finding.fix is not None,
                 finding.fingerprint,
-                finding.scope_name,
+                ref(finding.scope_name, len(strings)),
                 finding.extra,
             ]
         )
     return {
         "path": report.path,
+        "strings": list(strings),
         "findings": rows,
         "uses_tensorflow": report.uses_tensorflow,
         "parsed": report.parsed,
@@ -543,37 +547,57 @@ def _rows(value: Any) -> list:
     return value
 
 
-def _decode_finding(row: Any) -> Finding:
+def _decode_finding(row: Any, strings: list[str]) -> Finding:
     """One finding from its row. The checks are written out rather than calls per
-    field: a warm re-scan decodes tens of thousands of rows. (Every string is bounded
-    by ``MAX_ENTRY_BYTES``; strings are not measured one by one.)"""
-    if type(row) is not list or len(row) != _ROW_LENGTH:
-        raise InvalidEntryError("a finding has the wrong shape")
-    rule, severity, message, path, line, column, end_line, end_column = row[:8]
-    context, symbol, fixable, fingerprint, scope_name, extra = row[8:]
+    field: a warm re-scan decodes tens of thousands of rows. A text index that is not
+    an int inside ``strings`` raises IndexError or TypeError, a miss like any other
+    (every string is bounded by ``MAX_ENTRY_BYTES``, so none is measured)."""
+    if type(row) is not list:
+        raise InvalidEntryError("a finding is not a list")
+    # one unpacking: a row of another length raises ValueError
+    (
+        rule,
+        severity,
+        message,
+        path,
+        line,
+        column,
+        end_line,
+        end_column,
+        context,
+        symbol,
+        fixable,
+        fingerprint,
+        scope_name,
+        extra,
+    ) = row
     if not (
-        type(rule) is type(message) is type(path) is str
-        and type(symbol) is type(fingerprint) is type(scope_name) is str
-        and type(line) is type(column) is type(end_line) is type(end_column) is int
-        and 0 <= min(line, column, end_line, end_column)
-        and max(line, column, end_line, end_column) < _MAX_LINE
+        type(line) is type(column) is type(end_line) is type(end_column) is int
+        and 0 <= line < _MAX_LINE
+        and 0 <= column < _MAX_LINE
+        and 0 <= end_line < _MAX_LINE
+        and 0 <= end_column < _MAX_LINE
+        and type(severity) is type(context) is int
+        and severity >= 0
+        and context >= 0
         and (fixable is True or fixable is False)
+        and type(fingerprint) is str
         and type(extra) is dict
     ):
         raise InvalidEntryError("a finding has a field of the wrong type")
     if extra:
         _check_extra(extra)
     return Finding(
-        rule,
-        _SEVERITY[severity],
-        message,
-        path,
+        strings[rule],
+        _SEVERITIES[severity],
+        strings[message],
+        strings[path],
         Span(line, column, end_line, end_column),
-        _CONTEXT[context],
-        symbol,
+        _CONTEXTS[context],
+        strings[symbol],
         FIX_NOT_KEPT if fixable else None,
         fingerprint,
-        scope_name,
+        strings[scope_name],
         "",
         extra,
     )
@@ -590,8 +614,9 @@ def _check_extra(extra: dict) -> None:
 
 
 def decode_report(value: Any) -> Any:
-    """A ``FileReport`` from what :func:`encode_report` stored; raises :class:`InvalidEntryError`
-    (or ``KeyError`` for an unknown severity or context) when ``value`` does not fit."""
+    """A ``FileReport`` from what :func:`encode_report` stored; raises
+    :class:`InvalidEntryError` (or ``KeyError``, ``IndexError``, ``TypeError``) when
+    ``value`` does not fit."""
     from kmigrate.runner import FileReport
 
     if type(value) is not dict:
@@ -603,9 +628,12 @@ def decode_report(value: Any) -> Any:
         if type(item) is not list or len(item) != 2:
             raise InvalidEntryError("an unused suppression has the wrong shape")
         unused.append((_count(item[0]), _text(item[1])))
+    strings = _rows(value["strings"])
+    for text in strings:
+        _text(text)
     return FileReport(
         path=_text(value["path"]),
-        findings=[_decode_finding(row) for row in _rows(value["findings"])],
+        findings=[_decode_finding(row, strings) for row in _rows(value["findings"])],
         uses_tensorflow=_flag(value["uses_tensorflow"]),
         parsed=_flag(value["parsed"]),
         fixed=_count(value["fixed"]),

@@ -165,6 +165,7 @@ def _hiding(display: str) -> bytes:
     """A well-formed result that claims the file has no findings."""
     value = {
         "path": display,
+        "strings": [],
         "findings": [],
         "uses_tensorflow": False,
         "parsed": True,
@@ -216,13 +217,24 @@ def test_truncated_entries_are_misses(project, machine) -> None:
         assert _scan(project) == expected
 
 
+def _well_formed(display: str) -> dict:
+    """One finding, in the stored shape: texts are indexes into ``strings``."""
+    value = json.loads(_hiding(display))
+    value["strings"] = ["KM201", "use keras.ops.mean", display, "tf.reduce_mean", "Scale.call"]
+    value["findings"] = [[0, 1, 1, 2, 5, 15, 5, 30, 0, 3, True, "9f2c1a", 4, {}]]
+    return value
+
+
 def _wrong_types(display: str) -> list:
-    good = json.loads(_hiding(display))
-    row = ["KM201", "warning", "m", display, 1, 0, 1, 5, "model", "tf.x", True, "ab", "f", {}]
+    good = _well_formed(display)
+    row = good["findings"][0]
     bad = []
     for field, value in (
         ("findings", {"0": row}),
         ("findings", "[]"),
+        ("strings", "KM201"),
+        ("strings", ["KM201", 7, display, "tf.x", "f"]),
+        ("strings", ["KM201"]),  # the row's indexes point past the table
         ("path", 7),
         ("uses_tensorflow", "yes"),
         ("parsed", 1),
@@ -235,13 +247,19 @@ def _wrong_types(display: str) -> list:
         bad.append({**good, field: value})
     for index, value in (
         (0, None),
-        (1, "fatal"),  # not a severity
-        (1, ["warning"]),
+        (0, "KM201"),  # a text, not an index
+        (0, 99),
+        (0, 1.0),
+        (1, "warning"),
+        (1, 7),  # not a severity
+        (1, -1),
         (4, "12"),
         (4, True),
         (5, -3),
-        (8, "kernel"),  # not a context
+        (8, "model"),
+        (8, 9),  # not a context
         (10, "true"),
+        (11, 5),
         (13, {"cell": [1, 2]}),
         (13, {"cell": {"__class__": "os.system"}}),
         (13, []),
@@ -266,13 +284,14 @@ def test_wrong_typed_entries_are_misses(project, machine) -> None:
     paths = _entry_paths(project)
     key = paths["pkg/layers.py"].name.split(".", 1)[1]
     cases = _wrong_types("pkg/layers.py")
-    assert len(cases) > 25
-    good = json.loads(_hiding("pkg/layers.py"))
-    good["findings"] = [
-        ["KM201", "warning", "m", "pkg/layers.py", 1, 0, 1, 5, "model", "tf.x", True, "ab", "f", {}]
-    ]
-    assert store.store_value(RESULTS, key, good)
-    assert [f.rule for f in store.load(key).findings] == ["KM201"]  # the well-formed one loads
+    assert len(cases) > 35
+    assert store.store_value(RESULTS, key, _well_formed("pkg/layers.py"))
+    (finding,) = store.load(key).findings  # the well-formed one loads
+    assert (finding.rule, finding.message, finding.symbol) == (
+        "KM201",
+        "use keras.ops.mean",
+        "tf.reduce_mean",
+    )
     for value in cases:
         assert store.store_value(RESULTS, key, value)
         assert store.load(key) is None, value
