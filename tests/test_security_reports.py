@@ -167,6 +167,18 @@ def test_hostile_file_names_on_the_terminal_and_in_annotations(hostile_tree, mon
     assert all(line.startswith("::") for line in github.splitlines())
 
 
+def test_hostile_file_names_in_check_output(hostile_tree, monkeypatch) -> None:
+    """The pre-commit hook prints one line per new finding on the terminal."""
+    monkeypatch.chdir(hostile_tree)
+    names = [f"pkg/{name}" for name in HOSTILE_NAMES]
+    result = CliRunner().invoke(main, ["check", *names, "--no-cache"], catch_exceptions=False)
+    assert result.exit_code == 1
+    assert "\x1b" not in result.output and "\u202e" not in result.output
+    lines = [line for line in result.stdout.splitlines() if " KM" in line]
+    assert len(lines) >= len(HOSTILE_NAMES)  # a line break in a name did not split a line
+    assert all(line.startswith("pkg/") for line in lines)
+
+
 def _hostile_result() -> RunResult:
     findings = [
         Finding(
