@@ -118,7 +118,7 @@ def pins_in_config_text(text: str, path: str, kind: str) -> list[BackendPin]:
     if kind == "keras-config":
         try:
             data = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested absurdly deep
             return pins
         if isinstance(data, dict) and isinstance(data.get("backend"), str):
             line = next((n for n, t in enumerate(text.splitlines(), 1) if '"backend"' in t), 1)
@@ -194,7 +194,7 @@ def pins_in_python_text(text: str, path: str) -> list[BackendPin]:
 def pins_in_notebook_text(text: str, path: str) -> list[BackendPin]:
     try:
         cells = json.loads(text).get("cells", [])
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         return []
     pins: list[BackendPin] = []
     code_cells = [c for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]

@@ -29,6 +29,7 @@ it is wrapped above for reading.)
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -38,6 +39,12 @@ from kmigrate.model import Finding
 
 BASELINE_VERSION = 1
 _ENTRY_KEYS = ("fingerprint", "rule", "path", "scope", "symbol", "message")
+
+
+_LINK_REFUSED = (
+    "{path} is a symlink; kmigrate neither reads nor writes a baseline through a link "
+    "(replace the link with the file, or pass --baseline with a real file)"
+)
 
 
 class BaselineError(Exception):
@@ -93,16 +100,26 @@ class Baseline:
 
     @classmethod
     def load(cls, path: Path) -> Baseline:
-        """The baseline at ``path``; an empty one when the file does not exist."""
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+        """The baseline at ``path``; an empty one when the file does not exist.
+
+        Only a regular file is read (a FIFO planted under the baseline's name would
+        block ``check`` forever), and not through a symlink (``check
+        --update-baseline`` and ``baseline`` write back to it: see :meth:`write`);
+        anything else is a BaselineError, which the commands report as a usage error.
+        """
+        from kmigrate.sources import SourceError, read_bytes
+
+        if not os.path.lexists(path):
             return cls()
-        except OSError as error:
+        if os.path.islink(path):
+            raise BaselineError(_LINK_REFUSED.format(path=path))
+        try:
+            text = read_bytes(path).decode("utf-8")
+        except (SourceError, UnicodeDecodeError) as error:
             raise BaselineError(f"cannot read baseline {path}: {error}") from None
         try:
             return cls.parse(text)
-        except (ValueError, TypeError, KeyError) as error:
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as error:
             raise BaselineError(f"{path} is not a kmigrate baseline: {error}") from None
 
     @classmethod
@@ -147,8 +164,13 @@ class Baseline:
         )
 
     def write(self, path: Path) -> None:
+        """Write the baseline to ``path``, never through a symlink: a repository could
+        commit ``.kmigrate-baseline.json`` as a link to a file of the user's, and the
+        baseline holds text the repository chose (file names, messages)."""
         from kmigrate.sources import write_atomic
 
+        if os.path.islink(path):
+            raise BaselineError(_LINK_REFUSED.format(path=path))
         data = self.dumps().encode("utf-8")
         if path.exists():
             write_atomic(path, data)

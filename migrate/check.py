@@ -118,12 +118,15 @@ def selects_unused_suppressions(select) -> bool:
 
 
 def _concise(finding, color: bool, note: str = "") -> str:
-    location = f"{finding.path}:{finding.span.line}:{finding.span.column + 1}:"
+    # the path and message come from the checked tree: no control characters on the terminal
+    from kmigrate.report.common import one_line, printable
+
+    location = f"{printable(finding.path)}:{finding.span.line}:{finding.span.column + 1}:"
     rule = finding.rule
     if color:
         location = click.style(location, bold=True)
         rule = click.style(rule, fg="red" if not note else "yellow", bold=True)
-    return f"{location} {rule} {finding.message}{note}"
+    return f"{location} {rule} {one_line(finding.message)}{note}"
 
 
 def _github_escape(text: str, property_value: bool = False) -> str:

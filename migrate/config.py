@@ -13,6 +13,7 @@ Command-line options win over the file. Keys (all optional)::
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,14 +88,49 @@ def load_config(start: Path, explicit: Path | None = None) -> Config:
     if jobs is not None and (not isinstance(jobs, int) or jobs < 1):
         raise ConfigError(f"{path}: [tool.kmigrate] jobs must be a positive integer")
     known = {"select", "ignore", "exclude", "per-file-ignores", "baseline", "jobs"}
+    root = path.parent.resolve()
     return Config(
-        root=path.parent.resolve(),
+        root=root,
         source=path,
         select=_string_list(table, "select", path),
         ignore=_string_list(table, "ignore", path),
         exclude=_string_list(table, "exclude", path),
         per_file_ignores={k: _string_list(ignores, k, path) for k in ignores},
-        baseline=str(table.get("baseline", ".kmigrate-baseline.json")),
-        jobs=jobs,
+        baseline=_baseline_inside(table["baseline"], root, path)
+        if "baseline" in table
+        else ".kmigrate-baseline.json",
+        jobs=None if jobs is None else min(jobs, _cpu_count()),
         extra={k: v for k, v in table.items() if k not in known},
     )
+
+
+def _baseline_inside(value: Any, root: Path, source: Path) -> str:
+    """The baseline path the project's config names, which must stay inside the project.
+
+    The config belongs to the scanned tree, and ``kmigrate baseline`` writes where it
+    says: a repository must not be able to point that write at a file of the user's
+    (``~/.bashrc``), directly or through a symlinked folder. (``--baseline`` on the
+    command line is the user's own choice and is not limited.)
+    """
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{source}: [tool.kmigrate] baseline must be a file name")
+    relative = Path(value)
+    try:
+        inside = not relative.is_absolute() and (root / relative).resolve().is_relative_to(root)
+    except (OSError, RuntimeError):  # a symlink loop
+        inside = False
+    if not inside or ".." in relative.parts:
+        raise ConfigError(
+            f"{source}: [tool.kmigrate] baseline must be a path inside the project "
+            f"({value!r} leaves {root}); use --baseline for a file elsewhere"
+        )
+    return value
+
+
+def _cpu_count() -> int:
+    """The most worker processes a project's config may ask for: one per usable core
+    (a scanned tree should not be able to make kmigrate start thousands of processes;
+    ``--jobs`` on the command line is not limited)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)

@@ -126,6 +126,90 @@ class UserModule:
 
 
 # ---------------------------------------------------------------------------
+# Code inside the artifact: refused unless --trust.
+# ---------------------------------------------------------------------------
+
+TRUST_HINT = (
+    "pass --trust only if you trust where the file comes from (docs/security.md); "
+    "otherwise rebuild the model from its code with --module pkg.models:build_model "
+    "and convert the weights alone"
+)
+
+
+def carried_code(path: Path, kind: str) -> list[str]:
+    """Why loading OLD would run code that came with it; empty when it is data only.
+
+    - an HDF5 model whose config holds a ``Lambda`` with a Python ``lambda``: Keras
+      stores its marshalled bytecode, and rebuilds and runs it when the model is
+      loaded and called;
+    - a SavedModel: its TensorFlow graphs are programs (their ops can read and write
+      files) that run when the model is restored and called.
+
+    Weights-only HDF5 files are arrays and names. Read with h5py and json only: no
+    TensorFlow or Keras import, nothing deserialized.
+    """
+    if kind == "savedmodel":
+        return [
+            f"{path} is a SavedModel: its TensorFlow graphs are programs (their ops can "
+            "read and write files) that run when it is loaded and called"
+        ]
+    if kind != "h5-model":
+        return []
+    import h5py
+
+    reasons: list[str] = []
+    with h5py.File(path, "r") as handle:
+        for attribute in ("model_config", "training_config"):
+            raw = handle.attrs.get(attribute)
+            if raw is None:
+                continue
+            try:
+                config = json.loads(raw.decode("utf-8") if hasattr(raw, "decode") else raw)
+            except ValueError:
+                reasons.append(f"its {attribute} is not JSON, so it cannot be checked")
+                continue
+            reasons += [
+                f"layer {name!r} is a Lambda holding serialized Python bytecode"
+                for name in _python_lambdas(config)
+            ]
+    return reasons
+
+
+def _python_lambdas(config: object) -> list[str]:
+    """Names of the layers in a Keras config (at any depth: wrappers, nested models)
+    whose function or output shape is stored as Python bytecode, in Keras 2's form
+    (``function_type: "lambda"``) or Keras 3's (``class_name: "__lambda__"``)."""
+    found: set[str] = set()
+    stack: list[tuple[object, str]] = [(config, "?")]
+    while stack:
+        value, layer = stack.pop()
+        if isinstance(value, dict):
+            inner = value.get("config")
+            if isinstance(inner, dict) and isinstance(inner.get("name"), str):
+                layer = inner["name"]
+            if (
+                value.get("function_type") == "lambda"
+                or value.get("output_shape_type") == "lambda"
+                or value.get("class_name") == "__lambda__"
+            ):
+                found.add(layer)
+            stack += [(item, layer) for item in value.values()]
+        elif isinstance(value, list):
+            stack += [(item, layer) for item in value]
+    return sorted(found)
+
+
+def refuse_code(path: Path, kind: str, trust: bool) -> None:
+    """Stop before anything is loaded when OLD carries code and --trust was not given."""
+    reasons = carried_code(path, kind)
+    if reasons and not trust:
+        raise ConversionError(
+            f"refusing to load {path}: {'; '.join(reasons)}. Loading it would run code "
+            f"that came with the file; {TRUST_HINT}"
+        )
+
+
+# ---------------------------------------------------------------------------
 # Loading the legacy artifact (TensorFlow backend, Keras 3 in this process).
 # ---------------------------------------------------------------------------
 
@@ -139,15 +223,16 @@ class Loaded:
     steps: list[str] = field(default_factory=list)
 
 
-def _load_h5_model(path: Path, user: UserModule | None, steps: list[str]):
+def _load_h5_model(path: Path, user: UserModule | None, steps: list[str], trust: bool = False):
     import keras
 
     custom = user.custom_objects() if user else {}
+    safe = {"safe_mode": not trust}
     try:
-        model = keras.saving.load_model(path, custom_objects=custom)
+        model = keras.saving.load_model(path, custom_objects=custom, **safe)
         steps.append("read the HDF5 model with Keras 3's legacy loader (compiled)")
     except Exception:  # noqa: BLE001 - retry without the training config
-        model = keras.saving.load_model(path, custom_objects=custom, compile=False)
+        model = keras.saving.load_model(path, custom_objects=custom, compile=False, **safe)
         steps.append("read the HDF5 model with Keras 3's legacy loader (without compile state)")
     return model
 
@@ -207,12 +292,17 @@ def _refuse_early(path: Path, kind: str, module_spec: str | None) -> None:
         )
 
 
-def load_legacy(path: Path, kind: str, user: UserModule | None) -> Loaded:
-    """Read OLD into a Keras 3 model (and a runnable reference where possible)."""
+def load_legacy(path: Path, kind: str, user: UserModule | None, trust: bool = False) -> Loaded:
+    """Read OLD into a Keras 3 model (and a runnable reference where possible).
+
+    Refuses, before loading anything, an OLD that carries code unless ``trust``
+    (:func:`refuse_code`).
+    """
+    refuse_code(path, kind, trust)
     steps: list[str] = []
     built = user.build() if user else None
     if kind == "h5-model":
-        legacy = _load_h5_model(path, user, steps)
+        legacy = _load_h5_model(path, user, steps, trust)
         reference = _keras2_reference(path, user, steps) or legacy
         if built is None:
             return Loaded(legacy, reference, steps)
@@ -243,7 +333,7 @@ def load_legacy(path: Path, kind: str, user: UserModule | None) -> Loaded:
         with tempfile.TemporaryDirectory() as tmp:
             bridge = Path(tmp) / "bridge.h5"
             keras2.save(bridge, save_format="h5")
-            model = _load_h5_model(bridge, user, steps)
+            model = _load_h5_model(bridge, user, steps, trust)
         steps.append("went through a temporary Keras 2 HDF5 file")
         return Loaded(model, keras2, steps)
     _refuse_early(path, kind, None)
@@ -335,7 +425,9 @@ def backend_worker() -> None:
 
     custom = user.custom_objects() if user else {}
     if job["new"].endswith(".keras"):
-        model = keras.saving.load_model(job["new"], custom_objects=custom, compile=False)
+        model = keras.saving.load_model(
+            job["new"], custom_objects=custom, compile=False, safe_mode=not job.get("trust")
+        )
     else:
         model = user.build() if user else None
         if model is None:
@@ -348,7 +440,12 @@ def backend_worker() -> None:
 
 
 def check_backend(
-    backend: str, new: Path, batch_file: Path, module: str | None, reference: list
+    backend: str,
+    new: Path,
+    batch_file: Path,
+    module: str | None,
+    reference: list,
+    trust: bool = False,
 ) -> tuple[bool, str]:
     import numpy as np
 
@@ -359,6 +456,7 @@ def check_backend(
         "out": str(out),
         "module": module,
         "cwd": os.getcwd(),
+        "trust": trust,
     }
     env = dict(os.environ, KERAS_BACKEND=backend)
     env.pop("TF_USE_LEGACY_KERAS", None)
@@ -418,7 +516,7 @@ EPILOG = """\b
 Examples:
   kmigrate convert-weights model.h5 model.keras
   kmigrate convert-weights weights.h5 model.keras --module pkg.models:build_model
-  kmigrate convert-weights saved_model_dir model.keras --check-backends jax,torch
+  kmigrate convert-weights saved_model_dir model.keras --trust --check-backends jax,torch
   kmigrate convert-weights model.h5 model.weights.h5 --module src/models.py:build_model
 
 \b
@@ -445,6 +543,12 @@ cannot be converted; 2 a usage error.
 )
 @click.option("--verify/--no-verify", default=True, show_default=True, help="Run the checks.")
 @click.option("--seed", default=DEFAULT_SEED, show_default=True, help="Seed of the check batch.")
+@click.option(
+    "--trust",
+    is_flag=True,
+    help="Load OLD even though it carries code (a Lambda layer's Python bytecode, a "
+    "SavedModel's TensorFlow graphs): only for files from a source you trust.",
+)
 def convert_weights_command(
     old: Path,
     new: Path,
@@ -453,11 +557,14 @@ def convert_weights_command(
     check_backends: str,
     verify: bool,
     seed: int,
+    trust: bool,
 ) -> None:
     """Convert a legacy HDF5 file or Keras SavedModel OLD into a Keras 3 file NEW.
 
     NEW ends in `.keras` (architecture + weights, loads on every backend) or
     `.weights.h5` (weights only). The conversion runs on the TensorFlow backend.
+    An OLD that carries code (a Lambda layer stored as Python bytecode, any
+    SavedModel) is refused unless --trust: loading it would run that code.
     """
     new_name = str(new)
     if not new_name.endswith((".keras", ".weights.h5")):
@@ -469,9 +576,10 @@ def convert_weights_command(
     shape = _parse_shape(input_shape)
     kind = detect_kind(old)
     _refuse_early(old, kind, module_spec)
+    refuse_code(old, kind, trust)  # before TensorFlow or the user's module is imported
     _use_tensorflow_backend()
     user = UserModule.load(module_spec) if module_spec else None
-    loaded = load_legacy(old, kind, user)
+    loaded = load_legacy(old, kind, user, trust)
     for step in loaded.steps:
         click.echo(f"- {step}")
     new.parent.mkdir(parents=True, exist_ok=True)
@@ -482,12 +590,12 @@ def convert_weights_command(
     click.echo(f"wrote {new}")
     if not verify:
         return
-    ok = _verify(loaded, new, user, module_spec, shape, seed, backends)
+    ok = _verify(loaded, new, user, module_spec, shape, seed, backends, trust)
     if not ok:
         raise SystemExit(EXIT_MISMATCH)
 
 
-def _verify(loaded, new, user, module_spec, shape, seed, backends) -> bool:
+def _verify(loaded, new, user, module_spec, shape, seed, backends, trust=False) -> bool:
     import keras
     import numpy as np
 
@@ -500,7 +608,9 @@ def _verify(loaded, new, user, module_spec, shape, seed, backends) -> bool:
         results.append(compare("converted model vs legacy file", converted, reference))
     if str(new).endswith(".keras"):
         custom = user.custom_objects() if user else {}
-        reloaded = keras.saving.load_model(new, custom_objects=custom, compile=False)
+        reloaded = keras.saving.load_model(
+            new, custom_objects=custom, compile=False, safe_mode=not trust
+        )
     else:
         built = user.build() if user is not None else None
         reloaded = built if built is not None else keras.models.clone_model(loaded.model)
@@ -512,7 +622,9 @@ def _verify(loaded, new, user, module_spec, shape, seed, backends) -> bool:
             batch_file = Path(tmp) / "batch.npz"
             np.savez(batch_file, **{f"input_{i}": a for i, a in enumerate(arrays)})
             for backend in others:
-                results.append(check_backend(backend, new, batch_file, module_spec, reference))
+                results.append(
+                    check_backend(backend, new, batch_file, module_spec, reference, trust)
+                )
     for passed, line in results:
         click.echo(f"{'ok  ' if passed else 'FAIL'} {line}")
     return all(passed for passed, _ in results)

@@ -67,16 +67,27 @@ def _glob_to_regex(pattern: str) -> str:
         elif char == "?":
             out.append("[^/]")
         elif char == "[":
-            end = pattern.find("]", i)
+            end = pattern.find("]", i + 2)  # a "]" right after "[" (or "[!") is a member
             if end == -1:
                 out.append(re.escape(char))
             else:
-                out.append(pattern[i : end + 1])
+                out.append(_bracket(pattern[i + 1 : end]))
                 i = end
         else:
             out.append(re.escape(char))
         i += 1
     return "".join(out)
+
+
+def _bracket(members: str) -> str:
+    """A glob bracket expression (``[abc]``, ``[a-z]``, ``[!0-9]``) as a regex class.
+    Only ``-`` keeps its meaning: the text comes from the scanned tree's .gitignore,
+    and must never become regex syntax."""
+    negate = members[:1] in ("!", "^")
+    if negate:
+        members = members[1:]
+    body = "".join(c if c == "-" else re.escape(c) for c in members)
+    return f"[^/{body}]" if negate else f"[{body}]"
 
 
 def parse_gitignore(text: str) -> list[_Pattern]:
@@ -95,7 +106,10 @@ def parse_gitignore(text: str) -> list[_Pattern]:
         line = line.lstrip("/")
         body = _glob_to_regex(line)
         regex = f"^{body}$" if anchored else f"^(?:.*/)?{body}$"
-        patterns.append(_Pattern(re.compile(regex), negated, dir_only))
+        try:
+            patterns.append(_Pattern(re.compile(regex), negated, dir_only))
+        except re.error:  # a range such as [z-a]: git ignores the line, so do we
+            continue
     return patterns
 
 

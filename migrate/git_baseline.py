@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
+from kmigrate.gitstate import GIT_SAFETY
 from kmigrate.runner import Job, run_jobs
 
 
@@ -26,7 +27,7 @@ class GitError(Exception):
 def _git(args: Sequence[str], cwd: Path, data: bytes | None = None) -> bytes:
     try:
         completed = subprocess.run(
-            ["git", *args], cwd=cwd, input=data, capture_output=True, check=False
+            ["git", *GIT_SAFETY, *args], cwd=cwd, input=data, capture_output=True, check=False
         )
     except OSError as error:
         raise GitError(f"cannot run git: {error}") from None
@@ -40,7 +41,10 @@ def resolve_commit(ref: str, cwd: Path) -> tuple[Path, str | None]:
     """The repository's top folder and the commit id ``ref`` names.
 
     ``None`` for ``HEAD`` in a repository without commits yet: nothing existed.
+    Raises GitError for a ``ref`` git could read as an option (``-x``,
+    ``--output=FILE``) or that holds a control character, before git sees it.
     """
+    check_ref(ref)
     top = Path(_git(["rev-parse", "--show-toplevel"], cwd).decode().strip()).resolve()
     try:
         commit = _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], cwd)
@@ -49,6 +53,13 @@ def resolve_commit(ref: str, cwd: Path) -> tuple[Path, str | None]:
             return top, None
         raise GitError(f"{ref!r} is not a commit in {top}") from None
     return top, commit.decode().strip()
+
+
+def check_ref(ref: str) -> None:
+    """Refuse what cannot be a revision but could change what git does: a value from
+    the command line or a CI variable that starts with ``-`` would be an option."""
+    if not ref or ref.startswith("-") or any(ord(char) < 32 for char in ref):
+        raise GitError(f"{ref!r} is not a git revision (a revision never starts with '-')")
 
 
 def renamed_since(commit: str, top: Path) -> dict[str, str]:
@@ -70,7 +81,13 @@ def renamed_since(commit: str, top: Path) -> dict[str, str]:
 
 
 def read_blobs(commit: str, paths: Sequence[str], top: Path) -> dict[str, bytes]:
-    """Contents at ``commit`` of the repository-relative ``paths`` that exist there."""
+    """Contents at ``commit`` of the repository-relative ``paths`` that exist there.
+
+    ``cat-file --batch`` reads one request per line, so a path with a line break would
+    be two requests and shift every answer after it onto the wrong file: such paths
+    are left out (counted as new files, all their findings new).
+    """
+    paths = [p for p in paths if "\n" not in p and "\r" not in p]
     if not paths:
         return {}
     request = "".join(f"{commit}:{p}\n" for p in paths).encode()

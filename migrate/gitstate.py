@@ -17,6 +17,10 @@ from pathlib import Path
 
 GIT_TIMEOUT = 60
 CHUNK = 500  # paths per git call (command-line length)
+# ``git status`` and ``git diff`` run the program a repository's own .git/config names
+# as core.fsmonitor (a clone never carries one, an unpacked archive can); kmigrate's git
+# calls never need it (docs/security.md).
+GIT_SAFETY = ("-c", "core.fsmonitor=false")
 
 
 @dataclass(frozen=True)
@@ -31,7 +35,7 @@ def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
     env.pop("GIT_DIR", None)  # a hook's environment must not redirect us
     env.pop("GIT_WORK_TREE", None)
     return subprocess.run(
-        ["git", *args],
+        ["git", *GIT_SAFETY, *args],
         cwd=cwd,
         capture_output=True,
         timeout=GIT_TIMEOUT,

@@ -332,6 +332,8 @@ def load_notebook(raw: str) -> Notebook | None:
         data = json.loads(raw)
     except ValueError as error:
         raise NotebookError(f"not valid notebook JSON: {error}") from None
+    except RecursionError:  # nested deeper than any notebook: a hostile or broken file
+        raise NotebookError("not valid notebook JSON: nested too deeply") from None
     if not isinstance(data, dict):
         raise NotebookError("not a notebook: the JSON is not an object")
     version = data.get("nbformat", 4)

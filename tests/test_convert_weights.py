@@ -87,7 +87,7 @@ for path in sorted(glob.glob("converted/*.keras")):
 CONVERSIONS = {
     "from_h5": ("model.h5", [], "y_keras2.npy"),
     "from_weights": ("weights.h5", ["--module", "pkg.models:build_model"], "y_keras2.npy"),
-    "from_saved_model": ("saved_model", [], "y_keras2.npy"),
+    "from_saved_model": ("saved_model", ["--trust"], "y_keras2.npy"),  # a graph: code
     "from_keras3_h5": ("keras3.h5", [], "y_keras3.npy"),
 }
 
@@ -189,7 +189,7 @@ def test_plain_tf_saved_model_is_refused_with_advice(workdir: Path) -> None:
         workdir,
     )
     result = subprocess.run(
-        [sys.executable, "-m", "kmigrate", "convert-weights", "plain_module", "p.keras"],
+        [sys.executable, "-m", "kmigrate", "convert-weights", "plain_module", "p.keras", "--trust"],
         cwd=workdir,
         env=_env("tensorflow"),
         capture_output=True,

@@ -12,11 +12,14 @@ import html
 import re
 from itertools import groupby
 
-from kmigrate.report.common import one_line, rule_url
+from kmigrate.report.common import one_line, printable, rule_url
 from kmigrate.report.summary import ReportData, format_minutes, format_score, is_manual
 
 MAX_ITEMS = 200
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+# A code span as CommonMark reads one: a run of backticks, then the next run of exactly
+# the same length (a longer or shorter run does not close it).
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+_BACKTICKS = re.compile(r"`+")
 
 
 def text(value: str) -> str:
@@ -33,8 +36,9 @@ def text(value: str) -> str:
 
 
 def _escape_plain(value: str) -> str:
+    """Outside code spans: no raw HTML, no emphasis, links or stray backticks."""
     value = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return re.sub(r"([\\*_\[\]#|~])", r"\\\1", value)
+    return re.sub(r"([\\*_\[\]#|~`])", r"\\\1", value)
 
 
 def cell(value: str) -> str:
@@ -43,7 +47,11 @@ def cell(value: str) -> str:
 
 
 def code(value: str) -> str:
-    fence = "``" if "`" in value else "`"
+    """A code span around any text (a file name may hold backticks, ``<`` and line
+    breaks): the fence is longer than every backtick run inside, so nothing closes it
+    early, and control characters are shown as escapes (:func:`printable`)."""
+    value = printable(value)
+    fence = "`" * (1 + max((len(run) for run in _BACKTICKS.findall(value)), default=0))
     pad = " " if value.startswith("`") or value.endswith("`") else ""
     return f"{fence}{pad}{value}{pad}{fence}"
 
@@ -97,7 +105,11 @@ def _checklist(data: ReportData, max_items: int) -> list[str]:
         if shown >= max_items:
             break
         items = list(group)
-        lines += ["<details>", f"<summary>{html.escape(path)} ({len(items)})</summary>", ""]
+        lines += [
+            "<details>",
+            f"<summary>{html.escape(printable(path))} ({len(items)})</summary>",
+            "",
+        ]
         for finding in items[: max_items - shown]:
             where = f"{finding.span.line}:{finding.span.column + 1}"
             label = finding.context.value

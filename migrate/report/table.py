@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kmigrate.model import Finding
-from kmigrate.report.common import one_line
+from kmigrate.report.common import one_line, printable
 from kmigrate.report.summary import ReportData, format_minutes, format_score
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -41,7 +41,7 @@ def _findings_section(console: Console, data: ReportData) -> None:
     rule_width = max(len(f.rule) for f in data.findings)
     for path, group in groupby(data.findings, key=lambda f: f.path):
         console.print()
-        console.print(Text(path, style="bold"), overflow="fold")
+        console.print(Text(printable(path), style="bold"), overflow="fold")
         grid = Table.grid(padding=(0, 1), pad_edge=True)
         grid.add_column(justify="right", no_wrap=True, min_width=where_width)  # line:col
         grid.add_column(no_wrap=True, min_width=rule_width)
@@ -92,7 +92,7 @@ def _folders_table(data: ReportData) -> Table:
         if not folder.files_with_tensorflow:
             continue
         table.add_row(
-            folder.folder,
+            Text(printable(folder.folder)),
             str(folder.files),
             str(folder.findings),
             str(folder.manual),
@@ -109,7 +109,7 @@ def _top_files_table(data: ReportData) -> Table:
         table.add_column(header, justify="right", no_wrap=True)
     for stats in data.top_files:
         table.add_row(
-            stats.path,
+            Text(printable(stats.path)),
             str(stats.findings),
             str(stats.manual),
             _score_text(stats.score),

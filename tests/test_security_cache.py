@@ -1,0 +1,360 @@
+"""A scanned repository cannot run code or change findings through the result cache.
+
+The repository controls ``.kmigrate_cache/`` (it can commit one) and every key is
+computable, so these tests plant entries exactly where a scan looks, with the real key
+computation, and show that a scan neither runs them nor uses what they claim.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import stat
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from kmigrate import cache as cache_module
+from kmigrate.cache import RESULTS, ResultCache, content_key, secret_path
+from kmigrate.config import load_config
+from kmigrate.runner import plan_jobs, run_jobs, select_ids
+
+LAYER = """\
+import tensorflow as tf
+
+
+class Scale(tf.keras.layers.Layer):
+    def call(self, x):
+        return tf.reduce_mean(x, axis=1, keep_dims=True) * tf.nn.gelu(x)
+"""
+
+TRAIN = """\
+import tensorflow as tf
+from tensorflow.keras import backend as K
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+model.compile(optimizer=tf.keras.optimizers.Adam(lr=0.1), loss="mse")
+value = K.get_value(model.optimizer.lr)
+tf.random.set_seed(1)
+"""
+
+
+class _RunsCommand:
+    """What an attacker pickles: unpickling it runs a shell command."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+
+    def __reduce__(self):
+        return (os.system, (self.command,))
+
+
+@pytest.fixture
+def machine(tmp_path, monkeypatch) -> Path:
+    """This test's user cache folder (where the secret lives), outside the tree."""
+    home = tmp_path / "user-cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    monkeypatch.delenv(cache_module.ENV_DIR, raising=False)
+    return home
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    root = tmp_path / "project"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[project]\nname = 'victim'\n")
+    (root / "pkg/layers.py").write_text(LAYER)
+    (root / "pkg/train.py").write_text(TRAIN)
+    (root / "pkg/plain.py").write_text("import tensorflow as tf\nX = 1\n")
+    return root
+
+
+def _open(project: Path) -> tuple[ResultCache, list, tuple[str, ...]]:
+    """The cache and jobs a scan of ``project`` uses: the real key computation."""
+    config = load_config(project)
+    ids = select_ids([], [])
+    return ResultCache.open(config.root, ids, config.cache_key()), plan_jobs([project], config), ids
+
+
+def _entry_paths(project: Path) -> dict[str, Path]:
+    """Display path -> the file where a scan looks for that file's result."""
+    store, jobs, _ = _open(project)
+    return {
+        job.display: store.folder / f"{RESULTS}.{store.entry_key(job, Path(job.path).read_bytes())}"
+        for job in jobs
+    }
+
+
+def _scan(project: Path, cache: bool = True) -> list:
+    store, jobs, ids = _open(project)
+    result = run_jobs(jobs, ids, 1, cache=store if cache else None)
+    return [(r.path, [f.to_json() for f in r.findings]) for r in result.files]
+
+
+def _scan_cli(project: Path, env: dict, *options: str) -> dict:
+    out = project.parent / "report.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "kmigrate", "scan", ".", "-f", "json", "-q", "-o", str(out)]
+        + list(options),
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    return {"findings": report["findings"], "files": report["files"]}
+
+
+def _pickle_payload(marker: Path) -> bytes:
+    command = f"echo ran > {marker}"
+    return pickle.dumps(_RunsCommand(command), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def test_a_planted_pickle_entry_is_never_unpickled(project, machine, tmp_path) -> None:
+    """The issue's attack, end to end: the repository ships ``.kmigrate_cache`` entries
+    (old magic + a pickle whose ``__reduce__`` calls ``os.system``) at the exact paths
+    a scan reads, for every file; then the user scans, twice."""
+    marker = tmp_path / "pwned"
+    env = dict(os.environ, XDG_CACHE_HOME=str(machine))
+    env.pop(cache_module.ENV_DIR, None)
+    expected = _scan_cli(project, env, "--no-cache")
+    assert len(expected["findings"]) >= 6
+    payload = _pickle_payload(marker)
+    planted = _entry_paths(project)
+    # every magic the cache ever had, and none
+    for prefix in (b"KMC2\n", b"KMC1\n", b"", cache_module._MAGIC):
+        for path in planted.values():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(prefix + payload)
+        assert _scan_cli(project, env) == expected  # a miss, never unpickled
+        assert not marker.exists()
+        # the scan looked exactly there: it replaced each planted entry with its own
+        for path in planted.values():
+            assert path.read_bytes().startswith(cache_module._MAGIC)
+            assert payload not in path.read_bytes()
+    # after a real scan filled the cache: overwrite its entries the same way
+    assert _scan_cli(project, env) == expected
+    for path in planted.values():
+        if path.is_file():  # the pre-filter skips files without TF markers
+            path.write_bytes(b"KMC2\n" + payload)
+    assert _scan_cli(project, env) == expected
+    assert not marker.exists()
+
+
+def test_the_attack_ran_against_the_pickle_cache(project, machine, tmp_path) -> None:
+    """The payload above is live: ``pickle.loads`` of it does run the command (so the
+    previous test would have caught the old cache)."""
+    marker = tmp_path / "proof"
+    pickle.loads(_pickle_payload(marker))
+    assert marker.read_text().strip() == "ran"
+
+
+def _forge(path: Path, body: bytes, secret: bytes) -> None:
+    """An entry in the current format, signed with ``secret``."""
+    store = ResultCache(path.parent, secret=secret)
+    path.write_bytes(cache_module._MAGIC + store._mac(path.name, body) + b"\n" + body)
+
+
+def _hiding(display: str) -> bytes:
+    """A well-formed result that claims the file has no findings."""
+    value = {
+        "path": display,
+        "strings": [],
+        "findings": [],
+        "uses_tensorflow": False,
+        "parsed": True,
+        "fixed": 0,
+        "error": None,
+        "unused_suppressions": [],
+        "tf_statements": 0,
+    }
+    return json.dumps(value).encode()
+
+
+def test_entries_signed_without_this_machines_secret_are_misses(project, machine) -> None:
+    """A repository can write a well-formed entry that hides every finding, but not
+    sign it with the secret in the user's cache folder: it is not used."""
+    expected = _scan(project, cache=False)
+    for display, path in _entry_paths(project).items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _forge(path, _hiding(display), secret=b"\0" * 32)  # a guessed secret
+    assert _scan(project) == expected
+    assert secret_path().is_file() and machine in secret_path().parents
+    mode = stat.S_IMODE(secret_path().stat().st_mode)
+    assert mode & 0o077 == 0, oct(mode)
+
+
+def test_an_entry_moved_to_another_key_is_a_miss(project, machine) -> None:
+    """A genuine entry copied over another file's entry (same machine, same run key)."""
+    expected = _scan(project, cache=False)
+    _scan(project)  # fills the cache
+    paths = _entry_paths(project)
+    genuine = paths["pkg/train.py"].read_bytes()
+    paths["pkg/layers.py"].write_bytes(genuine)
+    assert _scan(project) == expected
+
+
+def test_truncated_entries_are_misses(project, machine) -> None:
+    expected = _scan(project, cache=False)
+    _scan(project)
+    store, _, _ = _open(project)
+    for path in _entry_paths(project).values():
+        if not path.exists():
+            continue
+        blob = path.read_bytes()
+        for cut in (0, 3, len(cache_module._MAGIC) + 10, len(blob) // 2, len(blob) - 1):
+            path.write_bytes(blob[:cut])
+            assert _scan(project) == expected
+        # a truncated body that carries a valid MAC (signed with the real secret)
+        body = blob[cache_module._HEADER_BYTES :]
+        _forge(path, body[: len(body) // 2], store.secret)
+        assert _scan(project) == expected
+
+
+def _well_formed(display: str) -> dict:
+    """One finding, in the stored shape: texts are indexes into ``strings``."""
+    value = json.loads(_hiding(display))
+    value["strings"] = ["KM201", "use keras.ops.mean", display, "tf.reduce_mean", "Scale.call"]
+    value["findings"] = [[0, 1, 1, 2, 5, 15, 5, 30, 0, 3, True, "9f2c1a", 4, {}]]
+    return value
+
+
+def _wrong_types(display: str) -> list:
+    good = _well_formed(display)
+    row = good["findings"][0]
+    bad = []
+    for field, value in (
+        ("findings", {"0": row}),
+        ("findings", "[]"),
+        ("strings", "KM201"),
+        ("strings", ["KM201", 7, display, "tf.x", "f"]),
+        ("strings", ["KM201"]),  # the row's indexes point past the table
+        ("path", 7),
+        ("uses_tensorflow", "yes"),
+        ("parsed", 1),
+        ("fixed", -1),
+        ("error", ["x"]),
+        ("tf_statements", 1.5),
+        ("unused_suppressions", [[1]]),
+        ("unused_suppressions", [["1", "KM201"]]),
+    ):
+        bad.append({**good, field: value})
+    for index, value in (
+        (0, None),
+        (0, "KM201"),  # a text, not an index
+        (0, 99),
+        (0, 1.0),
+        (1, "warning"),
+        (1, 7),  # not a severity
+        (1, -1),
+        (4, "12"),
+        (4, True),
+        (5, -3),
+        (8, "model"),
+        (8, 9),  # not a context
+        (10, "true"),
+        (11, 5),
+        (13, {"cell": [1, 2]}),
+        (13, {"cell": {"__class__": "os.system"}}),
+        (13, []),
+    ):
+        broken = list(row)
+        broken[index] = value
+        bad.append({**good, "findings": [broken]})
+    bad.append({**good, "findings": [row[:-1]]})
+    bad.append({**good, "findings": [row + ["extra"]]})
+    missing = dict(good)
+    del missing["tf_statements"]
+    bad += [missing, [good], "report", None, 3]
+    return bad
+
+
+def test_wrong_typed_entries_are_misses(project, machine) -> None:
+    """Entries signed with the real secret (as a kmigrate bug or an older format could
+    write them) whose values have the wrong shape: each is a miss, never an error."""
+    expected = _scan(project, cache=False)
+    store, _, _ = _open(project)
+    store.prepare()
+    paths = _entry_paths(project)
+    key = paths["pkg/layers.py"].name.split(".", 1)[1]
+    cases = _wrong_types("pkg/layers.py")
+    assert len(cases) > 35
+    assert store.store_value(RESULTS, key, _well_formed("pkg/layers.py"))
+    (finding,) = store.load(key).findings  # the well-formed one loads
+    assert (finding.rule, finding.message, finding.symbol) == (
+        "KM201",
+        "use keras.ops.mean",
+        "tf.reduce_mean",
+    )
+    for value in cases:
+        assert store.store_value(RESULTS, key, value)
+        assert store.load(key) is None, value
+        assert _scan(project) == expected
+
+
+def test_a_planted_fifo_or_symlink_entry_is_a_miss_without_blocking(project, machine) -> None:
+    expected = _scan(project, cache=False)
+    paths = _entry_paths(project)
+    paths["pkg/layers.py"].parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(paths["pkg/layers.py"])
+    secret_copy = paths["pkg/train.py"]
+    secret_copy.symlink_to(secret_path())
+    outcome: list = []
+    worker = threading.Thread(target=lambda: outcome.append(_scan(project)), daemon=True)
+    worker.start()
+    worker.join(120)
+    assert outcome == [expected]
+    # the store replaced the links it found rather than writing through them
+    assert secret_copy.is_file() and not secret_copy.is_symlink()
+    assert len(secret_path().read_text().strip()) == 64
+
+
+def test_a_symlinked_cache_folder_is_not_used(project, machine, tmp_path) -> None:
+    """``.kmigrate_cache`` planted as a link elsewhere: nothing is read or written there."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (project / cache_module.CACHE_DIR_NAME).symlink_to(elsewhere, target_is_directory=True)
+    expected = _scan(project, cache=False)
+    assert _scan(project) == expected
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_no_secret_means_no_cache(project, tmp_path, monkeypatch) -> None:
+    """Without a user cache folder to keep the secret in, the cache is off (not unsigned)."""
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))
+    store, _, _ = _open(project)
+    assert store.secret is None and not store.prepare()
+    assert not store.store_value("index", "abc", {"x": 1})
+    assert _scan(project) == _scan(project, cache=False)
+
+
+def test_plain_values_per_namespace_and_key(project, machine) -> None:
+    """The API other caches use: a validated plain-data value per (namespace, key)."""
+    store, _, _ = _open(project)
+    assert store.prepare()
+    key = content_key(b"import tensorflow as tf\n", "pkg.mod")
+    value = {"classes": [["Scale", ["tf.keras.layers.Layer"]]], "aliases": {"K": "k"}}
+
+    def decode(data):
+        if type(data) is not dict or set(data) != {"classes", "aliases"}:
+            raise cache_module.InvalidEntryError("not an index entry")
+        return data
+
+    assert store.store_value("index", key, value)
+    assert store.load_value("index", key, decode) == value
+    assert store.load_value("other", key, decode) is None  # namespaces are separate
+    assert store.load_value("index", key, lambda data: data["missing"]) is None  # miss
+    for name, bad_key in (("../x", key), ("index", "../../etc"), ("Index", key), ("index", "")):
+        assert not store.store_value(name, bad_key, value)
+        assert store.load_value(name, bad_key, decode) is None
+    assert not store.store_value("index", key, {"not json": object()})
+    assert not store.store_value("index", key, float("nan"))
+    assert content_key(b"a", "b") != content_key(b"ab") != content_key(b"a", "", "b")
