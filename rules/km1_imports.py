@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from kmigrate.model import EditPlan, ImportSite, ModuleInfo, ReferenceSite, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.keras_api import keras3_path, keras3_reference, removal_note
+from kmigrate.rules.module_escapes import check_module_uses, escaping_reference
 
 _TF_KERAS = "tensorflow.keras"
 # Left to KM5xx, which knows the argument changes of the legacy optimizers.
@@ -51,6 +52,13 @@ def _unportable_uses(module: ModuleInfo, local: str, base: str) -> list[str]:
         if not _path_is_portable(path):
             broken.add(".".join(parts))
     return sorted(broken)
+
+
+_PORT_ADVICE = (
+    "Port the calls made through it (for example `backend.sigmoid(x)` becomes "
+    "`keras.activations.sigmoid(x)`, `backend.mean` becomes `keras.ops.mean`), then change "
+    "the import to `keras` by hand"
+)
 
 
 class TfKerasNamespace(Rule):
@@ -153,6 +161,13 @@ class TfKerasNamespace(Rule):
         if not through_tensorflow and target == legacy:
             return  # e.g. `layers.Dense` after `from tensorflow.keras import layers`: KM102
         new = _keras_name(target)
+        escape = escaping_reference(site.module, site.node, target)
+        if escape:
+            yield Report(
+                site,
+                f"`{site.symbol}` was not renamed to `{new}`: {escape.sentence()}. {_PORT_ADVICE}",
+            )
+            return
         yield Report(
             site,
             f"`{site.symbol}` is `{new}` in Keras 3",
@@ -222,6 +237,31 @@ class TfKerasImport(Rule):
             def scale(x):
                 return K.mean(x)  # no Keras 3 `keras.backend.mean`: the import stays
             """
+        ),
+        Flagged(
+            """
+            import tensorflow.keras as tfkeras
+
+            def swish(x, backend):
+                return x * backend.sigmoid(x)  # no `keras.backend.sigmoid` in Keras 3
+
+            def build(backend=tfkeras.backend):
+                return swish(tfkeras.Input((4,)), backend)
+            """
+        ),
+        Flagged(
+            """
+            import tensorflow.keras as tfkeras
+
+            def build(layers=tfkeras.layers):
+                return layers.Dense(4)
+            """,
+            """
+            import keras as tfkeras
+
+            def build(layers=tfkeras.layers):
+                return layers.Dense(4)
+            """,
         ),
         Clean("import keras\nfrom keras import layers\nimport tensorflow as tf\n"),
     ]
@@ -309,8 +349,17 @@ class TfKerasImport(Rule):
         yield self._fix(site, f"from {_keras_name(parent)} import {', '.join(names)}")
 
     def _blocked(self, site: ImportSite, local: str, base: str) -> Report | None:
-        """Why the import must stay for now: uses of ``local`` with no Keras 3 spelling."""
+        """Why the import must stay for now: uses of ``local`` with no Keras 3 spelling,
+        or the module object passed where its uses cannot be followed."""
         broken = _unportable_uses(site.module, local, base)
+        escape = check_module_uses(site.module, local, base)
+        escape.missing -= set(broken)
+        if escape:
+            return Report(
+                site,
+                f"`{local}` was not changed to Keras 3's `{_keras_name(base)}`: "
+                f"{escape.sentence()}. {_PORT_ADVICE}",
+            )
         if not broken:
             return None
         shown = ", ".join(f"`{b}`" for b in broken[:4]) + (" ..." if len(broken) > 4 else "")
@@ -377,6 +426,20 @@ class Keras2ModulePath(Rule):
             """,
         ),
         Flagged("from keras.wrappers.scikit_learn import KerasClassifier\n"),
+        Flagged(
+            """
+            from keras.layers import activations
+
+            act = activations.get("relu")
+            config = activations.serialize(act)
+            """,
+            """
+            import keras
+
+            act = keras.activations.get("relu")
+            config = keras.activations.serialize(act)
+            """,
+        ),
         Clean("import keras\nfrom keras.layers import Dense\nx = keras.ops.mean\n"),
     ]
 

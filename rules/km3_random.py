@@ -1025,6 +1025,15 @@ class BackendRandom(Rule):
             noise = K.random_uniform((16, 4), seed=1)
             """
         ),
+        Flagged(
+            """
+            from keras import backend as K
+
+            class Unrecognised(SomeBase):
+                def call(self, x):
+                    return K.dropout(x, 0.5)  # no layer-owned SeedGenerator: left manual
+            """
+        ),
         Clean(
             """
             import keras
@@ -1056,6 +1065,15 @@ class BackendRandom(Rule):
             )
             return
         try:
+            if site.scope.class_node is not None:
+                # Not recognised as a layer, yet in a class: a draw there must be owned by
+                # a layer's SeedGenerator (jax refuses unseeded draws in traced code).
+                raise _NotExactError(
+                    f"it is in the class `{site.scope.class_name}`, which kmigrate does not "
+                    "recognise as a Keras layer, so no SeedGenerator can be given to it: "
+                    "if it is a layer, draw with seed=self.seed_generator, a "
+                    "keras.random.SeedGenerator created in __init__"
+                )
             if "seed" in _bind(site, mapping.params):
                 raise _NotExactError(
                     "an int seed gives keras.random the same numbers at every call; pass a "
