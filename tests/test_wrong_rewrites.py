@@ -165,3 +165,36 @@ def test_draw_in_an_unrecognised_class_is_not_rewritten_unseeded():
     (finding,) = found(text, "KM302")
     assert not finding.fixable
     assert "does not recognise as a Keras layer" in finding.message
+
+
+# -- KM303: host-side data generation is not model code ---------------------------------
+
+
+def test_numpy_random_in_a_test_that_builds_a_model_is_not_reported():
+    text = """
+    import numpy as np
+    from keras.layers import Input, Dense
+    from keras.models import Model
+
+    def test_layer():
+        x = np.random.random((10, 4))
+        a = Input(shape=(4,))
+        model = Model(a, Dense(2)(a))
+        model.compile("sgd", "mse")
+        model.train_on_batch(x, x[:, :2])
+    """
+    assert found(text, "KM303") == []
+
+
+def test_numpy_random_in_a_lambda_function_is_still_reported():
+    text = """
+    import numpy as np
+    import keras
+
+    def noisy(x):
+        return x + np.random.normal(size=(4,))
+
+    layer = keras.layers.Lambda(noisy)
+    """
+    (finding,) = found(text, "KM303")
+    assert finding.context.value == "model"
