@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from kmigrate.model import ModuleInfo, Severity
+from kmigrate.model import ClassEdit, EditPlan, ModuleInfo, ReplaceNode, Severity
 from kmigrate.names import code_walk
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.km5_keras2 import keras_classes
@@ -49,6 +49,23 @@ def _training_reads(call: ast.FunctionDef, kwargs: str) -> list[ast.AST]:
     return found
 
 
+def _exact_read(node: ast.AST) -> bool:
+    """``kwargs.get("training")`` / ``.get("training", None)`` / ``.pop(...)`` alike: what
+    Keras 2 gave there is what a ``training=None`` parameter holds."""
+    if not isinstance(node, ast.Call) or node.keywords or len(node.args) > 2:
+        return False
+    return len(node.args) == 1 or (
+        isinstance(node.args[1], ast.Constant) and node.args[1].value is None
+    )
+
+
+def _uses_name(function: ast.AST, name: str) -> bool:
+    return any(
+        (isinstance(n, ast.Name) and n.id == name) or (isinstance(n, ast.arg) and n.arg == name)
+        for n in code_walk(function)
+    )
+
+
 class TrainingFromKwargs(Rule):
     id = "KM515"
     name = "training-from-kwargs"
@@ -60,8 +77,11 @@ class TrainingFromKwargs(Rule):
         "branch on it is silently off in `fit` on every backend."
     )
     fix_safety = (
-        "Reported with the exact change: add `training=None` to `call`'s parameters and "
-        "read `training` instead of `kwargs.get('training')`."
+        "Exact when every read is `kwargs.get('training')` (or `.get`/`.pop` with a None "
+        "default) and `call` uses no other name `training`: `training=None` is added before "
+        "`**kwargs` and the reads become `training`, which is what Keras 2 put there. "
+        "Other reads (`kwargs['training']`, `'training' in kwargs`, another default) are "
+        "reported."
     )
     severity = Severity.ERROR
     examples = [
@@ -74,6 +94,24 @@ class TrainingFromKwargs(Rule):
                     if kwargs.get("training"):
                         x = x + keras.random.normal(keras.ops.shape(x), seed=1)
                     return x
+            """,
+            """
+            import keras
+
+            class Noisy(keras.layers.Layer):
+                def call(self, x, training=None, **kwargs):
+                    if training:
+                        x = x + keras.random.normal(keras.ops.shape(x), seed=1)
+                    return x
+            """,
+        ),
+        Flagged(
+            """
+            import keras
+
+            class Strict(keras.layers.Layer):
+                def call(self, x, **kwargs):
+                    return x if kwargs["training"] else -x
             """
         ),
         Clean(
@@ -103,12 +141,22 @@ class TrainingFromKwargs(Rule):
             if "training" in named:
                 continue
             kwargs = call.args.kwarg.arg
-            for read in _training_reads(call, kwargs):
+            reads = _training_reads(call, kwargs)
+            exact = all(_exact_read(r) for r in reads) and not _uses_name(call, "training")
+            class_edit = ClassEdit(module.span_of(node), call_params=(("training", "None"),))
+            for read in reads:
+                span = module.span_of(read)
+                fix = None
+                if exact:
+                    fix = EditPlan(
+                        (class_edit, ReplaceNode(span, "training")), "add training=None to call"
+                    )
                 yield Report(
                     site,
                     f"`{node.name}.call` reads `training` from `**{kwargs}`: Keras 3 passes "
                     "`training` only to a `call` that names it, so this is always None and "
                     f"the layer behaves as in inference during `fit`; add `training=None` to "
                     f"`call`'s parameters (before `**{kwargs}`) and use `training` here",
-                    span=module.span_of(read),
+                    span=span,
+                    fix=fix,
                 )

@@ -195,3 +195,36 @@ def test_k_is_tensor_through_standalone_keras():
     text = "from keras import backend as K\nok = K.is_tensor(1)\n"
     (finding,) = found(text, "KM521")
     assert "keras.KerasTensor" in finding.message
+
+
+def test_training_fix_with_star_args_and_two_reads():
+    text = """
+    import keras
+
+
+    class Block(keras.layers.Layer):
+        def call(self, x, *args, **kwargs):
+            def noisy(y):
+                return self.drop(y, training=kwargs.get("training"))
+
+            return noisy(x) if kwargs.get("training", None) else x
+    """
+    out = apply_to_text(_code(text), select=["KM515"])
+    assert "def call(self, x, *args, training=None, **kwargs):" in out
+    assert "training=training)" in out and "if training else x" in out
+    assert all(f.fixable for f in found(text, "KM515"))
+
+
+def test_training_reads_stay_manual_when_one_is_not_exact():
+    text = """
+    import keras
+
+
+    class Block(keras.layers.Layer):
+        def call(self, x, **kwargs):
+            a = kwargs.get("training")
+            b = kwargs.get("training", False)
+            return x if a or b else -x
+    """
+    findings = found(text, "KM515")
+    assert len(findings) == 2 and not any(f.fixable for f in findings)
