@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from kmigrate.model import ModuleInfo, Severity
 from kmigrate.names import code_walk
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
+from kmigrate.rules.context_spec import CONTEXT_SPEC
 from kmigrate.rules.km5_keras2 import keras_classes
 
 _LAYER_NAMESPACES = ("keras.layers.", "tf.keras.layers.", "tf_keras.layers.")
@@ -41,15 +42,26 @@ def _self_targets(stmt: ast.stmt) -> list[str]:
     ]
 
 
-def _constructs(value: ast.AST | None) -> bool:
-    """Whether an assigned value builds an object (a layer, a variable...): it has a call."""
-    return value is not None and any(isinstance(n, ast.Call) for n in code_walk(value))
+def _builds_layer(module: ModuleInfo, value: ast.AST | None, local_layers: set[str]) -> bool:
+    """Whether an assigned value builds a layer (a torch module on the torch backend): a
+    Keras layer class, a layer class of this module, or a class named like one."""
+    if not isinstance(value, ast.Call):
+        return False
+    symbol = module.resolve(value.func) or ""
+    if symbol.startswith(_LAYER_NAMESPACES):
+        return symbol.rpartition(".")[2][:1].isupper()
+    func = value.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name in local_layers or (
+        not symbol.startswith(("keras.", "tf.", "tf_keras."))
+        and name.endswith(CONTEXT_SPEC.model_name_suffixes)
+    )
 
 
 class AttributeBeforeSuperInit(Rule):
     id = "KM516"
     name = "attribute-before-super-init"
-    summary = "A layer sets `self.x = ...` to a constructed object before `super().__init__()`."
+    summary = "A layer assigns a sub-layer to `self` before `super().__init__()`."
     rationale = (
         "On the torch backend a Keras 3 layer is a `torch.nn.Module`, which must be "
         "initialised before a sub-module or variable is assigned to it: `self.dense = "
@@ -78,7 +90,8 @@ class AttributeBeforeSuperInit(Rule):
 
             class Block(keras.layers.Layer):
                 def __init__(self, units, **kwargs):
-                    self.units = units  # a plain value: fine on every backend
+                    self.units = units  # plain values are fine on every backend
+                    self.init = keras.initializers.get("zeros")
                     super().__init__(**kwargs)
                     self.dense = keras.layers.Dense(units)
             """
@@ -86,7 +99,9 @@ class AttributeBeforeSuperInit(Rule):
     ]
 
     def check_module(self, module: ModuleInfo) -> Iterable[Report]:
-        for site, node in keras_classes(module):
+        classes = keras_classes(module)
+        local_layers = {node.name for _, node in classes}
+        for site, node in classes:
             init = _method(node, "__init__")
             if init is None:
                 continue
@@ -94,7 +109,9 @@ class AttributeBeforeSuperInit(Rule):
             for stmt in init.body:
                 if any(_is_init_call(n) for n in code_walk(stmt)):
                     break
-                if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and _constructs(stmt.value):
+                if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and _builds_layer(
+                    module, stmt.value, local_layers
+                ):
                     early += [(name, stmt) for name in _self_targets(stmt)]
             else:
                 continue  # no super().__init__() at all: KM513 and Keras itself say so
@@ -188,19 +205,24 @@ _NON_TENSOR_VALUES = (ast.Constant, ast.List, ast.ListComp, ast.Dict, ast.Set, a
 _NON_TENSOR_CALLS = frozenset({"len", "int", "float", "range", "enumerate", "list", "dict", "str"})
 
 
+def _plain_value(value: ast.AST) -> bool:
+    return isinstance(value, _NON_TENSOR_VALUES) or (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id in _NON_TENSOR_CALLS
+    )
+
+
 def _non_tensor_names(function: ast.AST) -> set[str]:
     """Names that hold plain Python values in ``function``: loop counters, literals."""
     names: set[str] = set()
     for node in code_walk(function):
         if isinstance(node, ast.Assign):
-            value = node.value
-            plain = isinstance(value, _NON_TENSOR_VALUES) or (
-                isinstance(value, ast.Call)
-                and isinstance(value.func, ast.Name)
-                and value.func.id in _NON_TENSOR_CALLS
-            )
-            if plain:
-                names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+            for target in node.targets:
+                pairs = [(target, node.value)]
+                if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple):
+                    pairs = list(zip(target.elts, node.value.elts))  # `x, n = inputs[0], 1`
+                names.update(t.id for t, v in pairs if isinstance(t, ast.Name) and _plain_value(v))
         elif isinstance(node, (ast.For, ast.comprehension)):
             names.update(n.id for n in code_walk(node.target) if isinstance(n, ast.Name))
     return names

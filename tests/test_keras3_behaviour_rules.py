@@ -63,11 +63,13 @@ def test_attribute_before_super_init_names_every_early_object():
         def __init__(self, units, **kwargs):
             self.units = units
             self.dense = tf.keras.layers.Dense(units)
-            self.w = tf.Variable(tf.zeros((units,)))
+            self.w = tf.Variable(tf.zeros((units,)))  # not a torch module: fine
+            self.inner = InnerBlock()
             super(Block, self).__init__(**kwargs)
     """
     (finding,) = found(text, "KM516")
-    assert "`self.dense`, `self.w`" in finding.message
+    assert "`self.dense`, `self.inner`" in finding.message
+    assert "self.w" not in finding.message
     assert finding.span.line == 6
 
 
@@ -95,13 +97,15 @@ def test_in_place_update_spares_counters_and_lists():
             outs += [e]
             for i in range(2):
                 i += 1
+            x, n = e, 1
+            n += 1
             e *= mask
             total = 0
             total += 1
             return e
     """
     (finding,) = found(text, "KM518")
-    assert finding.span.line == 9 and "`e = e * (...)`" in finding.message
+    assert finding.span.line == 11 and "`e = e * (...)`" in finding.message
 
 
 # -- KM519 custom object under a built-in name ---------------------------------------------
