@@ -98,15 +98,17 @@ def _receiver(module: ModuleInfo, value: ast.expr) -> str | None:
     return None
 
 
+def _loads_by_name(module: ModuleInfo) -> dict[str, list[ast.Name]]:
+    loads: dict[str, list[ast.Name]] = {}
+    for node in code_walk(module.tree):
+        if node.__class__ is ast.Name and node.ctx.__class__ is ast.Load:  # type: ignore[attr-defined]
+            loads.setdefault(node.id, []).append(node)  # type: ignore[attr-defined]
+    return loads
+
+
 def _name_loads(module: ModuleInfo, local: str) -> list[ast.Name]:
-    return module.memo(
-        ("module-escapes-loads", local),
-        lambda: [
-            n
-            for n in code_walk(module.tree)
-            if isinstance(n, ast.Name) and n.id == local and isinstance(n.ctx, ast.Load)
-        ],
-    )
+    """Where ``local`` is read, from one index of the module built on first use."""
+    return module.memo(("module-escapes-loads",), lambda: _loads_by_name(module)).get(local, [])
 
 
 def check_module_uses(module: ModuleInfo, local: str, base: str, depth: int = 0) -> EscapeCheck:
