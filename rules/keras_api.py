@@ -86,6 +86,8 @@ def keras3_path(path: str) -> str | None:
                 return candidate
             break
     parts = path.split(".")
+    if parts[0] == "src":
+        return None  # Keras 3's own private modules: not a Keras 2 path to move
     for cut in range(1, len(parts)):
         # `layers.activations.serialize`: Keras 2 re-exported the `activations` module
         # inside `layers`; the function is `activations.serialize`, never the layer

@@ -18,6 +18,9 @@ from kmigrate.rules.module_escapes import check_module_uses, escaping_reference
 _TF_KERAS = "tensorflow.keras"
 # Left to KM5xx, which knows the argument changes of the legacy optimizers.
 _LEFT_TO_OTHER_RULES = ("optimizers.legacy",)
+# `keras.src` is Keras 3's own implementation package: code importing from it is already
+# Keras 3 code (often behind a version check), not a Keras 2 path.
+_KERAS3_PRIVATE = ("src.", "src")
 
 
 def _legacy_path(qualified: str, root: str) -> str | None:
@@ -445,7 +448,7 @@ class Keras2ModulePath(Rule):
 
     def check_reference(self, site: ReferenceSite) -> Iterable[Report]:
         legacy = site.symbol[len("keras.") :]
-        if legacy.startswith(_LEFT_TO_OTHER_RULES):
+        if legacy.startswith(_LEFT_TO_OTHER_RULES + _KERAS3_PRIVATE):
             return
         target = keras3_reference(legacy)
         if target == legacy:
@@ -466,7 +469,7 @@ class Keras2ModulePath(Rule):
             return
         module = node.module or ""
         legacy_module = _legacy_path(module, "keras")
-        if not legacy_module or legacy_module.startswith(_LEFT_TO_OTHER_RULES):
+        if not legacy_module or legacy_module.startswith(_LEFT_TO_OTHER_RULES + _KERAS3_PRIVATE):
             return
         moved: dict[str, list[str]] = {}
         changed = False

@@ -124,8 +124,8 @@ def check_module_uses(module: ModuleInfo, local: str, base: str, depth: int = 0)
         parent = module.parent_of(node)
         if isinstance(parent, ast.Call) and parent.func is node:
             continue  # a class or function called: it exists, checked above
-        if not is_module(path):
-            continue  # a class or function object passed on: the same in Keras 3
+        if not is_module(path) or _inspected(parent, node):
+            continue  # passed on as a class or function, or only inspected: the same
         receiver = _receiver(module, node)
         if receiver is None or depth >= _MAX_DEPTH:
             found.unfollowed.add(module.node_text(node))
@@ -138,6 +138,20 @@ def check_module_uses(module: ModuleInfo, local: str, base: str, depth: int = 0)
     return found
 
 
+# Builtins that look at a module without taking anything from it: a feature check such as
+# `hasattr(tf.keras.optimizers, "legacy")` is how code adapts to the Keras it runs on.
+_INSPECTING_BUILTINS = frozenset({"hasattr", "isinstance", "dir", "print", "repr", "str", "id"})
+
+
+def _inspected(parent: ast.AST | None, node: ast.expr) -> bool:
+    return (
+        isinstance(parent, ast.Call)
+        and isinstance(parent.func, ast.Name)
+        and parent.func.id in _INSPECTING_BUILTINS
+        and node in parent.args
+    )
+
+
 def escaping_reference(module: ModuleInfo, node: ast.expr, path: str) -> EscapeCheck:
     """For a reference that names a module (``tf.keras.backend``) used as a value: what
     renaming it would break. Empty when the reference is not a module or is followed
@@ -146,7 +160,8 @@ def escaping_reference(module: ModuleInfo, node: ast.expr, path: str) -> EscapeC
     if not is_module(path):
         return found
     parent = module.parent_of(node)
-    if isinstance(parent, ast.Attribute) or (isinstance(parent, ast.Call) and parent.func is node):
+    called = isinstance(parent, ast.Call) and parent.func is node
+    if isinstance(parent, ast.Attribute) or called or _inspected(parent, node):
         return found
     receiver = _receiver(module, node)
     if receiver is None:

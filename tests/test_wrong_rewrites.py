@@ -198,3 +198,21 @@ def test_numpy_random_in_a_lambda_function_is_still_reported():
     """
     (finding,) = found(text, "KM303")
     assert finding.context.value == "model"
+
+
+def test_feature_checks_on_a_module_do_not_block_the_rename():
+    text = """
+    import tensorflow as tf
+
+    if hasattr(tf.keras.optimizers, "legacy"):
+        opt = None
+    """
+    out = apply_to_text(_code(text), select=["KM101"])
+    assert "hasattr(keras.optimizers" in out
+
+
+def test_keras3_private_modules_are_not_moved():
+    assert keras3_path("src.backend") is None
+    text = "import keras\nfrom keras.src import backend\nfrom keras.src.utils import tf_utils\n"
+    assert apply_to_text(text, select=["KM103"]) == text
+    assert found(text, "KM103") == []
