@@ -139,8 +139,11 @@ def check_module_uses(module: ModuleInfo, local: str, base: str, depth: int = 0)
 
 
 # Builtins that look at a module without taking anything from it: a feature check such as
-# `hasattr(tf.keras.optimizers, "legacy")` is how code adapts to the Keras it runs on.
-_INSPECTING_BUILTINS = frozenset({"hasattr", "isinstance", "dir", "print", "repr", "str", "id"})
+# `hasattr(tf.keras.optimizers, "legacy")` or `getattr(K, "logsumexp", None)` is how code
+# adapts to the Keras it runs on.
+_INSPECTING_BUILTINS = frozenset(
+    {"hasattr", "getattr", "isinstance", "dir", "print", "repr", "str", "id"}
+)
 
 
 def _inspected(parent: ast.AST | None, node: ast.expr) -> bool:

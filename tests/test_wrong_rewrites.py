@@ -216,3 +216,21 @@ def test_keras3_private_modules_are_not_moved():
     text = "import keras\nfrom keras.src import backend\nfrom keras.src.utils import tf_utils\n"
     assert apply_to_text(text, select=["KM103"]) == text
     assert found(text, "KM103") == []
+
+
+def test_standalone_backend_module_passed_on_is_reported():
+    text = """
+    import functools
+    import keras
+
+    def inject(func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            kwargs["backend"] = keras.backend
+            return func(*args, **kwargs)
+        return wrapper
+
+    patched = getattr(keras.backend, "logsumexp", None)
+    """
+    (finding,) = found(text, "KM105")
+    assert finding.span.line == 7
