@@ -1155,7 +1155,8 @@ class NumpyRandomInCall(Rule):
         "float32 tensors anyway). Without `size`, only literal loc/scale/low/high are "
         "rewritten (NumPy takes the shape from array parameters). Other np.random functions "
         "are reported for a manual port. NumPy in __init__/build (initial values) is left "
-        "alone."
+        "alone, and so is NumPy in a function that builds or drives a model (`Input`, "
+        "`Model`, `fit`, `predict`...): a test or script making host-side data."
     )
     severity = Severity.WARNING
     contexts = frozenset({Context.MODEL})
