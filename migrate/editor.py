@@ -307,7 +307,8 @@ def _is_super_init(stmt: cst.BaseStatement) -> bool:
 
 
 class _ClassEditor:
-    """Ensures ``__init__`` params/statements and ``get_config`` items in one class."""
+    """Ensures ``__init__`` params/statements, ``get_config`` items and ``call`` params in
+    one class."""
 
     def __init__(self, node: cst.ClassDef, speller: Speller) -> None:
         self.node = node
@@ -346,10 +347,13 @@ class _ClassEditor:
             init = self._ensure_params(init, edit.init_params)
             init = self._ensure_statements(init, edit.init_statements)
             body[init_index] = init
-        if edit.config_items:
-            for i, stmt in enumerate(body):
-                if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "get_config":
-                    body[i] = self._extend_config(stmt, edit.config_items)
+        for i, stmt in enumerate(body):
+            if not isinstance(stmt, cst.FunctionDef):
+                continue
+            if edit.config_items and stmt.name.value == "get_config":
+                body[i] = self._extend_config(stmt, edit.config_items)
+            elif edit.call_params and stmt.name.value == "call":
+                body[i] = self._ensure_params(stmt, edit.call_params)
         return self.node.with_changes(body=self.node.body.with_changes(body=body))
 
     def _ensure_params(

@@ -154,6 +154,8 @@ def _run_result(files: list[dict[str, Any]], findings: list[dict[str, Any]], rul
             parsed=bool(entry.get("parsed", True)),
             tf_statements=statements if isinstance(statements, int) else None,
         )
+        left = entry.get("tensorflow_leftovers")
+        reports[entry["path"]].tf_leftovers = left if isinstance(left, list) else None
     for item in findings:
         report = reports.get(item["path"])
         if report is None:

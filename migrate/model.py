@@ -135,13 +135,16 @@ class ClassEdit:
     - ``init_statements``: statements ensured (by text) in ``__init__``, right
       after the ``super().__init__(...)`` call;
     - ``config_items``: ``(key, value_text)`` pairs added to what ``get_config``
-      returns, when the class defines ``get_config``.
+      returns, when the class defines ``get_config``;
+    - ``call_params``: ``(name, default_text)`` pairs ensured in ``call``'s signature,
+      before ``*args``/``**kwargs`` (when the class defines ``call``).
     """
 
     span: Span
     init_params: tuple[tuple[str, str], ...] = ()
     init_statements: tuple[str, ...] = ()
     config_items: tuple[tuple[str, str], ...] = ()
+    call_params: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

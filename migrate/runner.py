@@ -50,6 +50,11 @@ class FileReport:
     unused_suppressions: list[tuple[int, str]] = field(default_factory=list)
     # scan: statements using TF/Keras (the report's footprint), counted on the worker's tree
     tf_statements: int | None = None
+    # scan: where the file uses TensorFlow (report.footprint.tensorflow_uses), so the report
+    # can say what is left of TensorFlow after `apply`
+    tf_uses: list | None = None
+    # merge: the leftovers a shard's JSON report already worked out
+    tf_leftovers: list[str] | None = None
 
 
 @dataclass
@@ -199,9 +204,11 @@ def _run_job(job: Job, rule_ids: tuple[str, ...], data: bytes | None) -> FileRep
         findings = analysis.findings
         report.parsed = analysis.parsed
         if analysis.tree is not None:
-            from kmigrate.report.footprint import count_tf_statements
+            from kmigrate.report.footprint import count_tf_statements, tensorflow_uses
 
             report.tf_statements = count_tf_statements(analysis.tree)
+            if notebook is None:  # notebook findings count lines per cell
+                report.tf_uses = tensorflow_uses(analysis.tree, text)
         if analysis.suppressions is not None and notebook is None:
             report.unused_suppressions = analysis.suppressions.unused()
         if job.fix and any(f.fix is not None for f in findings):

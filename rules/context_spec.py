@@ -17,6 +17,9 @@ _MODEL_BASES = (
     "regularizers.",
     "constraints.",
     "initializers.",
+    # Standalone Keras 2 spelled its bases through implementation modules:
+    # `keras.engine.Layer`, `keras.engine.topology.Layer`, `keras.engine.base_layer.Layer`.
+    "engine.",
 )
 
 CONTEXT_SPEC = ContextSpec(

@@ -48,6 +48,21 @@ def keras3_api() -> frozenset[str]:
     return frozenset(line for line in lines if line and not line.startswith("#"))
 
 
+@functools.lru_cache(maxsize=1)
+def top_level_modules() -> frozenset[str]:
+    """Keras 3's own top-level modules (``activations``, ``backend``, ``layers``...)."""
+    api = keras3_api()
+    return frozenset(
+        name.split(".")[1] for name in api if name.count(".") >= 2 and name.rsplit(".", 1)[0] in api
+    )
+
+
+def is_module(path: str) -> bool:
+    """Whether ``keras.<path>`` is a Keras 3 module (it has public names under it)."""
+    prefix = f"keras.{path}." if path else "keras."
+    return any(name.startswith(prefix) for name in keras3_api())
+
+
 def exists(path: str) -> bool:
     """Whether ``keras.<path>`` is public Keras 3 API (``path=""`` is ``keras``)."""
     return path == "" or f"keras.{path}" in keras3_api()
@@ -71,6 +86,17 @@ def keras3_path(path: str) -> str | None:
                 return candidate
             break
     parts = path.split(".")
+    if parts[0] == "src":
+        return None  # Keras 3's own private modules: not a Keras 2 path to move
+    for cut in range(1, len(parts)):
+        # `layers.activations.serialize`: Keras 2 re-exported the `activations` module
+        # inside `layers`; the function is `activations.serialize`, never the layer
+        # serializer `layers.serialize` that the rule below would pick.
+        if parts[cut] in top_level_modules() and exists(".".join(parts[cut:])):
+            return ".".join(parts[cut:])
+    inner_module = any(p in top_level_modules() for p in parts[1:-1])
+    if inner_module and not parts[-1][:1].isupper():
+        return None  # a function of that inner module, absent from Keras 3
     if len(parts) >= 3:  # keras.layers.core.Dense -> keras.layers.Dense
         candidate = f"{parts[0]}.{parts[-1]}"
         if exists(candidate):

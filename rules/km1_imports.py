@@ -13,10 +13,14 @@ from collections.abc import Iterable
 from kmigrate.model import EditPlan, ImportSite, ModuleInfo, ReferenceSite, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.keras_api import keras3_path, keras3_reference, removal_note
+from kmigrate.rules.module_escapes import check_module_uses, escaping_reference
 
 _TF_KERAS = "tensorflow.keras"
 # Left to KM5xx, which knows the argument changes of the legacy optimizers.
 _LEFT_TO_OTHER_RULES = ("optimizers.legacy",)
+# `keras.src` is Keras 3's own implementation package: code importing from it is already
+# Keras 3 code (often behind a version check), not a Keras 2 path.
+_KERAS3_PRIVATE = ("src.", "src")
 
 
 def _legacy_path(qualified: str, root: str) -> str | None:
@@ -51,6 +55,13 @@ def _unportable_uses(module: ModuleInfo, local: str, base: str) -> list[str]:
         if not _path_is_portable(path):
             broken.add(".".join(parts))
     return sorted(broken)
+
+
+_PORT_CALLS = (
+    "Port the calls made through it (for example `backend.sigmoid(x)` becomes "
+    "`keras.activations.sigmoid(x)`, `backend.mean` becomes `keras.ops.mean`)"
+)
+_PORT_ADVICE = _PORT_CALLS + ", then change the import to `keras` by hand"
 
 
 class TfKerasNamespace(Rule):
@@ -153,6 +164,13 @@ class TfKerasNamespace(Rule):
         if not through_tensorflow and target == legacy:
             return  # e.g. `layers.Dense` after `from tensorflow.keras import layers`: KM102
         new = _keras_name(target)
+        escape = escaping_reference(site.module, site.node, target)
+        if escape:
+            yield Report(
+                site,
+                f"`{site.symbol}` was not renamed to `{new}`: {escape.sentence()}. {_PORT_ADVICE}",
+            )
+            return
         yield Report(
             site,
             f"`{site.symbol}` is `{new}` in Keras 3",
@@ -222,6 +240,31 @@ class TfKerasImport(Rule):
             def scale(x):
                 return K.mean(x)  # no Keras 3 `keras.backend.mean`: the import stays
             """
+        ),
+        Flagged(
+            """
+            import tensorflow.keras as tfkeras
+
+            def swish(x, backend):
+                return x * backend.sigmoid(x)  # no `keras.backend.sigmoid` in Keras 3
+
+            def build(backend=tfkeras.backend):
+                return swish(tfkeras.Input((4,)), backend)
+            """
+        ),
+        Flagged(
+            """
+            import tensorflow.keras as tfkeras
+
+            def build(layers=tfkeras.layers):
+                return layers.Dense(4)
+            """,
+            """
+            import keras as tfkeras
+
+            def build(layers=tfkeras.layers):
+                return layers.Dense(4)
+            """,
         ),
         Clean("import keras\nfrom keras import layers\nimport tensorflow as tf\n"),
     ]
@@ -309,8 +352,17 @@ class TfKerasImport(Rule):
         yield self._fix(site, f"from {_keras_name(parent)} import {', '.join(names)}")
 
     def _blocked(self, site: ImportSite, local: str, base: str) -> Report | None:
-        """Why the import must stay for now: uses of ``local`` with no Keras 3 spelling."""
+        """Why the import must stay for now: uses of ``local`` with no Keras 3 spelling,
+        or the module object passed where its uses cannot be followed."""
         broken = _unportable_uses(site.module, local, base)
+        escape = check_module_uses(site.module, local, base)
+        escape.missing -= set(broken)
+        if escape:
+            return Report(
+                site,
+                f"`{local}` was not changed to Keras 3's `{_keras_name(base)}`: "
+                f"{escape.sentence()}. {_PORT_ADVICE}",
+            )
         if not broken:
             return None
         shown = ", ".join(f"`{b}`" for b in broken[:4]) + (" ..." if len(broken) > 4 else "")
@@ -377,12 +429,26 @@ class Keras2ModulePath(Rule):
             """,
         ),
         Flagged("from keras.wrappers.scikit_learn import KerasClassifier\n"),
+        Flagged(
+            """
+            from keras.layers import activations
+
+            act = activations.get("relu")
+            config = activations.serialize(act)
+            """,
+            """
+            import keras
+
+            act = keras.activations.get("relu")
+            config = keras.activations.serialize(act)
+            """,
+        ),
         Clean("import keras\nfrom keras.layers import Dense\nx = keras.ops.mean\n"),
     ]
 
     def check_reference(self, site: ReferenceSite) -> Iterable[Report]:
         legacy = site.symbol[len("keras.") :]
-        if legacy.startswith(_LEFT_TO_OTHER_RULES):
+        if legacy.startswith(_LEFT_TO_OTHER_RULES + _KERAS3_PRIVATE):
             return
         target = keras3_reference(legacy)
         if target == legacy:
@@ -403,7 +469,7 @@ class Keras2ModulePath(Rule):
             return
         module = node.module or ""
         legacy_module = _legacy_path(module, "keras")
-        if not legacy_module or legacy_module.startswith(_LEFT_TO_OTHER_RULES):
+        if not legacy_module or legacy_module.startswith(_LEFT_TO_OTHER_RULES + _KERAS3_PRIVATE):
             return
         moved: dict[str, list[str]] = {}
         changed = False
@@ -464,4 +530,56 @@ class LegacyKerasPinned(Rule):
             yield Report(
                 site,
                 "`TF_USE_LEGACY_KERAS` pins `tf.keras` to Keras 2: remove it after migrating",
+            )
+
+
+class BackendModuleEscapes(Rule):
+    id = "KM105"
+    name = "backend-module-escapes"
+    summary = "The Keras 2 `backend` module is passed on as a value (keras_applications style)."
+    rationale = (
+        "Keras 3's `keras.backend` keeps a handful of functions (`floatx`, "
+        "`image_data_format`, `epsilon`...); the Keras 2 math (`sigmoid`, `mean`, `dot`...) "
+        "moved to `keras.ops` and `keras.activations`. Code that receives the module as an "
+        "argument (`build(backend=keras.backend)`) and calls `backend.sigmoid(x)` fails on "
+        "every backend, and the call is made through a name no import resolves."
+    )
+    fix_safety = (
+        "Reported: the calls made through the receiving name have to move to `keras.ops` / "
+        "`keras.activations`; kmigrate names those it can follow in the same file."
+    )
+    reference_prefixes = ("K",)
+    examples = [
+        Flagged(
+            """
+            import keras
+
+            def swish(x, backend):
+                return x * backend.sigmoid(x)
+
+            y = swish(keras.Input((4,)), keras.backend)
+            """
+        ),
+        Clean(
+            """
+            import keras
+
+            def build(backend=keras.backend):
+                return backend.floatx()
+            """
+        ),
+    ]
+
+    def check_reference(self, site: ReferenceSite) -> Iterable[Report]:
+        if site.symbol != "K":
+            return
+        qualified = site.module.resolver.resolve(site.node) or ""
+        if qualified != "keras.backend":
+            return  # through TensorFlow: KM102 keeps that import and says why
+        escape = escaping_reference(site.module, site.node, "backend")
+        if escape:
+            yield Report(
+                site,
+                f"`{site.source}` (Keras's backend module) is passed on: {escape.sentence()}. "
+                f"{_PORT_CALLS}",
             )

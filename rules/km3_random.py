@@ -1025,6 +1025,15 @@ class BackendRandom(Rule):
             noise = K.random_uniform((16, 4), seed=1)
             """
         ),
+        Flagged(
+            """
+            from keras import backend as K
+
+            class Unrecognised(SomeBase):
+                def call(self, x):
+                    return K.dropout(x, 0.5)  # no layer-owned SeedGenerator: left manual
+            """
+        ),
         Clean(
             """
             import keras
@@ -1056,6 +1065,15 @@ class BackendRandom(Rule):
             )
             return
         try:
+            if site.scope.class_node is not None:
+                # Not recognised as a layer, yet in a class: a draw there must be owned by
+                # a layer's SeedGenerator (jax refuses unseeded draws in traced code).
+                raise _NotExactError(
+                    f"it is in the class `{site.scope.class_name}`, which kmigrate does not "
+                    "recognise as a Keras layer, so no SeedGenerator can be given to it: "
+                    "if it is a layer, draw with seed=self.seed_generator, a "
+                    "keras.random.SeedGenerator created in __init__"
+                )
             if "seed" in _bind(site, mapping.params):
                 raise _NotExactError(
                     "an int seed gives keras.random the same numbers at every call; pass a "
@@ -1071,6 +1089,52 @@ class BackendRandom(Rule):
             "SeedGenerator, seeded by keras.utils.set_random_seed)",
             fix=EditPlan((edit,), f"use {mapping.target}"),
         )
+
+
+# Calls that only host-side code makes: it builds a functional model or drives one. A
+# function making them is a script or test that feeds NumPy data to a model, not code a
+# model traces, even when building from `Input` makes its context `model`.
+_DRIVER_METHODS = frozenset(
+    {
+        "fit",
+        "fit_generator",
+        "compile",
+        "predict",
+        "predict_on_batch",
+        "evaluate",
+        "train_on_batch",
+        "test_on_batch",
+    }
+)
+_DRIVER_SYMBOL_SUFFIXES = (".Input", ".Model", ".Sequential")
+
+
+def _drives_a_model(site: CallSite) -> bool:
+    """Whether the outermost function around ``site`` builds or drives a model."""
+    outer = next(
+        (
+            n
+            for n in site.module.walk_path
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        ),
+        None,
+    )
+    if outer is None:
+        return True  # module-level code runs once, on the host
+    return site.module.memo(("KM303-driver", outer), lambda: _calls_drivers(site.module, outer))
+
+
+def _calls_drivers(module: ModuleInfo, function: ast.AST) -> bool:
+    for node in code_walk(function):
+        if node.__class__ is not ast.Call:
+            continue
+        func = node.func  # type: ignore[attr-defined]
+        if isinstance(func, ast.Attribute) and func.attr in _DRIVER_METHODS:
+            return True
+        symbol = module.resolve(func) or ""
+        if symbol.endswith(_DRIVER_SYMBOL_SUFFIXES) or symbol in ("Input", "Model"):
+            return True
+    return False
 
 
 class NumpyRandomInCall(Rule):
@@ -1091,7 +1155,8 @@ class NumpyRandomInCall(Rule):
         "float32 tensors anyway). Without `size`, only literal loc/scale/low/high are "
         "rewritten (NumPy takes the shape from array parameters). Other np.random functions "
         "are reported for a manual port. NumPy in __init__/build (initial values) is left "
-        "alone."
+        "alone, and so is NumPy in a function that builds or drives a model (`Input`, "
+        "`Model`, `fit`, `predict`...): a test or script making host-side data."
     )
     severity = Severity.WARNING
     contexts = frozenset({Context.MODEL})
@@ -1143,6 +1208,19 @@ class NumpyRandomInCall(Rule):
             import numpy as np
 
 
+            def test_model():
+                x = np.random.uniform(0, 255, (2, 10))  # host-side test data, not model code
+                inputs = keras.Input((10,))
+                model = keras.Model(inputs, keras.layers.Dense(2)(inputs))
+                model.predict(x)
+            """
+        ),
+        Clean(
+            """
+            import keras
+            import numpy as np
+
+
             class Fixed(keras.layers.Layer):
                 def build(self, input_shape):
                     self.w = self.add_weight(shape=(4,), initializer="zeros")
@@ -1158,6 +1236,8 @@ class NumpyRandomInCall(Rule):
         method = (site.scope.function_name or "").split(".")[0]
         if site.scope.class_node is not None and method != "call":
             return
+        if site.scope.class_node is None and _drives_a_model(site):
+            return  # host-side: builds inputs for a model it builds or trains, never traced
         why = "draws on the host, once per trace (the same numbers for every batch when compiled)"
         mapping = NUMPY_RANDOM.get(site.symbol)
         if mapping is None:

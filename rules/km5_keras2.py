@@ -1273,6 +1273,19 @@ def module_site(module, node: ast.AST) -> Node:
     )
 
 
+def keras_classes(module) -> list[tuple[Node, ast.ClassDef]]:
+    """The module-level classes deriving from a Keras layer, model, loss or metric (also
+    through a local base), each with a site to report on."""
+    classes = [c for c in module.tree.body if isinstance(c, ast.ClassDef)]
+    local = {c.name for c in classes}
+    found = []
+    for node in classes:
+        site = module_site(module, node)
+        if _is_keras_class(node, site, local - {node.name}):
+            found.append((site, node))
+    return found
+
+
 def _methods(node: ast.ClassDef) -> dict[str, ast.FunctionDef]:
     return {s.name: s for s in node.body if isinstance(s, ast.FunctionDef)}
 
@@ -1323,12 +1336,8 @@ class CustomObjectWithoutConfig(Rule):
     ]
 
     def check_module(self, module) -> Iterable[Report]:
-        classes = [c for c in module.tree.body if isinstance(c, ast.ClassDef)]
-        local = {c.name for c in classes}
-        for node in classes:
-            site = module_site(module, node)
-            if _is_keras_class(node, site, local - {node.name}):
-                yield from self._check_class(site, node)
+        for site, node in keras_classes(module):
+            yield from self._check_class(site, node)
 
     def _check_class(self, site: Node, node: ast.ClassDef) -> Iterator[Report]:
         methods = _methods(node)

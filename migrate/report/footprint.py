@@ -113,3 +113,95 @@ def count_text(text: str, path: str = "") -> int | None:
     except (SyntaxError, ValueError, RecursionError):
         return None
     return count_tf_statements(tree)
+
+
+# -- "Does my code still need TensorFlow?" -----------------------------------------------
+
+# Imports that keep a file on TensorFlow: TensorFlow itself and Keras 2 through tf_keras.
+_TENSORFLOW_MODULES = ("tensorflow", "tf_keras")
+# A use of TensorFlow: (line, character column, the dotted name as written, the line and
+# column of the import statement that binds its root name).
+TfUse = tuple[int, int, str, int, int]
+
+
+def _char_column(lines: list[str], line: int, byte_col: int) -> int:
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    if text.isascii():
+        return byte_col
+    return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
+
+
+def tensorflow_uses(tree: ast.AST, text: str) -> list[TfUse]:
+    """Every place the file reads a name bound by a TensorFlow import, as the longest
+    dotted name written there (``tf.shape``, ``K.int_shape``), and every TensorFlow
+    import whose names are never read (``import tensorflow`` for its side effects).
+
+    The report compares these positions with the fixable findings' to say which uses
+    ``kmigrate apply`` leaves (:func:`leftovers`). Scope is ignored as in the count above.
+    """
+    lines = text.splitlines()
+    bound: dict[str, tuple[int, int]] = {}
+    imports: list[tuple[int, int, str]] = []
+    for stmt, _ in _statements(tree):
+        if stmt.__class__ is ast.Import or stmt.__class__ is ast.ImportFrom:
+            for local, qualified in import_bindings(stmt):  # type: ignore[arg-type]
+                if qualified.split(".", 1)[0] in _TENSORFLOW_MODULES:
+                    where = (stmt.lineno, _char_column(lines, stmt.lineno, stmt.col_offset))
+                    bound[local] = where
+                    imports.append((*where, local))
+    if not bound:
+        return []
+    uses: list[TfUse] = []
+    read: set[str] = set()
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        if node.__class__ is ast.Attribute or node.__class__ is ast.Name:
+            chain, root = [], node
+            while root.__class__ is ast.Attribute:
+                chain.append(root.attr)  # type: ignore[attr-defined]
+                root = root.value  # type: ignore[attr-defined]
+            if root.__class__ is ast.Name and root.id in bound:  # type: ignore[attr-defined]
+                if node.__class__ is ast.Attribute or isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+                    name = ".".join([root.id, *reversed(chain)])  # type: ignore[attr-defined]
+                    column = _char_column(lines, node.lineno, node.col_offset)  # type: ignore[attr-defined]
+                    uses.append((node.lineno, column, name, *bound[root.id]))  # type: ignore[attr-defined]
+                    read.add(root.id)  # type: ignore[attr-defined]
+                continue
+            if root.__class__ is not ast.Name:
+                todo.append(root)  # `f(x).y`: the call may read TensorFlow names
+            continue
+        todo.extend(code_children(node))
+    for line, column, local in imports:
+        if local not in read:
+            uses.append((line, column, f"import {local}", line, column))
+    return sorted(uses)
+
+
+def leftovers(uses: list[TfUse], fixed_starts: set[tuple[int, int]]) -> list[str]:
+    """The TensorFlow names still used after ``kmigrate apply``, sorted and unique.
+
+    A use is gone when a fixable finding starts where it starts (the rewrite replaces
+    that call or name) or where its import starts (the import is rewritten to Keras 3,
+    so the name comes from Keras). An import no use is left of is removed by ``apply``
+    as unused, or rewritten once the uses that blocked it are gone.
+    """
+    left = {
+        name
+        for line, column, name, import_line, import_column in uses
+        if (line, column) not in fixed_starts and (import_line, import_column) not in fixed_starts
+    }
+    return sorted(left)
+
+
+def tensorflow_uses_of_text(text: str | None) -> list[TfUse] | None:
+    """:func:`tensorflow_uses` of source text; None when there is none or it does not parse."""
+    if text is None:
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    return tensorflow_uses(tree, text)

@@ -156,6 +156,12 @@ def _summary(data: ReportData) -> str:
             f"{total.fixable} fixable ({data.fixable_share:g}%), {total.manual} manual",
         ),
         _card("Manual effort", f"~{format_minutes(total.effort_minutes)}", "rough estimate"),
+        _card(
+            "TensorFlow-free after apply",
+            f"{data.files_with_tensorflow - len(data.files_needing_tensorflow)}"
+            f" of {data.files_with_tensorflow}",
+            "files with TF/Keras code",
+        ),
     ]
     out = [f'<div class="cards">{"".join(cards)}</div>']
     if data.files_unparsed:
@@ -167,6 +173,8 @@ def _summary(data: ReportData) -> str:
         css = "advice ok" if data.backend.pinned else "advice"
         notes = "".join(f"<br>{e(n)}" for n in data.backend.advice())
         out.append(f'<p class="{css}"><b>Keras backend:</b> {e(data.backend.headline)}{notes}</p>')
+    if data.files_with_tensorflow:
+        out.append(f'<p class="sub">TensorFlow: {e(data.tensorflow_headline())}</p>')
     if data.by_context:
         where = ", ".join(f"{e(k)}: {v}" for k, v in data.by_context.items())
         out.append(f'<p class="sub">Findings by context: {where}</p>')
@@ -227,13 +235,15 @@ def _files_table(data: ReportData) -> str:
                 e(format_score(f.score_now)),
                 e(format_score(f.score)),
                 e(format_minutes(f.effort_minutes)) if f.effort_minutes else "",
+                e(f.leftovers_text(shown=6)),
             ],
             numeric,
         )
         for f in data.files
-        if f.findings or not f.parsed
+        if f.findings or not f.parsed or f.tf_leftovers
     ]
-    head = _head(["File", "Findings", "Fixable", "Manual", "Now", "After", "Effort"], numeric)
+    headers = ["File", "Findings", "Fixable", "Manual", "Now", "After", "Effort"]
+    head = _head([*headers, "TF-free after apply"], numeric)
     return f"<table>{head}{''.join(rows)}</table>"
 
 

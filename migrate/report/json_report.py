@@ -43,6 +43,8 @@ def file_json(stats: FileStats) -> dict[str, Any]:
         "uses_tensorflow": stats.uses_tensorflow,
         "parsed": stats.parsed,
         **_tally(stats),
+        "tensorflow_free_after_apply": stats.tensorflow_free_after_apply,
+        "tensorflow_leftovers": stats.tf_leftovers,
     }
 
 
@@ -59,6 +61,19 @@ def finding_json(finding: Finding) -> dict[str, Any]:
     data = finding.to_json()
     data["fingerprint"] = fingerprint_of(finding)
     return data
+
+
+def tensorflow_json(data: ReportData) -> dict[str, Any]:
+    """Will the code still need TensorFlow after `kmigrate apply`? Counts of files with
+    TensorFlow/Keras code, and each TensorFlow name left with the number of its files."""
+    needing = data.files_needing_tensorflow
+    unknown = data.files_tensorflow_unknown
+    return {
+        "files_free": data.files_with_tensorflow - len(needing) - unknown,
+        "files_needing_tensorflow": len(needing),
+        "files_unknown": unknown,
+        "leftovers": data.tensorflow_leftovers(),
+    }
 
 
 def summary_json(data: ReportData) -> dict[str, Any]:
@@ -87,6 +102,7 @@ def summary_json(data: ReportData) -> dict[str, Any]:
             "manual_minutes": _minutes(total.effort_minutes),
             "text": format_minutes(total.effort_minutes),
         },
+        "tensorflow_after_apply": tensorflow_json(data),
         "by_rule": {r.rule: r.count for r in data.rules},
         "by_context": data.by_context,
         "by_severity": data.by_severity,

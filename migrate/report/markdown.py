@@ -80,6 +80,8 @@ def _headline(data: ReportData) -> list[str]:
         f"({data.fixable_share:g}%), {total.manual} manual",
         f"- Manual effort: ~{format_minutes(total.effort_minutes)} (rough estimate)",
     ]
+    if data.files_with_tensorflow:
+        lines.append(f"- TensorFlow: {text(data.tensorflow_headline())}")
     if data.by_context:
         lines.append("- Where: " + ", ".join(f"{k} {v}" for k, v in data.by_context.items()))
     if data.backend is not None:

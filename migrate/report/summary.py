@@ -99,6 +99,23 @@ class FileStats(Tally):
     path: str = ""
     uses_tensorflow: bool = False
     parsed: bool = True
+    # TensorFlow names the file still uses after `kmigrate apply`; None when unknown
+    # (unparsed file, notebook)
+    tf_leftovers: list[str] | None = None
+
+    @property
+    def tensorflow_free_after_apply(self) -> bool | None:
+        """Whether no TensorFlow import is left once `apply` has run; None if unknown."""
+        return None if self.tf_leftovers is None else not self.tf_leftovers
+
+    def leftovers_text(self, shown: int = 3) -> str:
+        """``yes``, ``no: K.int_shape, tf.shape``, ``n/a`` for the file tables."""
+        if self.tf_leftovers is None:
+            return "n/a"
+        if not self.tf_leftovers:
+            return "yes"
+        more = f" +{len(self.tf_leftovers) - shown}" if len(self.tf_leftovers) > shown else ""
+        return "no: " + ", ".join(self.tf_leftovers[:shown]) + more
 
     @property
     def folder(self) -> str:
@@ -162,6 +179,42 @@ class ReportData:
     @property
     def files_unparsed(self) -> int:
         return sum(1 for f in self.files if not f.parsed)
+
+    @property
+    def files_needing_tensorflow(self) -> list[FileStats]:
+        """Files that still import TensorFlow after `kmigrate apply`, by path."""
+        return [f for f in self.files if f.tf_leftovers]
+
+    @property
+    def files_tensorflow_unknown(self) -> int:
+        return sum(1 for f in self.files if f.uses_tensorflow and f.tf_leftovers is None)
+
+    def tensorflow_headline(self, shown: int = 5) -> str:
+        """One sentence every format shows: does the code still need TensorFlow after
+        `kmigrate apply`, and for which names."""
+        needing = self.files_needing_tensorflow
+        unknown = self.files_tensorflow_unknown
+        free = self.files_with_tensorflow - len(needing) - unknown
+        sentence = (
+            f"{free} of {self.files_with_tensorflow} files with TensorFlow/Keras code "
+            "will be TensorFlow-free after `kmigrate apply`"
+        )
+        if unknown:
+            sentence += f", {unknown} unknown (not parsed, notebooks)"
+        if not needing:
+            return sentence
+        left = self.tensorflow_leftovers()
+        names = ", ".join(
+            f"`{name}` ({count} file{'s' if count > 1 else ''})"
+            for name, count in list(left.items())[:shown]
+        )
+        more = f" and {len(left) - shown} more" if len(left) > shown else ""
+        return f"{sentence}; {len(needing)} still need it for {names}{more}"
+
+    def tensorflow_leftovers(self) -> dict[str, int]:
+        """Each TensorFlow name left after `apply` and in how many files, most files first."""
+        counts: Counter[str] = Counter(n for f in self.files for n in f.tf_leftovers or ())
+        return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
 
     @property
     def fixable_share(self) -> float:
@@ -253,7 +306,42 @@ def _file_stats(report: FileReport, root: Path | None, costs: _FindingCosts) -> 
     stats.blocked_now = len(blocking_lines)
     stats.blocked_after_apply = len(manual_lines)
     stats.tf_statements = _footprint(report, root) if report.parsed else None
+    stats.tf_leftovers = _tf_leftovers(report, root)
     return stats
+
+
+def _tf_leftovers(report: FileReport, root: Path | None) -> list[str] | None:
+    """TensorFlow names left after `apply`: from the engine's list of uses, else read from
+    the file (a result from an older cache entry); None for an unparsed file or notebook."""
+    if not report.uses_tensorflow:
+        return []
+    if not report.parsed or report.path.endswith(".ipynb"):
+        return None
+    from kmigrate.report.footprint import leftovers, tensorflow_uses_of_text
+
+    known = getattr(report, "tf_leftovers", None)
+    if known is not None:
+        return known
+    uses = getattr(report, "tf_uses", None)
+    if uses is None:
+        uses = tensorflow_uses_of_text(_source_text(report, root))
+        if uses is None:
+            return None
+    fixed = {(f.span.line, f.span.column) for f in report.findings if f.fixable}
+    return leftovers(uses, fixed)
+
+
+def _source_text(report: FileReport, root: Path | None) -> str | None:
+    from kmigrate.sources import SourceError, decode_source
+
+    for candidate in (*((root / report.path,) if root else ()), Path(report.path)):
+        try:
+            return decode_source(candidate.read_bytes()).text
+        except OSError:
+            continue
+        except SourceError:
+            return None
+    return None
 
 
 def build_report(

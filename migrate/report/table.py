@@ -107,6 +107,7 @@ def _top_files_table(data: ReportData) -> Table:
     table.add_column("file", overflow="fold", ratio=1)
     for header in ("findings", "manual", "score", "effort"):
         table.add_column(header, justify="right", no_wrap=True)
+    table.add_column("TF-free after apply", overflow="fold")
     for stats in data.top_files:
         table.add_row(
             Text(printable(stats.path)),
@@ -114,6 +115,7 @@ def _top_files_table(data: ReportData) -> Table:
             str(stats.manual),
             _score_text(stats.score),
             format_minutes(stats.effort_minutes) if stats.effort_minutes else "",
+            stats.leftovers_text(),
         )
     return table
 
@@ -144,6 +146,8 @@ def _summary_panel(data: ReportData) -> Panel:
     if data.by_context:
         grid.add_row("Where", ", ".join(f"{k} {v}" for k, v in data.by_context.items()))
     grid.add_row("Effort", f"~{format_minutes(total.effort_minutes)} of manual work (estimate)")
+    if data.files_with_tensorflow:
+        grid.add_row("TensorFlow", data.tensorflow_headline())
     if data.backend is not None:
         style = "green" if data.backend.pinned else "yellow"
         grid.add_row("Backend", Text(data.backend.headline, style=style))

@@ -1,0 +1,296 @@
+"""KM516-KM518: how a Layer subclass is put together, where Keras 2 tolerated what Keras 3's
+backends do not: attributes set before ``super().__init__()``, layers created inside
+``call``, and tensors updated in place inside ``call`` (``e -= m``).
+
+Each is a whole-class question, so the rules read the module's Keras classes once
+(:func:`kmigrate.rules.km5_keras2.keras_classes`).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator
+
+from kmigrate.model import ModuleInfo, Severity
+from kmigrate.names import code_walk
+from kmigrate.rules.base import Clean, Flagged, Report, Rule
+from kmigrate.rules.context_spec import CONTEXT_SPEC
+from kmigrate.rules.km5_keras2 import keras_classes
+
+_LAYER_NAMESPACES = ("keras.layers.", "tf.keras.layers.", "tf_keras.layers.")
+
+
+def _method(node: ast.ClassDef, name: str) -> ast.FunctionDef | None:
+    return next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == name), None)
+
+
+def _is_init_call(node: ast.AST) -> bool:
+    """``super().__init__(...)`` or ``Base.__init__(self, ...)``."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "__init__"
+    )
+
+
+def _self_targets(stmt: ast.stmt) -> list[str]:
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [getattr(stmt, "target", None)]
+    return [
+        t.attr
+        for t in targets
+        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+    ]
+
+
+def _builds_layer(module: ModuleInfo, value: ast.AST | None, local_layers: set[str]) -> bool:
+    """Whether an assigned value builds a layer (a torch module on the torch backend): a
+    Keras layer class, a layer class of this module, or a class named like one."""
+    if not isinstance(value, ast.Call):
+        return False
+    symbol = module.resolve(value.func) or ""
+    if symbol.startswith(_LAYER_NAMESPACES):
+        return symbol.rpartition(".")[2][:1].isupper()
+    func = value.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name in local_layers or (
+        not symbol.startswith(("keras.", "tf.", "tf_keras."))
+        and name.endswith(CONTEXT_SPEC.model_name_suffixes)
+    )
+
+
+class AttributeBeforeSuperInit(Rule):
+    id = "KM516"
+    name = "attribute-before-super-init"
+    summary = "A layer assigns a sub-layer to `self` before `super().__init__()`."
+    rationale = (
+        "On the torch backend a Keras 3 layer is a `torch.nn.Module`, which must be "
+        "initialised before a sub-module or variable is assigned to it: `self.dense = "
+        "Dense(4)` before `super().__init__()` raises `AttributeError: cannot assign module "
+        "before Module.__init__() call`. Keras 2 and the other backends accept it."
+    )
+    fix_safety = (
+        "Reported: moving the assignments after `super().__init__()` is safe unless the "
+        "call to `super().__init__()` itself reads them."
+    )
+    severity = Severity.ERROR
+    examples = [
+        Flagged(
+            """
+            import keras
+
+            class Block(keras.layers.Layer):
+                def __init__(self, units, **kwargs):
+                    self.dense = keras.layers.Dense(units)
+                    super().__init__(**kwargs)
+            """
+        ),
+        Clean(
+            """
+            import keras
+
+            class Block(keras.layers.Layer):
+                def __init__(self, units, **kwargs):
+                    self.units = units  # plain values are fine on every backend
+                    self.init = keras.initializers.get("zeros")
+                    super().__init__(**kwargs)
+                    self.dense = keras.layers.Dense(units)
+            """
+        ),
+    ]
+
+    def check_module(self, module: ModuleInfo) -> Iterable[Report]:
+        classes = keras_classes(module)
+        local_layers = {node.name for _, node in classes}
+        for site, node in classes:
+            init = _method(node, "__init__")
+            if init is None:
+                continue
+            early: list[tuple[str, ast.stmt]] = []
+            for stmt in init.body:
+                if any(_is_init_call(n) for n in code_walk(stmt)):
+                    break
+                if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and _builds_layer(
+                    module, stmt.value, local_layers
+                ):
+                    early += [(name, stmt) for name in _self_targets(stmt)]
+            else:
+                continue  # no super().__init__() at all: KM513 and Keras itself say so
+            if not early:
+                continue
+            names = ", ".join(f"`self.{name}`" for name, _ in early)
+            yield Report(
+                site,
+                f"`{node.name}.__init__` sets {names} before `super().__init__()`: on the torch "
+                "backend that raises (a layer is a torch module, initialised by "
+                "`super().__init__()`); move the assignment after `super().__init__()`",
+                span=module.span_of(early[0][1]),
+            )
+
+
+def _call_nodes(node: ast.ClassDef) -> Iterator[ast.AST]:
+    """Every node inside the class's ``call`` method, nested functions included."""
+    call = _method(node, "call")
+    if call is not None:
+        yield from code_walk(call)
+
+
+class LayerCreatedInCall(Rule):
+    id = "KM517"
+    name = "layer-created-in-call"
+    summary = "A Keras layer is created inside a layer's `call`."
+    rationale = (
+        "`call` runs at every step (and is traced by `jit` on JAX, `tf.function` on "
+        "TensorFlow): a layer created there is new each time, so its weights are never "
+        "tracked, saved or trained, and Keras 3 cannot create variables inside a traced "
+        "call on JAX. Keras 2 hid this in graph mode, where `call` ran once."
+    )
+    fix_safety = "Reported: create the layer in `__init__` (or `build`) and call it in `call`."
+    severity = Severity.WARNING
+    examples = [
+        Flagged(
+            """
+            import keras
+
+            class Head(keras.layers.Layer):
+                def call(self, x):
+                    return keras.layers.Dense(4)(x)
+            """
+        ),
+        Clean(
+            """
+            import keras
+
+            class Head(keras.layers.Layer):
+                def __init__(self, **kwargs):
+                    super().__init__(**kwargs)
+                    self.dense = keras.layers.Dense(4)
+
+                def call(self, x):
+                    return self.dense(x)
+            """
+        ),
+    ]
+
+    def check_module(self, module: ModuleInfo) -> Iterable[Report]:
+        for site, node in keras_classes(module):
+            for inner in _call_nodes(node):
+                if not isinstance(inner, ast.Call):
+                    continue
+                symbol = module.resolve(inner.func) or ""
+                leaf = symbol.rpartition(".")[2]
+                if symbol.startswith(_LAYER_NAMESPACES) and leaf[:1].isupper():
+                    yield Report(
+                        site,
+                        f"`{node.name}.call` creates a new `{leaf}` at every call: its weights "
+                        "are not tracked, saved or trained (and JAX refuses new variables in "
+                        "a traced call); create it once in `__init__` as `self.<name> = "
+                        f"{leaf}(...)` and call that",
+                        span=module.span_of(inner),
+                        symbol=symbol,
+                    )
+
+
+_AUG_OPERATORS = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+    ast.Pow: "**",
+    ast.MatMult: "@",
+}
+# Values that are not tensors: a name bound to one of them is a counter, a list or a flag.
+_NON_TENSOR_VALUES = (ast.Constant, ast.List, ast.ListComp, ast.Dict, ast.Set, ast.Tuple)
+_NON_TENSOR_CALLS = frozenset({"len", "int", "float", "range", "enumerate", "list", "dict", "str"})
+
+
+def _plain_value(value: ast.AST) -> bool:
+    return isinstance(value, _NON_TENSOR_VALUES) or (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id in _NON_TENSOR_CALLS
+    )
+
+
+def _non_tensor_names(function: ast.AST) -> set[str]:
+    """Names that hold plain Python values in ``function``: loop counters, literals."""
+    names: set[str] = set()
+    for node in code_walk(function):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                pairs = [(target, node.value)]
+                if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple):
+                    pairs = list(zip(target.elts, node.value.elts))  # `x, n = inputs[0], 1`
+                names.update(t.id for t, v in pairs if isinstance(t, ast.Name) and _plain_value(v))
+        elif isinstance(node, (ast.For, ast.comprehension)):
+            names.update(n.id for n in code_walk(node.target) if isinstance(n, ast.Name))
+    return names
+
+
+class InPlaceTensorUpdateInCall(Rule):
+    id = "KM518"
+    name = "in-place-tensor-update-in-call"
+    summary = "Augmented assignment (`e -= m`) on a tensor inside a layer's `call`."
+    rationale = (
+        "On the torch backend tensors are `torch.Tensor`s, whose `-=`, `+=`, `*=` update "
+        "the tensor in place. When autograd needs the old value (it does for most "
+        "operations), `fit` fails with 'one of the variables needed for gradient "
+        "computation has been modified by an inplace operation'; if the name aliases an "
+        "input, the input changes too. TensorFlow and JAX tensors are immutable, so Keras 2 "
+        "code never noticed."
+    )
+    fix_safety = (
+        "Reported: `e = e - m` is what the code meant on TensorFlow; kmigrate cannot always "
+        "tell a tensor from a Python number or list statically."
+    )
+    severity = Severity.WARNING
+    examples = [
+        Flagged(
+            """
+            import keras
+
+            class Masked(keras.layers.Layer):
+                def call(self, e, mask):
+                    e -= (1.0 - mask) * 1e9
+                    return keras.ops.softmax(e)
+            """
+        ),
+        Clean(
+            """
+            import keras
+
+            class Masked(keras.layers.Layer):
+                def call(self, e, mask):
+                    steps = 0
+                    for _ in range(3):
+                        steps += 1
+                    e = e - (1.0 - mask) * 1e9
+                    return keras.ops.softmax(e) * steps
+            """
+        ),
+    ]
+
+    def check_module(self, module: ModuleInfo) -> Iterable[Report]:
+        for site, node in keras_classes(module):
+            call = _method(node, "call")
+            if call is None:
+                continue
+            plain = _non_tensor_names(call)
+            for inner in code_walk(call):
+                if not (
+                    isinstance(inner, ast.AugAssign)
+                    and isinstance(inner.target, ast.Name)
+                    and inner.target.id not in plain
+                    and type(inner.op) in _AUG_OPERATORS
+                ):
+                    continue
+                name = inner.target.id
+                operator = _AUG_OPERATORS[type(inner.op)]
+                yield Report(
+                    site,
+                    f"`{name} {operator}= ...` in `{node.name}.call` updates `{name}` in place "
+                    "on the torch backend, which breaks autograd in `fit` (and changes an "
+                    f"aliased input); write `{name} = {name} {operator} (...)`",
+                    span=module.span_of(inner),
+                )
