@@ -42,6 +42,7 @@ from kmigrate.model import ClassEdit, EditPlan, EnsureImport, Span
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_IMPORT_SECTION = (ast.Import, ast.ImportFrom, ast.Try, ast.If)  # see import_insertion_scan
 
 
 class _UnsafeError(Exception):
@@ -397,6 +398,10 @@ def _module_imports(block: list[ast.stmt]):
                 yield from _module_imports(inner)
 
 
+def _is_docstring(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, (ast.Constant, ast.JoinedStr))
+
+
 def _local_name(alias: ast.alias, is_from: bool) -> str:
     if alias.asname:
         return alias.asname
@@ -416,20 +421,30 @@ def _fix_imports(source: _Source, new_text: str, needed: list[EnsureImport]) -> 
                 touched = top.end_lineno or top.lineno
     body = new.tree.body
     cut = next((i for i, s in enumerate(body) if _first_line(s) > touched), len(body))
+    section = 1 if body and _is_docstring(body[0]) else 0
+    while section < len(body) and isinstance(body[section], _IMPORT_SECTION):
+        section += 1
+    cut = max(cut, section)
     while True:
         while cut < len(body) and not new.stands_alone(body[cut]):
             cut += 1
         if cut >= len(body):
             return editor._fix_imports(source.text, new_text, needed)
-        end = body[cut].end_lineno or body[cut].lineno
-        prefix = "".join(new.lines[:end])
-        module = cst.parse_module(prefix)
-        stop = import_insertion_scan(module.body)[1]
-        # The statement after every change is parsed too, so the text between the
-        # changed statements and the next one is owned as in the whole module.
-        if stop < len(module.body) - 1:
+        # The statement after every change is parsed too (as a one-line stand-in), so
+        # the lines between it and the changed ones are owned as in the whole module.
+        first = _first_line(body[cut])
+        stand_in = f"{_MARKER}next__{new.newline}"
+        module = cst.parse_module("".join(new.lines[: first - 1]) + stand_in)
+        stop, last = import_insertion_scan(module.body)[1], len(module.body) - 1
+        # The search for the insertion point stops at the stand-in only: it would
+        # also stop at the statement it stands for unless that is an import, a
+        # `try` or an `if` (or the docstring, when it is the first statement).
+        stops_there = last > 0 and not isinstance(body[cut], _IMPORT_SECTION)
+        if stop < last or (stop == last and stops_there):
             fixed = module.visit(ImportFixer(unused, add)).code
-            return fixed + new_text[len(prefix) :]
+            if not fixed.endswith(stand_in):
+                raise _UnsafeError("the stand-in statement changed")
+            return fixed[: -len(stand_in)] + "".join(new.lines[first - 1 :])
         cut = max(cut + 1, 2 * cut)
 
 
