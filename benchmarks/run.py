@@ -528,6 +528,8 @@ def ratios(results: dict[str, Measurement], tree: Tree) -> list[tuple[str, str, 
                 _status(speedup >= TARGET_PEER_SPEEDUP),
             )
         )
+        cpu = results["tf_upgrade"].cpu / scan2.cpu
+        rows.append(("the same in CPU time (all processes)", "(info)", f"{cpu:.1f}x", ""))
         if "apply" in results:
             speedup = results["tf_upgrade"].wall / results["apply"].wall
             rows.append(
@@ -701,6 +703,23 @@ def render(all_data: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _raw(all_data: list[dict]) -> list[dict]:
+    """Every sample, for re-reading a run without running it again."""
+    return [
+        {
+            "tree": data["tree"].label,
+            "files": data["tree"].files,
+            "lines": data["tree"].lines,
+            "load": data["load"],
+            "samples": {
+                key: [(s.wall, s.cpu, s.max_rss_mb, s.tree_rss_mb) for s in m.samples]
+                for key, m in data["results"].items()
+            },
+        }
+        for data in all_data
+    ]
+
+
 def run_benchmark(args: argparse.Namespace) -> list[dict]:
     scratch = Path(tempfile.mkdtemp(prefix="kmigrate-bench-"))
     try:
@@ -741,6 +760,8 @@ def main(argv: list[str] | None = None) -> int:
     data = run_benchmark(args)
     text = render(data)
     args.output.write_text(text, encoding="utf-8")
+    raw = args.output.with_suffix(".json")
+    raw.write_text(json.dumps(_raw(data), indent=1) + "\n", encoding="utf-8")
     print()
     print(text)
     return 0

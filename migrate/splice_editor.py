@@ -76,8 +76,7 @@ class _Source:
         backslash joining it to the line above, nothing but a comment after it."""
         first = _first_line(stmt)
         line = self.line(first)
-        indent = len(line) - len(line.lstrip(" \t"))
-        if indent != stmt.col_offset:
+        if len(_indent(line)) != stmt.col_offset:
             return False
         if stmt.lineno != first and not line.lstrip(" \t").startswith("@"):
             return False
@@ -125,12 +124,15 @@ def _first_indent(tree: ast.Module, lines: list[str]) -> str:
         stmt = stack.pop()
         for block in _blocks(stmt):
             start = _first_line(block[0])
-            if start > stmt.lineno and (best is None or start < best):
+            # `else: x` puts its body on the header's line: no INDENT there.
+            starts_line = len(_indent(lines[start - 1])) == block[0].col_offset
+            if starts_line and (best is None or start < best):
                 best = start
             stack.extend(block)
-    if best is None:
-        return "    "
-    line = lines[best - 1]
+    return "    " if best is None else _indent(lines[best - 1])
+
+
+def _indent(line: str) -> str:
     return line[: len(line) - len(line.lstrip(" \t"))]
 
 
@@ -269,9 +271,7 @@ _MARKER = "__kmigrate_"
 
 
 def _placeholder(source: _Source, first: int, number: int) -> str:
-    line = source.line(first)
-    indent = line[: len(line) - len(line.lstrip(" \t"))]
-    return f"{indent}{_MARKER}body_{number}__{source.newline}"
+    return f"{_indent(source.line(first))}{_MARKER}body_{number}__{source.newline}"
 
 
 def _batch(source: _Source, pieces: list[_Piece]) -> tuple[str, list[list[tuple[int, object]]]]:

@@ -64,6 +64,9 @@ HAND_MADE = {
     "layer_no_final_newline": _LAYER.rstrip("\n"),
     "layer_tabs": _LAYER.replace("    ", "\t"),
     "layer_two_spaces": _LAYER.replace("    ", "  "),
+    "layer_two_spaces_after_one_line_blocks": (
+        "try: import numpy\nexcept ImportError: numpy = None\n" + _LAYER.replace("    ", "  ")
+    ),
     "semicolons_and_backslashes": textwrap.dedent(
         """\
         import tensorflow as tf
