@@ -60,7 +60,7 @@ def fix_module_text(
         ]
         if not fixable:
             break
-        from kmigrate.editor import apply_plans  # LibCST only for files with fixes
+        from kmigrate.splice_editor import apply_plans  # LibCST only for files with fixes
 
         try:
             result = apply_plans(current, [f.fix for f in fixable])

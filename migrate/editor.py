@@ -53,7 +53,11 @@ class Speller:
 
     @classmethod
     def for_text(cls, text: str) -> Speller:
-        scope = scope_bindings(ast.parse(text))
+        return cls.for_tree(ast.parse(text))
+
+    @classmethod
+    def for_tree(cls, tree: ast.Module) -> Speller:
+        scope = scope_bindings(tree)
         return cls(dict(scope.imports), set(scope.imports) | scope.others)
 
     def _need(self, module: str, name: str | None = None) -> None:
@@ -105,7 +109,7 @@ def _ws(text: str) -> cst.SimpleWhitespace:
     return cst.SimpleWhitespace(text)
 
 
-class _PlanTransformer(cst.CSTTransformer):
+class PlanTransformer(cst.CSTTransformer):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
     def __init__(self, edits: Sequence[tuple[int, object]], speller: Speller) -> None:
@@ -486,7 +490,7 @@ def _name_uses(tree: ast.Module) -> Counter[str]:
     return Counter(module_level_uses(tree))
 
 
-class _ImportFixer(cst.CSTTransformer):
+class ImportFixer(cst.CSTTransformer):
     def __init__(self, unused: set[str], add: list[EnsureImport]) -> None:
         super().__init__()
         self.unused = unused
@@ -569,8 +573,14 @@ def _no_new_blank_start(original: cst.Module, updated: cst.Module) -> cst.Module
     return updated.with_changes(body=[first.with_changes(leading_lines=kept), *updated.body[1:]])
 
 
-def _import_insertion_index(body: list[cst.BaseStatement]) -> int:
+def _import_insertion_index(body: Sequence[cst.BaseStatement]) -> int:
     """After the leading docstring, ``__future__`` imports and the top import block."""
+    return import_insertion_scan(body)[0]
+
+
+def import_insertion_scan(body: Sequence[cst.BaseStatement]) -> tuple[int, int]:
+    """Where new imports go, and the index of the statement that ended the search
+    (``len(body)`` when none did): the answer depends on ``body[:stop + 1]`` only."""
     index = 0
     for i, stmt in enumerate(body):
         if i == 0 and _is_docstring(stmt):
@@ -583,8 +593,8 @@ def _import_insertion_index(body: list[cst.BaseStatement]) -> int:
             continue
         if isinstance(stmt, (cst.Try, cst.If)) and index == i:
             continue  # `try: import x` blocks inside the import section
-        break
-    return index
+        return index, i
+    return index, len(body)
 
 
 def _bound(tree: ast.Module) -> dict[str, str]:
@@ -597,8 +607,19 @@ def _bound(tree: ast.Module) -> dict[str, str]:
 
 
 def _fix_imports(original_text: str, new_text: str, needed: list[EnsureImport]) -> str:
-    before = _name_uses(ast.parse(original_text))
-    tree = ast.parse(new_text)
+    unused, add = import_changes(ast.parse(original_text), ast.parse(new_text), needed)
+    if not unused and not add:
+        return new_text
+    module = cst.parse_module(new_text)
+    return module.visit(ImportFixer(unused, add)).code
+
+
+def import_changes(
+    original: ast.Module, tree: ast.Module, needed: list[EnsureImport]
+) -> tuple[set[str], list[EnsureImport]]:
+    """The module-level names whose imports the edits made unused, and the imports
+    the new spellings need that the module does not have yet."""
+    before = _name_uses(original)
     after = _name_uses(tree)
     imported = _bound(tree)
     unused = {name for name in imported if before[name] > 0 and after[name] == 0}
@@ -612,10 +633,7 @@ def _fix_imports(original_text: str, new_text: str, needed: list[EnsureImport]) 
             unused.discard(local)
             continue
         add.append(wanted)
-    if not unused and not add:
-        return new_text
-    module = cst.parse_module(new_text)
-    return module.visit(_ImportFixer(unused, add)).code
+    return unused, add
 
 
 # ---------------------------------------------------------------------------
@@ -646,7 +664,7 @@ def apply_plans(text: str, plans: Sequence[EditPlan]) -> EditResult:
         for _, edit in edits:  # explicit imports requested by rules
             if isinstance(edit, EnsureImport) and edit not in speller.needed:
                 speller.needed.append(edit)
-        transformer = _PlanTransformer(edits, speller)
+        transformer = PlanTransformer(edits, speller)
         try:
             new_module = wrapper.visit(transformer)
         except EditError as error:

@@ -1,0 +1,202 @@
+"""The splice editor gives the whole-module editor's output, byte for byte.
+
+``kmigrate.splice_editor`` parses only the statements that hold edits; while the
+whole-module ``kmigrate.editor`` exists, every round of ``apply`` on every rule
+example, sample and fixture (and on hand-made modules aimed at the splice editor's
+edges: line endings, indentation, decorators, semicolons, left-out method bodies,
+imports) is run through both and the results compared.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kmigrate import editor, splice_editor
+from kmigrate.analyze import RuleSet
+from kmigrate.apply import fix_module_text
+from kmigrate.model import CallEdit, EditPlan, Span
+from kmigrate.rules.context_spec import CONTEXT_SPEC
+from kmigrate.rules.registry import all_rules, select_rules
+
+REPO = Path(__file__).resolve().parent.parent
+RULES = RuleSet(select_rules(None))
+
+
+def _files() -> list[Path]:
+    found = [*REPO.glob("samples/**/*.py"), *REPO.glob("tests/fixtures/**/*.py")]
+    return sorted(p for p in found if ".kmigrate_cache" not in p.parts)
+
+
+_LAYER = """\
+import tensorflow as tf
+from tensorflow import keras
+
+
+@keras.utils.register_keras_serializable()
+class Noisy(keras.layers.Layer):
+    \"\"\"Adds noise.\"\"\"
+
+    def build(self, shape):
+        self.w = self.add_weight("w", shape[-1:])
+
+    @tf.function
+    def call(self, x):
+        # a comment the edit must keep
+        y = tf.reduce_mean(x, axis=-1, keepdims=True)
+        if True:
+            y = tf.reduce_sum(y, 1)  # trailing
+        return x + tf.random.normal(tf.shape(x)) * y
+
+    def extra(self):
+        return tf.square(2.0)
+
+    def get_config(self):
+        return {**super().get_config()}
+"""
+
+# Modules aimed at the splice editor's edges; rules supply the edits.
+HAND_MADE = {
+    "layer": _LAYER,
+    "layer_crlf": _LAYER.replace("\n", "\r\n"),
+    "layer_no_final_newline": _LAYER.rstrip("\n"),
+    "layer_tabs": _LAYER.replace("    ", "\t"),
+    "layer_two_spaces": _LAYER.replace("    ", "  "),
+    "layer_two_spaces_after_one_line_blocks": (
+        "try: import numpy\nexcept ImportError: numpy = None\n" + _LAYER.replace("    ", "  ")
+    ),
+    "semicolons_and_backslashes": textwrap.dedent(
+        """\
+        import tensorflow as tf
+
+
+        class Odd(tf.keras.layers.Layer):
+            def call(self, x):
+                a = 1; y = tf.reduce_mean(x)
+                z = tf.reduce_max(x) \\
+                    + 1
+                if a: y = tf.reduce_min(x)
+                return y + z
+            def extra(self, a): return tf.reduce_sum(a)
+        """
+    ),
+    "imports_everywhere": textwrap.dedent(
+        """\
+        \"\"\"Docstring.\"\"\"
+        from __future__ import annotations
+
+        # about tf
+        import tensorflow as tf  # the framework
+        try:
+            import numpy as np
+        except ImportError:
+            np = None
+
+
+        # a comment before the class
+        class Mean(tf.keras.layers.Layer):
+            def call(self, x):
+                return tf.reduce_mean(x, axis=-1)
+
+
+        if __name__ == "__main__":
+            import tensorflow as tf
+        """
+    ),
+    "only_import_line": textwrap.dedent(
+        """\
+        import tensorflow as tf
+        from tensorflow.keras import layers
+
+
+        class Mean(layers.Layer):
+            def call(self, x):
+                return tf.reduce_mean(x)
+        """
+    ),
+    "nested_class": textwrap.dedent(
+        """\
+        import tensorflow as tf
+
+
+        def make():
+            class Inner(tf.keras.layers.Layer):
+                def call(self, x):
+                    return x + tf.random.uniform(tf.shape(x))
+
+            return Inner
+        """
+    ),
+}
+
+
+def _run_both(path: str, text: str, monkeypatch: pytest.MonkeyPatch) -> int:
+    """``apply`` on ``text`` with both editors at every round; returns the rounds."""
+    rounds = []
+    fast = splice_editor.apply_plans
+
+    def both(current: str, plans):
+        expected = editor.apply_plans(current, plans)
+        got = fast(current, plans)
+        assert got.text == expected.text, f"{path}: the editors differ"
+        assert (got.applied, got.failed) == (expected.applied, expected.failed), path
+        rounds.append(current)
+        return got
+
+    monkeypatch.setattr(splice_editor, "apply_plans", both)
+    fix_module_text(path, text, RULES, CONTEXT_SPEC)
+    return len(rounds)
+
+
+@pytest.mark.parametrize("path", _files(), ids=lambda p: str(p.relative_to(REPO)))
+def test_same_output_on_samples_and_fixtures(path: Path, monkeypatch) -> None:
+    _run_both(str(path), path.read_text(encoding="utf-8"), monkeypatch)
+
+
+@pytest.mark.parametrize("name", sorted(HAND_MADE))
+def test_same_output_on_hand_made_modules(name: str, monkeypatch) -> None:
+    assert _run_both(f"{name}.py", HAND_MADE[name], monkeypatch) >= 1
+
+
+def test_same_output_on_every_rule_example(monkeypatch) -> None:
+    rounds = 0
+    for rule in all_rules():
+        for index, example in enumerate(rule.examples):
+            if example.flagged:
+                rounds += _run_both(f"{rule.id}_{index}.py", example.code, monkeypatch)
+    assert rounds > 50
+
+
+def test_plans_that_fail_fail_the_same_way() -> None:
+    text = "import tensorflow as tf\ny = tf.reduce_mean(x)\n"
+    plans = [
+        EditPlan((CallEdit(Span(2, 4, 2, 21), callee="keras.ops.mean"),)),
+        EditPlan((CallEdit(Span(2, 4, 2, 9), callee="keras.ops.mean"),)),  # not a call
+        EditPlan((CallEdit(Span(9, 0, 9, 3), callee="keras.ops.mean"),)),  # no such line
+    ]
+    expected = editor.apply_plans(text, plans)
+    got = splice_editor.apply_plans(text, plans)
+    assert (got.text, got.applied, got.failed) == (expected.text, expected.applied, expected.failed)
+    assert got.applied == [0] and got.text == "from keras import ops\ny = ops.mean(x)\n"
+
+
+def test_only_the_statements_with_edits_are_parsed(monkeypatch) -> None:
+    """The point of the splice editor: LibCST never sees the untouched function."""
+    import libcst
+
+    seen: list[str] = []
+    parse = libcst.parse_module
+
+    def recording(code: str, *args, **kwargs):
+        seen.append(code)
+        return parse(code, *args, **kwargs)
+
+    monkeypatch.setattr(splice_editor.cst, "parse_module", recording)
+    untouched = "def untouched():\n    return 'never parsed'\n\n\n"
+    text = "import tensorflow as tf\n\n\n" + untouched + "y = tf.reduce_mean(x)\n"
+    plan = EditPlan((CallEdit(Span(8, 4, 8, 21), callee="keras.ops.mean"),))
+    result = splice_editor.apply_plans(text, [plan])
+    assert seen and not any("never parsed" in code for code in seen)
+    assert result.text == editor.apply_plans(text, [plan]).text
