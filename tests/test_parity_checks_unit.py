@@ -207,3 +207,15 @@ def test_predict_is_compared_with_the_reference_predict():
         result, {"pred0": np.ones(2, np.float32)}, reference, atol=None, rtol=None
     )
     assert (good.status, bad.status) == ("pass", "fail")
+
+
+def test_train_fails_when_seeded_randomness_is_not_reproducible():
+    weights = {"tw0_0": np.ones(2, np.float32)}
+    reference = _side({**BASE, "random_layers": ["noise"]}, weights)
+    here = _side(
+        {"loss": 0.5, "random_layers": ["noise"], "random_step_losses": [0.51, 0.49]},
+        dict(weights),
+    )
+    check = compare_train(here.result, here.arrays, reference, atol=None, rtol=None)
+    assert (check.status, check.layer) == ("fail", "'noise'")
+    assert "not reproducible" in check.detail[0]

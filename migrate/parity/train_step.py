@@ -16,7 +16,9 @@ runs, from the same weights and batch:
    ``training=False``, so the step is deterministic; the loss and every updated weight go
    to the parent.
 3. When the model has random layers, one more step with them active, to show it runs
-   (compiled as ``fit`` compiles it); its numbers are not compared.
+   (compiled as ``fit`` compiles it); its numbers are not compared across backends, but the
+   step is run twice from the same state (weights and seed-generator states) and the same
+   seed, and must give the same loss: seeded randomness is reproducible.
 """
 
 from __future__ import annotations
@@ -75,7 +77,7 @@ class TrainingCheck:
         y = self.targets(structure, task["train"])
         if y is None:
             return self.info
-        snapshot = [np.array(self.worker.to_numpy(v)) for v in self.model.weights]
+        snapshot = self.snapshot()
         try:
             random_here = self.random_layers()
             self.restore(snapshot)
@@ -85,7 +87,11 @@ class TrainingCheck:
             self.info["loss"] = self.step(y, forced)
             self.store_weights()
             if random_here:
-                self.info["random_step_loss"] = self.step(y, set())
+                self.restore(snapshot)
+                first = self.step(y, set())
+                self.restore(snapshot)
+                again = self.step(y, set())
+                self.info["random_step_losses"] = [first, again]
         finally:  # later stages (the SavedModel export) see the shared weights again
             self.restore(snapshot)
         return self.info
@@ -150,8 +156,15 @@ class TrainingCheck:
             return MODEL_ITSELF
         return None
 
+    def state(self) -> list:
+        """Weights plus seed-generator states (Keras 3 keeps those out of ``weights``)."""
+        return list(getattr(self.model, "variables", None) or self.model.weights)
+
+    def snapshot(self) -> list[np.ndarray]:
+        return [np.array(self.worker.to_numpy(v)) for v in self.state()]
+
     def restore(self, snapshot: list[np.ndarray]) -> None:
-        for variable, value in zip(self.model.weights, snapshot):
+        for variable, value in zip(self.state(), snapshot):
             variable.assign(self.worker.as_variable_dtype(value, variable))
 
     def step(self, y, forced: set[str]) -> float:

@@ -122,6 +122,14 @@ def compare_train(result, arrays, reference, *, atol, rtol) -> CheckResult:
     for path in here_random:
         if path not in ref_random:
             check.fail(path, f"layer '{path}' is random in training here but not on the reference")
+    losses = here.get("random_step_losses")
+    if losses and len(set(losses)) > 1:
+        check.fail(
+            ", ".join(here_random),
+            f"the training step with random layers active is not reproducible: the same "
+            f"seed and state gave losses {losses[0]!r} and {losses[1]!r} (an unseeded random "
+            f"op? use keras.random with a SeedGenerator)",
+        )
     if MODEL_ITSELF in ref.get("random_layers", []):
         check.detail.append("the model's own call() is random in training: step run, not compared")
         return check
