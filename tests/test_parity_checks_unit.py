@@ -219,3 +219,32 @@ def test_train_fails_when_seeded_randomness_is_not_reproducible():
     check = compare_train(here.result, here.arrays, reference, atol=None, rtol=None)
     assert (check.status, check.layer) == ("fail", "'noise'")
     assert "not reproducible" in check.detail[0]
+
+
+def test_input_specs_and_checks_reach_run_parity(monkeypatch, tmp_path):
+    from click.testing import CliRunner  # noqa: PLC0415
+
+    from kmigrate.parity import cli as parity_cli  # noqa: PLC0415
+    from kmigrate.parity import runner as runner_module  # noqa: PLC0415
+
+    seen: dict = {}
+
+    def fake_run_parity(model, *, reference=None, options=None, progress=None):
+        seen["options"] = options
+        raise ParityUsageError("stop here")
+
+    monkeypatch.setattr(runner_module, "run_parity", fake_run_parity)
+    _write(tmp_path / "models.py", "def build_model():\n    pass\n")
+    (tmp_path / "spec.json").write_text('{"inputs": [{"name": "mask", "dtype": "bool"}]}')
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.kmigrate.parity]\nchecks = ["call", "predict"]\ninput = ["ids:int32:0:300"]\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    args = ["models.py", "--input-spec", "spec.json", "--input", "seg:int32:0:2"]
+    result = CliRunner().invoke(parity_cli.parity_command, args)
+    assert result.exit_code == 2 and "stop here" in result.output
+    options = seen["options"]
+    assert [s.name for s in options.input_specs] == ["mask", "seg"]  # the command line wins
+    assert options.checks == ("call", "predict")
+    bad = CliRunner().invoke(parity_cli.parity_command, ["models.py", "--checks", "fit"])
+    assert bad.exit_code == 2 and "unknown check(s) fit" in bad.output

@@ -86,7 +86,7 @@ def _config_value(key: str, value, base: Path):
         )
         candidate = base / target
         return f"{candidate}{factory}" if candidate.exists() else value
-    if param == "backends" and isinstance(value, list):
+    if param in ("backends", "checks") and isinstance(value, list):
         return ",".join(value)
     if param == "input_shape" and isinstance(value, list):
         nested = value and isinstance(value[0], list)
