@@ -4,6 +4,7 @@ once each, and the training-step verdicts (random layers, loss, updated weights)
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -248,3 +249,36 @@ def test_input_specs_and_checks_reach_run_parity(monkeypatch, tmp_path):
     assert options.checks == ("call", "predict")
     bad = CliRunner().invoke(parity_cli.parity_command, ["models.py", "--checks", "fit"])
     assert bad.exit_code == 2 and "unknown check(s) fit" in bad.output
+
+
+def test_a_worker_refuses_modules_of_the_other_tree(tmp_path, monkeypatch):
+    import importlib  # noqa: PLC0415
+
+    from kmigrate.parity import worker as worker_module  # noqa: PLC0415
+
+    other = _write(tmp_path / "conv" / "kmigrate_test_sibling.py", "X = 1\n").parent
+    mine = (tmp_path / "orig").resolve()
+    mine.mkdir()
+    monkeypatch.syspath_prepend(str(other))
+    monkeypatch.delitem(sys.modules, "kmigrate_test_sibling", raising=False)
+    importlib.import_module("kmigrate_test_sibling")
+    task = {
+        "role": "reference",
+        "backend": "tensorflow",
+        "keras": 2,
+        "model": {"sys_path": [str(mine)]},
+        "forbidden_roots": [str(other)],
+    }
+    with pytest.raises(worker_module.StageError, match="kmigrate_test_sibling"):
+        worker_module.Worker(task).check_isolation()
+    task["forbidden_roots"] = []
+    worker_module.Worker(task).check_isolation()
+
+
+def test_the_worker_drops_the_working_folder_from_its_import_path(tmp_path, monkeypatch):
+    from kmigrate.parity import worker as worker_module  # noqa: PLC0415
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [str(tmp_path), "/somewhere"])
+    worker_module.drop_working_folder_from_path()
+    assert sys.path == ["/somewhere"]

@@ -343,8 +343,8 @@ class ParityRun:
             for kind in ("stdout", "stderr")
         ]
         process = subprocess.Popen(
-            # -P: the current folder is not an import root (it may hold the other tree)
-            [sys.executable, "-P", "-m", "kmigrate.parity.worker", str(job_file)],
+            # the worker drops the current folder from sys.path (it may hold the other tree)
+            [sys.executable, "-m", "kmigrate.parity.worker", str(job_file)],
             env=plan.environment(),
             stdout=logs[0],
             stderr=logs[1],

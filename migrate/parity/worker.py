@@ -144,6 +144,20 @@ def _import_file(path: str, name_hint: str):
     return module
 
 
+_PACKAGE_DIR = os.path.realpath(os.path.dirname(os.path.dirname(__file__)))
+
+
+def _is_library_file(path: str) -> bool:
+    """Installed code (site-packages, the standard library, kmigrate itself)."""
+    parts = path.split(os.sep)
+    return (
+        path.startswith(_LIBRARY_DIRS)
+        or "site-packages" in parts
+        or "dist-packages" in parts
+        or _under(path, _PACKAGE_DIR)
+    )
+
+
 def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
@@ -372,6 +386,8 @@ class Worker:
                 if not file:
                     continue
                 path = os.path.realpath(file)
+                if _is_library_file(path):  # a virtualenv inside the project is not its tree
+                    continue
                 if _under(path, root) and not any(_under(path, o) and o != root for o in own):
                     raise StageError(
                         f"module '{name}' was imported from {path}, which belongs to the other "
@@ -958,6 +974,14 @@ def run_task(task: dict, stage_file: str | None) -> None:
     os.replace(temporary, task["result"])  # the parent never sees half a result
 
 
+def drop_working_folder_from_path() -> None:
+    """``python -m`` puts the current folder first on ``sys.path``; it may hold the other
+    side's tree (run from the project root, where ``mylayers.py`` is the rewritten one), so
+    a worker imports only from its own model's folder (what ``-P`` does on Python 3.11+)."""
+    if sys.path and os.path.realpath(sys.path[0] or ".") == os.path.realpath(os.getcwd()):
+        del sys.path[0]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the job's tasks in order in this process (same backend, one framework import)."""
     argv = sys.argv[1:] if argv is None else argv
@@ -965,6 +989,7 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m kmigrate.parity.worker JOB.json", file=sys.stderr)
         return 2
     job = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    drop_working_folder_from_path()
     for i, task in enumerate(job["tasks"]):
         if i:
             _clear_session()
