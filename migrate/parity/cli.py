@@ -10,6 +10,7 @@ import click
 from click.core import ParameterSource
 
 CONFIG_TABLE = ("tool", "kmigrate", "parity")
+REPORT_WIDTH = 120
 # [tool.kmigrate.parity] keys -> command parameters; paths are relative to the config file
 CONFIG_KEYS = {
     "model": "model",
@@ -415,9 +416,9 @@ def _write_report(report, fmt: str, output: str | None) -> None:
         return
     if output:
         with open(output, "w", encoding="utf-8") as handle:
-            render(report, Console(file=handle, width=120, force_terminal=False))
-    else:
-        render(report, Console())
+            render(report, Console(file=handle, width=REPORT_WIDTH, force_terminal=False))
+    else:  # a pipe or a CI log gets the width of a report file, not 80 columns
+        render(report, Console() if sys.stdout.isatty() else Console(width=REPORT_WIDTH))
 
 
 if __name__ == "__main__":  # python -m kmigrate.parity.cli ..., until the main CLI wires it
