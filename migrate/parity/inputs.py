@@ -5,7 +5,7 @@ One ``--int-high`` for every input cannot check a BERT-style model: token ids ne
 touch only a corner of the embedding table. So each input gets its own spec, from the
 command line (``--input ids:int32:0:30000``), from a spec file (JSON or TOML, for models
 with many inputs), or, for an integer input that feeds an ``Embedding`` directly, from that
-layer's ``input_dim`` (the worker infers it; see `worker.Worker.embedding_ranges`).
+layer's ``input_dim`` (the worker infers it: `batch.InputBatch.embedding_ranges`).
 
 This module is plain Python: the CLI parses specs here and the worker reads them back.
 """

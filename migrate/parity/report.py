@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from kmigrate.parity.compare import FLOAT_TOLERANCES, ArrayDiff, LayerDivergence
 
 JSON_VERSION = 1
-USER_FACING_ERRORS = frozenset({"StageError", "Skipped"})
+USER_FACING_ERRORS = frozenset({"StageError", "ParityUsageError", "Skipped"})
 STATUS_STYLE = {
     "pass": ("PASS", "bold green"),
     "fail": ("FAIL", "bold red"),
