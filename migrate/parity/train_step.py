@@ -156,16 +156,11 @@ class TrainingCheck:
             return MODEL_ITSELF
         return None
 
-    def state(self) -> list:
-        """Weights plus seed-generator states (Keras 3 keeps those out of ``weights``)."""
-        return list(getattr(self.model, "variables", None) or self.model.weights)
+    def snapshot(self) -> list[tuple[object, np.ndarray]]:
+        return self.worker.snapshot_state()
 
-    def snapshot(self) -> list[np.ndarray]:
-        return [np.array(self.worker.to_numpy(v)) for v in self.state()]
-
-    def restore(self, snapshot: list[np.ndarray]) -> None:
-        for variable, value in zip(self.state(), snapshot):
-            variable.assign(self.worker.as_variable_dtype(value, variable))
+    def restore(self, snapshot: list[tuple[object, np.ndarray]]) -> None:
+        self.worker.restore_state(snapshot)
 
     def step(self, y, forced: set[str]) -> float:
         restore = self.worker.install_hooks(None, forced)

@@ -321,10 +321,14 @@ class Worker:
         for check in self.task.get("checks") or ["call"]:
             self.enter(check)
             started = time.perf_counter()
+            saved = self.snapshot_state()
             try:
                 getattr(self, f"check_{check}")()
                 self.result["checks"][check] = {"status": "ok"}
             except BaseException as exc:  # noqa: BLE001 - reported per check
+                # a compiled step that fails half way can leave variables without values
+                # (Keras on jax empties them while a jitted function runs): put them back
+                self.restore_state(saved)
                 info = self.error_info(check, exc)
                 self.result["checks"][check] = {"status": "error", "error": info}
                 if check == "call" and self.task["role"] == "reference":
@@ -332,6 +336,22 @@ class Worker:
                     self.result["error"] = info
                     return
             self._timed(check, started)
+
+    def snapshot_state(self) -> list[tuple[object, np.ndarray]]:
+        """Every readable model variable with its value: weights plus seed-generator states
+        (Keras 3 keeps those out of ``weights``). One that cannot be read (never
+        initialised) is left out: there is nothing to put back."""
+        pairs = []
+        for variable in getattr(self.model, "variables", None) or self.model.weights:
+            try:
+                pairs.append((variable, np.array(self.to_numpy(variable))))
+            except Exception:  # noqa: BLE001, S112 - unreadable: nothing to restore
+                continue
+        return pairs
+
+    def restore_state(self, snapshot: list[tuple[object, np.ndarray]]) -> None:
+        for variable, value in snapshot:
+            variable.assign(self.as_variable_dtype(value, variable))
 
     def error_info(self, stage: str, exc: BaseException) -> dict:
         """`_error_info` plus the model layer whose code raised, when there is one."""
