@@ -54,8 +54,26 @@ def entry_points(changed: Sequence[tuple[Path, str, str]], config: Config) -> li
     return found
 
 
-def check_parity(points: Sequence[EntryPoint], console) -> bool:
-    """Run parity for each entry point; print each report; True when all agree."""
+def original_texts(changed: Sequence[tuple[Path, str, str]]) -> dict[str, str]:
+    """Absolute path -> text before the rewrite, for every file apply rewrote: the reference
+    runs in a copy of the tree with all of them put back, so the original entry point never
+    imports a rewritten sibling."""
+    return {str(path.resolve()): old for path, old, _ in changed if path.suffix == ".py"}
+
+
+def check_parity(
+    points: Sequence[EntryPoint],
+    console,
+    originals: dict[str, str] | None = None,
+    options: ParityOptions | None = None,
+) -> bool:
+    """Run parity for each entry point; print each report; True when all agree.
+
+    Every check of `kmigrate parity` runs: each side in its own process, the Keras 2
+    reference for Keras 2 code, the eager call, ``predict`` and one training step on every
+    installed backend (OpenVINO when `options` names it), per-input ranges from the model's
+    Embedding layers, and whether the converted model still imports TensorFlow.
+    """
     from kmigrate.parity.report import render
     from kmigrate.parity.runner import run_parity
 
@@ -66,7 +84,8 @@ def check_parity(points: Sequence[EntryPoint], console) -> bool:
             report = run_parity(
                 f"{point.path}:{point.factory}",
                 reference_source=point.original_text,
-                options=ParityOptions(),
+                reference_originals=originals,
+                options=options or ParityOptions(),
             )
         except ParityUsageError as error:
             console.print(f"[red]cannot check {point.path}: {error}[/red]")

@@ -381,7 +381,7 @@ def apply(paths, select, ignore, jobs, config_path, quiet, diff, check_only, all
 
 def _parity_after_apply(settings: RunSettings, written, planned) -> bool:
     """Prove the rewritten factories against their originals (kept in memory)."""
-    from kmigrate.apply_parity import check_parity, entry_points
+    from kmigrate.apply_parity import check_parity, entry_points, original_texts
 
     locations = {job.display: Path(job.path) for job in planned}
     changed = [
@@ -392,7 +392,7 @@ def _parity_after_apply(settings: RunSettings, written, planned) -> bool:
     if not points:
         console.print("parity: no rewritten file defines a model factory (build_model ...)")
         return True
-    return check_parity(points, console)
+    return check_parity(points, console, original_texts(changed))
 
 
 def _write_changes(settings: RunSettings, changed, locations=None, allow_dirty=True) -> list:

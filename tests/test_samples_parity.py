@@ -1,7 +1,12 @@
 """The demo's promise, end to end on real backends: every sample, after
 `kmigrate apply`, computes the same numbers as its original on TensorFlow, JAX and
-PyTorch (`kmigrate parity --reference`). keras2_legacy only runs on Keras 2 before the
-migration, so its reference runs through tf_keras."""
+PyTorch (`kmigrate parity --reference`): the eager call, `model.predict` (jit on jax) and
+one SGD training step, plus OpenVINO predict and whether the converted model still needs
+TensorFlow on jax and torch. The samples are Keras 2 code, so their reference runs on Keras 2
+through tf_keras.
+
+What does not pass is listed in KNOWN_FAILURES with the reason, and checked to fail for
+exactly that reason: a sample that starts passing, or fails some other way, fails here."""
 
 from __future__ import annotations
 
@@ -22,6 +27,19 @@ FACTORY_SAMPLES = [
     "training_script",
     "keras2_legacy",
 ]
+
+# (sample, backend, check) -> words of the error: real findings of the parity run, left
+# for the rules (or upstream) to fix, never hidden.
+KNOWN_FAILURES = {
+    # CategoricalTruePositives.result() returns its variable; jax cannot return a Keras
+    # Variable from a traced function, so `fit` fails on jax (the rewrite keeps the line).
+    ("losses_metrics", "jax", "train"): "__jax_array__",
+    # OpenVINO's MVN fusion rejects the scalar axis of SimpleLayerNorm's ops.mean(axis=-1).
+    ("custom_layers", "openvino", "predict"): "MVN",
+}
+# (sample) -> the line of the converted models.py that still imports TensorFlow on jax/torch
+NEEDS_TENSORFLOW = {"training_script": "import tensorflow as tf"}
+ALL_BACKENDS = "tensorflow,jax,torch,openvino"
 
 
 def kmigrate(*args: str, cwd: Path = ROOT, timeout: int = 900) -> subprocess.CompletedProcess[str]:
@@ -62,12 +80,38 @@ def test_converted_sample_matches_original_on_every_backend(converted: Path, sam
         "--reference",
         f"{SAMPLES / sample / 'models.py'}:build_model",
         "--backends",
-        "tensorflow,jax,torch",
+        ALL_BACKENDS,
         "--format",
         "json",
     )
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     report = json.loads(result.stdout)
-    assert report["passed"] is True
-    if sample == "keras2_legacy":  # Keras 3 cannot run the original: tf_keras did
-        assert "keras 2" in result.stdout.lower() or "tf_keras" in result.stdout.lower()
+    known = {k: v for k, v in KNOWN_FAILURES.items() if k[0] == sample}
+    assert result.returncode == (1 if known else 0), result.stdout[-3000:] + result.stderr[-3000:]
+    assert report["reference_keras"].endswith("(tf_keras)")  # Keras 2 code: Keras 2 reference
+    assert "Keras 2 code" in report["reference_reason"]
+    expected_checks = {
+        "tensorflow": ["call", "predict", "train"],
+        "jax": ["call", "predict", "train"],
+        "torch": ["call", "predict", "train"],
+        "openvino": ["predict"],
+    }
+    runs = {run["backend"]: run for run in report["runs"]}
+    assert list(runs) == list(expected_checks)
+    for backend, names in expected_checks.items():
+        checks = {c["check"]: c for c in runs[backend]["checks"]}
+        assert list(checks) == names, runs[backend]
+        for name, check in checks.items():
+            words = known.get((sample, backend, name))
+            if words is None:
+                assert check["status"] == "pass", (backend, name, check)
+            else:
+                assert check["status"] == "error", (backend, name, check)
+                assert words in check["error"]["message"] + check["error"]["traceback"]
+    for backend in ("jax", "torch"):
+        needs = runs[backend]["tensorflow"]
+        if sample in NEEDS_TENSORFLOW:
+            assert needs["needs_tensorflow"] is True
+            assert needs["importer"]["code"] == NEEDS_TENSORFLOW[sample]
+            assert needs["importer"]["file"].endswith(f"{sample}/models.py")
+        else:
+            assert needs == {"needs_tensorflow": False, "importer": None}, (backend, needs)

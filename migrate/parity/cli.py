@@ -10,6 +10,7 @@ import click
 from click.core import ParameterSource
 
 CONFIG_TABLE = ("tool", "kmigrate", "parity")
+REPORT_WIDTH = 120
 # [tool.kmigrate.parity] keys -> command parameters; paths are relative to the config file
 CONFIG_KEYS = {
     "model": "model",
@@ -24,12 +25,15 @@ CONFIG_KEYS = {
     "batch_size": "batch_size",
     "seed": "seed",
     "int_high": "int_high",
+    "input": "input",
+    "input_spec": "input_spec",
+    "checks": "checks",
     "factory_kwargs": "factory_kwargs",
     "atol": "atol",
     "rtol": "rtol",
     "timeout": "timeout",
 }
-CONFIG_PATHS = {"model", "reference", "custom_objects", "inputs_file"}
+CONFIG_PATHS = {"model", "reference", "custom_objects", "inputs_file", "input_spec"}
 
 EPILOG = """\b
 Examples:
@@ -38,6 +42,7 @@ Examples:
   kmigrate parity src/models.py --reference old/models.py:build_model
   kmigrate parity model.keras --reference-backend jax --export build/savedmodel
   kmigrate parity src/models.py --format json --output parity.json
+  kmigrate parity bert.py --input ids:int32:0:30000 --input segments:int32:0:2
 
 \b
 Exit status: 0 every backend agrees with the reference; 1 a mismatch, a backend
@@ -82,13 +87,13 @@ def _config_value(key: str, value, base: Path):
         )
         candidate = base / target
         return f"{candidate}{factory}" if candidate.exists() else value
-    if param == "backends" and isinstance(value, list):
+    if param in ("backends", "checks") and isinstance(value, list):
         return ",".join(value)
     if param == "input_shape" and isinstance(value, list):
         nested = value and isinstance(value[0], list)
         shapes = value if nested else [value]
         return tuple(",".join(str(d) for d in shape) for shape in shapes)
-    if param == "input_dtype":
+    if param in ("input_dtype", "input"):
         return tuple(value) if isinstance(value, list) else (value,)
     if param == "factory_kwargs" and isinstance(value, dict):
         return json.dumps(value)
@@ -118,15 +123,17 @@ def _apply_config(ctx: click.Context, params: dict, config_path: str | None) -> 
     "-r",
     metavar="ORIGINAL",
     help="Before/after check: the original (pre-migration) factory, e.g. old/models.py:"
-    "build_model. It runs on TensorFlow with Keras 3, or with Keras 2 (tf_keras) when "
-    "Keras 3 cannot run it; MODEL (the converted factory) gets its weights.",
+    "build_model. It runs on TensorFlow in its own process: with Keras 2 (tf_keras) when it "
+    "is Keras 2 code (imports TensorFlow), else Keras 3; MODEL (the converted factory) "
+    "gets its weights.",
 )
 @click.option(
     "--backends",
     "-b",
     metavar="LIST",
     help="Comma-separated backends to check: tensorflow, jax, torch, openvino. "
-    "Default: every installed one.",
+    "Default: every installed one but openvino (inference only: it runs model.predict; "
+    "add it with --backends tensorflow,jax,torch,openvino).",
 )
 @click.option(
     "--reference-backend",
@@ -139,7 +146,32 @@ def _apply_config(ctx: click.Context, params: dict, config_path: str | None) -> 
     type=click.Choice(["auto", "3", "2"]),
     default="auto",
     show_default=True,
-    help="Keras version for the original with --reference: auto tries 3, then 2.",
+    help="Keras version for the original with --reference: auto is 2 (tf_keras) for Keras 2 "
+    "code, else 3 (then 2 if 3 cannot run it).",
+)
+@click.option(
+    "--input",
+    "input",
+    multiple=True,
+    metavar="SPEC",
+    help="One model input: NAME:DTYPE[:LOW:HIGH[:SHAPE]], e.g. --input ids:int32:0:30000 "
+    "--input segments:int32:0:2. Default: integer inputs that feed an Embedding use "
+    "[0, input_dim), others [0, --int-high).",
+)
+@click.option(
+    "--input-spec",
+    type=click.Path(exists=True, dir_okay=False),
+    metavar="FILE",
+    help='Input specs for a multi-input model, JSON or TOML: {"inputs": [{"name": "ids", '
+    '"dtype": "int32", "low": 0, "high": 30000}, ...]}.',
+)
+@click.option(
+    "--checks",
+    default="call,predict,train",
+    show_default=True,
+    metavar="LIST",
+    help="How each backend runs the model: call (model(x, training=False)), predict "
+    "(compiled), train (one SGD step: loss and updated weights). OpenVINO runs predict.",
 )
 @click.option(
     "--custom-objects",
@@ -263,6 +295,7 @@ def parity_command(ctx: click.Context, **params) -> None:
     on a mismatch, layer by layer to name the first layer that diverges.
     """
     _apply_config(ctx, params, params.pop("config"))
+    from kmigrate.parity.inputs import load_spec_file, parse_input_spec  # noqa: PLC0415
     from kmigrate.parity.plan import ParityOptions, ParityUsageError, parse_shape  # noqa: PLC0415
     from kmigrate.parity.runner import run_parity  # noqa: PLC0415
 
@@ -285,6 +318,11 @@ def parity_command(ctx: click.Context, **params) -> None:
             batch_size=params["batch_size"],
             seed=params["seed"],
             int_high=params["int_high"],
+            input_specs=[
+                *(load_spec_file(params["input_spec"]) if params["input_spec"] else []),
+                *(parse_input_spec(text) for text in params["input"]),
+            ],
+            checks=_checks(params["checks"]),
             factory_kwargs=_kwargs(params["factory_kwargs"]),
             atol=params["atol"],
             rtol=params["rtol"],
@@ -317,6 +355,17 @@ def _split(text: str | None) -> list[str] | None:
     if not text:
         return None
     return [part for part in (p.strip() for p in text.split(",")) if part]
+
+
+def _checks(text: str) -> tuple[str, ...]:
+    names = tuple(_split(text) or ())
+    unknown = sorted(set(names) - {"call", "predict", "train"})
+    if unknown or not names:
+        raise click.BadParameter(
+            f"unknown check(s) {', '.join(unknown) or '(none)'}: choose from call, predict, train",
+            param_hint="--checks",
+        )
+    return names
 
 
 def _kwargs(text: str | None) -> dict:
@@ -367,9 +416,9 @@ def _write_report(report, fmt: str, output: str | None) -> None:
         return
     if output:
         with open(output, "w", encoding="utf-8") as handle:
-            render(report, Console(file=handle, width=120, force_terminal=False))
-    else:
-        render(report, Console())
+            render(report, Console(file=handle, width=REPORT_WIDTH, force_terminal=False))
+    else:  # a pipe or a CI log gets the width of a report file, not 80 columns
+        render(report, Console() if sys.stdout.isatty() else Console(width=REPORT_WIDTH))
 
 
 if __name__ == "__main__":  # python -m kmigrate.parity.cli ..., until the main CLI wires it

@@ -210,16 +210,18 @@ def default_cache_dir(name: str) -> str:
 class ParityOptions:
     """Everything about a run except the models; the CLI and `kmigrate apply` fill it in."""
 
-    backends: Sequence[str] | None = None  # None: every installed backend
+    backends: Sequence[str] | None = None  # None: every installed backend but OpenVINO
     reference_backend: str | None = None  # form 1/2 reference; default tensorflow or first
-    reference_keras: str = "auto"  # "auto" (Keras 3, else Keras 2), "3" or "2"
+    reference_keras: str = "auto"  # "auto" (Keras 2 for Keras 2 code), "3" or "2"
     custom_objects: str | None = None  # module file with the custom layers of a .keras file
     input_shapes: Sequence[Sequence[int]] | None = None  # per input, without the batch axis
     input_dtypes: Sequence[str] | None = None
     inputs_file: str | None = None  # .npy / .npz with the batch to use
     batch_size: int = 4
     seed: int = 0
-    int_high: int = 10  # integer inputs are drawn from [0, int_high)
+    int_high: int = 10  # integer inputs are drawn from [0, int_high) unless a spec says
+    input_specs: Sequence = ()  # kmigrate.parity.inputs.InputSpec, one per named input
+    checks: Sequence[str] = ("call", "predict", "train")  # how each target is run
     factory_kwargs: dict = field(default_factory=dict)
     atol: float | None = None
     rtol: float | None = None
@@ -234,10 +236,11 @@ class ParityOptions:
     compile_cache: str | None = field(default_factory=lambda: default_cache_dir("jax"))
 
     def resolved_backends(self, installed: Sequence[str]) -> list[str]:
-        if self.backends is None:
-            if not installed:
+        if self.backends is None:  # OpenVINO only predicts: it runs when asked for
+            trainable = [b for b in installed if b not in INFERENCE_ONLY]
+            if not trainable:
                 require_backend("tensorflow", installed)
-            return list(installed)
+            return trainable
         chosen: list[str] = []
         for name in self.backends:
             name = canonical_backend(name)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from kmigrate.parity.compare import FLOAT_TOLERANCES, ArrayDiff, LayerDivergence
 
 JSON_VERSION = 1
-USER_FACING_ERRORS = frozenset({"StageError", "Skipped"})
+USER_FACING_ERRORS = frozenset({"StageError", "ParityUsageError", "Skipped"})
 STATUS_STYLE = {
     "pass": ("PASS", "bold green"),
     "fail": ("FAIL", "bold red"),
@@ -29,7 +29,9 @@ STAGE_WORDS = {
     "wait": "waiting for the reference",
     "inputs": "preparing the input batch",
     "weights": "loading the reference weights",
-    "predict": "predicting",
+    "predict": "model.predict (compiled)",
+    "call": "calling model(x, training=False)",
+    "train": "the training step (train_on_batch, SGD)",
     "export": "exporting / serving the SavedModel",
     "crash": "running",
     "start": "starting",
@@ -72,6 +74,40 @@ class ErrorInfo:
         }
 
 
+CHECK_TITLES = {"call": "call", "predict": "predict", "train": "train"}
+
+
+@dataclass
+class CheckResult:
+    """One way of running the model (eager call, predict, training step) on one backend."""
+
+    name: str  # "call" | "predict" | "train"
+    status: str  # "pass" | "fail" | "error" | "skipped"
+    diffs: list[ArrayDiff] = field(default_factory=list)
+    layer: str | None = None  # the layer named by the failure, as "'path' (Class)"
+    detail: list[str] = field(default_factory=list)
+    error: ErrorInfo | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("pass", "skipped")
+
+    def fail(self, path: str, message: str) -> None:
+        self.status = "fail"
+        self.layer = self.layer or f"'{path}'"
+        self.detail.append(message)
+
+    def to_dict(self) -> dict:
+        return {
+            "check": self.name,
+            "status": self.status,
+            "layer": self.layer,
+            "detail": list(self.detail),
+            "outputs": [d.to_dict() for d in self.diffs],
+            "error": self.error.to_dict() if self.error else None,
+        }
+
+
 @dataclass
 class BackendRun:
     """One row of the report: a worker's verdict against the reference."""
@@ -86,6 +122,12 @@ class BackendRun:
     divergence: LayerDivergence | None = None
     error: ErrorInfo | None = None
     notes: list[str] = field(default_factory=list)
+    checks: list[CheckResult] = field(default_factory=list)
+    tensorflow: dict | None = None  # jax/torch: who imported tensorflow, if anyone
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per worker stage
+
+    def check(self, name: str) -> CheckResult | None:
+        return next((c for c in self.checks if c.name == name), None)
 
     @property
     def label(self) -> str:
@@ -121,6 +163,9 @@ class BackendRun:
             "first_divergent_layer": self.divergence.to_dict() if self.divergence else None,
             "error": self.error.to_dict() if self.error else None,
             "notes": list(self.notes),
+            "checks": [c.to_dict() for c in self.checks],
+            "tensorflow": self.tensorflow,
+            "timings": {k: round(v, 3) for k, v in self.timings.items()},
         }
 
 
@@ -142,6 +187,7 @@ class ParityReport:
     atol: float | None = None
     rtol: float | None = None
     workdir: str | None = None
+    reference_reason: str = ""  # why the reference ran on this Keras
 
     @property
     def passed(self) -> bool:
@@ -164,7 +210,11 @@ class ParityReport:
         return "by dtype (float32 atol=1e-05 rtol=0.0001; float16/bfloat16 looser; ints exact)"
 
     def inputs_text(self) -> str:
-        parts = [f"{tuple(x['shape'])} {x['dtype']}" for x in self.inputs]
+        parts = [
+            f"{x.get('name', '') + ' ' if x.get('name') else ''}{tuple(x['shape'])} {x['dtype']}"
+            + (f" in [{x['low']:g}, {x['high']:g})" if x.get("high") is not None else "")
+            for x in self.inputs
+        ]
         origin = f"from {self.inputs_file}" if self.inputs_file else f"seed {self.seed}"
         return f"{', '.join(parts) or 'unknown'} {origin}"
 
@@ -179,6 +229,8 @@ class ParityReport:
             "inputs_file": self.inputs_file,
             "tolerance": {"atol": self.atol, "rtol": self.rtol, "by_dtype": self.atol is None},
             "reference": self.reference.to_dict(),
+            "reference_keras": self.reference.keras,
+            "reference_reason": self.reference_reason,
             "runs": [r.to_dict() for r in self.runs],
             "workdir": self.workdir,
         }
@@ -204,37 +256,111 @@ def render(report: ParityReport, console) -> None:
         title=f"kmigrate parity: {report.subject}",
         caption=(
             f"reference: {report.reference.model} on {report.reference.backend} · batch "
-            f"{report.inputs_text()} · tolerance {report.tolerance_text()}"
+            f"{report.inputs_text()} · tolerance {report.tolerance_text()} · checks: call = "
+            f"model(x, training=False), predict = model.predict (compiled), train = one SGD "
+            f"step; ✓ agrees, ✗ differs, ! raised, – not compared"
         ),
         caption_justify="left",
     )
-    table.add_column("Backend")
-    table.add_column("Keras")
+    # max rel err is in the details and the JSON; the table keeps to 80 columns
+    table.add_column("Backend", no_wrap=True)
+    table.add_column("Keras", no_wrap=True)
     table.add_column("Max abs err", justify="right")
-    table.add_column("Max rel err", justify="right")
-    table.add_column("Result")
-    table.add_column("Time", justify="right")
+    table.add_column("Checks", no_wrap=True)
+    table.add_column("Needs TF")
+    table.add_column("Result", no_wrap=True)
+    table.add_column("Time", justify="right", no_wrap=True)
     for run in report.all_runs:
         word, style = STATUS_STYLE.get(run.status, (run.status, ""))
         table.add_row(
             run.label,
             run.keras or "—",
             _number(run.max_abs),
-            _number(run.max_rel),
+            _checks_cell(run),
+            _tensorflow_cell(run),
             f"[{style}]{word}[/]" if style else word,
             _seconds(run.seconds),
         )
     console.print(table)
+    if report.reference_reason:
+        console.print(f"reference: {report.reference_reason}", highlight=False, soft_wrap=True)
     for run in report.all_runs:  # not wrapped: tracebacks and paths stay greppable
         for line in explain(run):
             console.print(line, highlight=False, markup=False, soft_wrap=True)
     console.print(verdict(report), highlight=False, soft_wrap=True)
 
 
+CHECK_MARKS = {
+    "pass": ("✓", "green"),
+    "fail": ("✗", "bold red"),
+    "error": ("!", "bold red"),
+    "skipped": ("–", "yellow"),
+}
+
+
+def _checks_cell(run: BackendRun) -> str:
+    """'call✓ predict✓ train✗': each check run on this backend with its outcome."""
+    if not run.checks:
+        return "—"
+    cells = []
+    for check in run.checks:
+        mark, style = CHECK_MARKS.get(check.status, ("?", ""))
+        cells.append(f"[{style}]{CHECK_TITLES[check.name]}{mark}[/]")
+    return " ".join(cells)
+
+
+def _tensorflow_cell(run: BackendRun) -> str:
+    if not run.tensorflow:
+        return "—"
+    return "[yellow]yes[/]" if run.tensorflow.get("needs_tensorflow") else "[green]no[/]"
+
+
+def tensorflow_line(run: BackendRun) -> str | None:
+    """Does the converted model still need TensorFlow on this backend, and why."""
+    if not run.tensorflow:
+        return None
+    importer = run.tensorflow.get("importer")
+    if not run.tensorflow.get("needs_tensorflow") or not importer:
+        return (
+            f"{run.label}: runs without TensorFlow (never imported while building, calling, "
+            f"predicting and training)"
+        )
+    where = f"{importer.get('file')}:{importer.get('line')}"
+    code = f" `{importer['code']}`" if importer.get("code") else ""
+    who = "" if importer.get("user_code") else " (library code, not the model's)"
+    return f"{run.label}: still needs TensorFlow: imported at {where}{code}{who}"
+
+
+def explain_check(run: BackendRun, check: CheckResult) -> list[str]:
+    title = f"{run.label} {CHECK_TITLES[check.name]}"
+    if check.status == "error" and check.error:
+        stage = STAGE_WORDS.get(check.error.stage, check.error.stage)
+        where = f" in layer {check.layer}" if check.layer else ""
+        lines = [f"{title}: ERROR while {stage}{where}: {check.error.headline}"]
+        lines.extend(f"    {t}" for t in check.error.traceback.splitlines())
+        return lines
+    if check.status == "fail":
+        where = f" (layer {check.layer})" if check.layer else ""
+        lines = [f"{title}: FAIL{where}"]
+        lines.extend(f"  {d}" for d in check.detail)
+        lines.extend(f"  {describe_diff(d)}" for d in check.diffs if not d.passed)
+        return lines
+    if check.status == "skipped":
+        return [f"{title}: not compared ({'; '.join(check.detail)})"]
+    return []
+
+
 def explain(run: BackendRun) -> list[str]:
     """Plain-text lines about one row: notes, mismatches, the diverging layer, errors."""
     lines = [f"{run.label}: {note}" for note in run.notes]
-    if run.status == "fail":
+    for check in run.checks:
+        if check.name != "call" or check.status == "error":
+            lines.extend(explain_check(run, check))
+    tensorflow = tensorflow_line(run)
+    if tensorflow:
+        lines.append(tensorflow)
+    call = run.check("call")
+    if run.status == "fail" and (call is None or call.status == "fail"):
         for diff in run.outputs:
             if not diff.passed:
                 lines.append(f"{run.label}: {describe_diff(diff)}")
@@ -340,7 +466,9 @@ def verdict(report: ParityReport) -> str:
     targets = [r for r in report.runs if r.role == "target"]
     if report.passed:
         names = ", ".join(r.label for r in report.runs)
-        return f"[bold green]PASS[/]: the outputs agree with the reference on {names}"
+        ran = sorted({CHECK_TITLES[c.name] for r in report.runs for c in r.checks if c.ok})
+        how = f" ({', '.join(ran)})" if ran else ""
+        return f"[bold green]PASS[/]: the outputs agree with the reference on {names}{how}"
     if not report.reference.ok:
         return "[bold red]FAIL[/]: the reference did not run, so nothing was compared"
     bad = [r.label for r in report.runs if not r.ok]

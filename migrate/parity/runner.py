@@ -1,21 +1,26 @@
 """Plan the workers of a parity run, run them under a time limit, compare what they wrote.
 
 The parent never imports a deep-learning framework: Keras picks its backend at import
-time, so each backend runs in a subprocess (`kmigrate.parity.worker`) with ``KERAS_BACKEND``
-set, and a Keras 2 reference with ``TF_USE_LEGACY_KERAS=1``. One parity run starts one
-process per backend (plus a second reference only when the Keras 3 attempt at running the
-original fails). All of them start at once: the targets import their framework and build
-the model while the reference runs, then wait for a "go" file before reading the weights
-and the input batch the reference wrote; the slow imports overlap.
+time, so every side runs in its own fresh subprocess (`kmigrate.parity.worker`) with
+``KERAS_BACKEND`` set, and a Keras 2 reference with ``TF_USE_LEGACY_KERAS=1``: the reference
+and each target never share a process or an import root (a target on the reference's
+backend gets its own process too; the before and after trees often hold modules of the same
+name). All of them start at once: the targets import their framework and build the model
+while the reference runs, then wait for a "go" file before reading the weights, the input
+batch and the training targets the reference wrote; the slow imports overlap.
 
 Three forms:
 - ``keras_file``: every backend loads the same ``.keras`` file; the reference backend writes
   the input batch.
 - ``factory``: the reference backend builds the model and writes its weights; every other
   backend rebuilds it and loads them.
-- ``before_after``: the original (pre-migration) factory on TensorFlow is the reference
-  (Keras 3 first, Keras 2 through tf_keras when Keras 3 cannot run it); the converted
-  factory runs on every backend with the original's weights.
+- ``before_after``: the original (pre-migration) factory on TensorFlow is the reference:
+  Keras 2 through tf_keras when the original is Keras 2 code (it imports TensorFlow) and
+  tf_keras is installed, else Keras 3 (and Keras 2 when Keras 3 cannot run it); the
+  converted factory runs on every backend with the original's weights.
+
+Every side runs the checks users depend on (`worker`): the eager call, ``model.predict``
+and one training step; OpenVINO, inference-only, runs ``predict``.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import sys
 import tempfile
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,13 +42,13 @@ import numpy as np
 
 import kmigrate
 from kmigrate.parity.compare import (
-    EXACT,
     ArrayDiff,
+    LayerDivergence,
     LayerRecord,
     RecordedArray,
-    compare_arrays,
     find_divergence,
 )
+from kmigrate.parity.flavour import keras2_importer
 from kmigrate.parity.plan import (
     INFERENCE_ONLY,
     ModelSpec,
@@ -56,7 +61,13 @@ from kmigrate.parity.plan import (
     parse_model_spec,
     require_backend,
 )
-from kmigrate.parity.report import BackendRun, ErrorInfo, ParityReport
+from kmigrate.parity.report import BackendRun, CheckResult, ErrorInfo, ParityReport
+from kmigrate.parity.verdicts import (
+    check_entry,
+    compare_checks,
+    compare_output_lists,
+    error_result,
+)
 
 POLL_SECONDS = 0.05
 STDERR_TAIL_LINES = 25
@@ -156,6 +167,8 @@ class ParityRun:
             else "factory"
         )
         self.reference_backend = self._reference_backend()
+        self.final_reference = workdir / "reference.final.json"  # the attempt that ran
+        self.reference_reason = ""
         self.export_dir = str(Path(options.export_dir).resolve()) if options.export_dir else None
         self.reference_task = self._make_task("reference", "reference", self.reference_backend)
         self.targets = [
@@ -195,11 +208,31 @@ class ParityRun:
 
     def _reference_keras(self) -> int:
         if self.mode != "before_after" or self.options.reference_keras == "3":
+            self.reference_reason = (
+                "chosen with --reference-keras 3" if self.mode == "before_after" else ""
+            )
             return 3
         if self.options.reference_keras == "2":
             self._require_tf_keras()
+            self.reference_reason = "chosen with --reference-keras 2"
             return 2
-        return 3  # "auto": Keras 3 first, Keras 2 only if that fails
+        # "auto": the legacy code's own runtime when it is Keras 2 code
+        spec = self.reference_spec
+        source = Path(spec.path).read_text(encoding="utf-8") if spec and spec.path else ""
+        folder = spec.sys_path[0] if spec and spec.sys_path else None
+        importer = keras2_importer(source, folder)
+        if importer and self.reference_backend == "tensorflow" and module_available("tf_keras"):
+            self.reference_reason = (
+                f"Keras 2 (tf_keras) because the original is Keras 2 code ({importer} imports "
+                f"TensorFlow); --reference-keras 3 runs it on Keras 3 instead"
+            )
+            return 2
+        self.reference_reason = (
+            "Keras 3: the original does not import TensorFlow"
+            if not importer
+            else "Keras 3: tf_keras is not installed (pip install tf-keras for a Keras 2 reference)"
+        )
+        return 3
 
     def _require_tf_keras(self) -> None:
         if self.reference_backend != "tensorflow":
@@ -222,6 +255,19 @@ class ParityRun:
             "--export needs the tensorflow backend in the run (model.export writes a TF "
             "SavedModel): add it to --backends"
         )
+
+    def _checks(self, backend: str) -> list[str]:
+        if backend in INFERENCE_ONLY:
+            return ["predict"]
+        return [c for c in ("call", "predict", "train") if c in self.options.checks]
+
+    def _forbidden_roots(self, spec: ModelSpec) -> list[str]:
+        """The other side's import roots (before/after only), minus the ones shared."""
+        if self.mode != "before_after":
+            return []
+        other = self.subject if spec is self.reference_spec else self.reference_spec
+        mine = set(spec.sys_path)
+        return [root for root in other.sys_path if root not in mine]
 
     def _make_task(self, name: str, role: str, backend: str, keras: int | None = None) -> Task:
         is_reference = role == "reference"
@@ -248,7 +294,15 @@ class ParityRun:
                 "batch_size": options.batch_size,
                 "seed": options.seed,
                 "int_high": options.int_high,
+                "specs": [s.to_dict() for s in options.input_specs or []],
             },
+            "checks": self._checks(backend),
+            "train": {
+                "targets": str(self.workdir / "train_targets.npz"),
+                "reference_result": None if is_reference else str(self.final_reference),
+            },
+            "watch_tensorflow": role == "target" and backend in ("jax", "torch"),
+            "forbidden_roots": self._forbidden_roots(spec),
             "weights": {
                 "mode": ("save" if is_reference else "load") if shares_weights else None,
                 "path": str(self.workdir / "weights.npz"),
@@ -263,28 +317,19 @@ class ParityRun:
         return task
 
     def _group_workers(self) -> list[WorkerPlan]:
-        """One process per backend: a target on the reference's backend (and Keras version)
-        runs in the reference's process, after it, so TensorFlow is imported once."""
-        reference = self.reference_task
+        """One fresh process per side: the reference, and each target on its own, even the
+        one on the reference's backend (sharing would let it reuse the reference's modules
+        from ``sys.modules``)."""
         cache = self.options.compile_cache
-        first = WorkerPlan(
-            name=reference.backend if reference.keras == 3 else "keras2",
-            backend=reference.backend,
-            keras=reference.keras,
-            tasks=[reference],
-            compile_cache=cache,
-        )
-        workers = [first]
-        for task in self.targets:
-            if task.backend == first.backend and task.keras == first.keras:
-                first.tasks.append(task)
-            else:
-                workers.append(WorkerPlan(task.backend, task.backend, task.keras, [task], cache))
-        return workers
+        return [
+            WorkerPlan(task.name, task.backend, task.keras, [task], cache)
+            for task in [self.reference_task, *self.targets]
+        ]
 
     def _fallback_worker(self) -> WorkerPlan:
         task = self._make_task("reference-keras2", "reference", "tensorflow", keras=2)
-        return WorkerPlan("keras2", "tensorflow", 2, [task])
+        self.reference_reason = "Keras 2 (tf_keras): Keras 3 could not run the original"
+        return WorkerPlan("reference-keras2", "tensorflow", 2, [task])
 
     # -- execution -----------------------------------------------------------------------
 
@@ -298,6 +343,7 @@ class ParityRun:
             for kind in ("stdout", "stderr")
         ]
         process = subprocess.Popen(
+            # the worker drops the current folder from sys.path (it may hold the other tree)
             [sys.executable, "-m", "kmigrate.parity.worker", str(job_file)],
             env=plan.environment(),
             stdout=logs[0],
@@ -422,6 +468,7 @@ class ParityRun:
         self.attempts.append(outcome)
         if outcome.status == "ok":
             self.reference_state = "ok"
+            shutil.copyfile(outcome.task.payload["result"], self.final_reference)
             self.go_file.write_text("go", encoding="utf-8")
             fresh = time.monotonic() + self.options.timeout
             for other in running:  # the wait is over: a fresh time limit from now
@@ -471,6 +518,7 @@ class ParityRun:
             atol=self.options.atol,
             rtol=self.options.rtol,
             workdir=str(self.workdir) if self.options.workdir else None,
+            reference_reason=self.reference_reason,
         )
         if reference.status == "ok" and reference.task.payload.get("export_dir"):
             report.runs.append(self._export_run(reference, reference))
@@ -499,7 +547,12 @@ class ParityRun:
             seconds=final.seconds,
             error=final.error,
             notes=list(final.result.get("notes", [])),
+            timings=dict(final.result.get("timings", {})),
         )
+        for name, entry in (final.result.get("checks") or {}).items():
+            if entry.get("status") == "error":
+                headline = ErrorInfo.from_dict(entry.get("error") or {}).headline
+                run.notes.append(f"the original's {name} check failed, not compared: {headline}")
         if len(attempts) > 1:
             first = attempts[0]
             headline = first.error.headline if first.error else first.status
@@ -529,23 +582,50 @@ class ParityRun:
             seconds=outcome.seconds,
             error=outcome.error,
             notes=list(outcome.result.get("notes", [])),
+            timings=dict(outcome.result.get("timings", {})),
         )
         if outcome.status != "ok":
             return run
         if outcome.result.get("weights_matched_by") == "order":
             run.notes.append("weights matched to the reference by layer order (names differ)")
-        run.outputs = self._compare_outputs(
+        run.tensorflow = outcome.result.get("tensorflow")
+        call, run.divergence = self._call_check(outcome, reference)
+        if call is not None:
+            run.checks.append(call)
+            run.outputs = call.diffs
+        run.checks.extend(
+            compare_checks(outcome, reference, atol=self.options.atol, rtol=self.options.rtol)
+        )
+        predict = run.check("predict")
+        if not run.outputs and predict is not None:
+            run.outputs = predict.diffs
+        run.status = "pass" if run.checks and all(c.ok for c in run.checks) else "fail"
+        return run
+
+    def _call_check(
+        self, outcome: Outcome, reference: Outcome
+    ) -> tuple[CheckResult | None, LayerDivergence | None]:
+        """The eager call against the reference's, with the first diverging layer."""
+        entry = check_entry(outcome.result, "call")
+        if entry is None:
+            return None, None
+        if entry["status"] == "error":
+            return error_result("call", entry), None
+        diffs = self._compare_outputs(
             outcome.result.get("outputs", []), outcome.arrays, "out", reference
         )
-        run.status = "pass" if all(d.passed for d in run.outputs) else "fail"
-        if run.status == "fail" and self.options.localize:
-            run.divergence = find_divergence(
+        check = CheckResult("call", "pass" if all(d.passed for d in diffs) else "fail", diffs)
+        divergence = None
+        if check.status == "fail" and self.options.localize:
+            divergence = find_divergence(
                 _layer_records(reference),
                 _layer_records(outcome),
                 atol=self.options.atol,
                 rtol=self.options.rtol,
             )
-        return run
+            if divergence:
+                check.layer = f"'{divergence.path}' ({divergence.class_name})"
+        return check, divergence
 
     def _export_run(self, outcome: Outcome, reference: Outcome) -> BackendRun:
         info = outcome.result.get("export") or {}
@@ -570,31 +650,16 @@ class ParityRun:
     def _compare_outputs(
         self, metas: list[dict], arrays: dict, prefix: str, reference: Outcome
     ) -> list[ArrayDiff]:
-        ref_metas = reference.result.get("outputs", [])
-        diffs = []
-        for i, (meta, ref_meta) in enumerate(zip(metas, ref_metas)):
-            diffs.append(
-                compare_arrays(
-                    ref_meta.get("name", f"output_{i}"),
-                    arrays[f"{prefix}{i}"],
-                    reference.arrays[f"out{i}"],
-                    dtype=meta.get("dtype"),
-                    reference_dtype=ref_meta.get("dtype"),
-                    atol=self.options.atol,
-                    rtol=self.options.rtol,
-                )
-            )
-        if len(metas) != len(ref_metas):
-            missing = ArrayDiff(
-                name="outputs",
-                shape=(),
-                dtype="",
-                reference_dtype="",
-                tolerance=EXACT,
-                problem=f"{len(metas)} outputs where the reference has {len(ref_metas)}",
-            )
-            diffs.append(missing)
-        return diffs
+        return compare_output_lists(
+            metas,
+            arrays,
+            prefix,
+            reference.result.get("outputs", []),
+            reference.arrays,
+            "out",
+            atol=self.options.atol,
+            rtol=self.options.rtol,
+        )
 
 
 def _layer_records(outcome: Outcome) -> list[LayerRecord]:
@@ -608,19 +673,65 @@ def _layer_records(outcome: Outcome) -> list[LayerRecord]:
     return records
 
 
-def reference_from_source(source: str, subject: ModelSpec, workdir: Path) -> ModelSpec:
-    """The original code (kept in memory by `kmigrate apply`) as a module file to import."""
-    stem = Path(subject.path).stem if subject.path else "model"
-    path = workdir / f"original_{stem}.py"
-    path.write_text(source, encoding="utf-8")
+SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "site-packages", "build", "dist"})
+MAX_TREE_FILES = 5000
+
+
+def original_tree(
+    folder: Path, originals: Mapping[str, str], destination: Path
+) -> tuple[Path, int]:
+    """Rebuild the original tree of `folder` under `destination`: its Python files as they
+    are on disk (unchanged by the rewrite), with each rewritten file's original text
+    (`originals`: absolute path -> text) put back. Returns (destination, files written).
+
+    The reference imports its siblings from this copy, never from the rewritten folder:
+    an original ``models.py`` must meet the original ``layers.py``.
+    """
+    count = 0
+    for path in sorted(folder.rglob("*.py")):
+        relative = path.relative_to(folder)
+        if any(part.startswith(".") or part in SKIPPED_FOLDERS for part in relative.parts[:-1]):
+            continue
+        if count >= MAX_TREE_FILES:
+            raise ParityUsageError(
+                f"{folder} holds more than {MAX_TREE_FILES} Python files: point parity at a "
+                f"smaller folder (the model's own package)"
+            )
+        target = destination / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        text = originals.get(str(path.resolve()))
+        if text is None:
+            text = path.read_text(encoding="utf-8", errors="surrogateescape")
+        target.write_text(text, encoding="utf-8", errors="surrogateescape")
+        count += 1
+    return destination, count
+
+
+def reference_from_source(
+    source: str,
+    subject: ModelSpec,
+    workdir: Path,
+    originals: Mapping[str, str] | None = None,
+) -> ModelSpec:
+    """The original code (kept in memory by `kmigrate apply`) as a module file to import,
+    inside a copy of its folder as it was before the rewrite (`original_tree`)."""
     factory = find_factory(source, subject.factory, where=f"the original of {subject.label}")
     label = f"{subject.label.rsplit(':', 1)[0]}:{factory}"
+    if subject.path:
+        entry = Path(subject.path).resolve()
+        texts = {**(originals or {}), str(entry): source}
+        root, _ = original_tree(entry.parent, texts, workdir / "original")
+        path = root / entry.name
+    else:
+        path = workdir / "original" / "original_model.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source, encoding="utf-8")
     return ModelSpec(
         kind="factory",
         label=label,
         path=str(path),
         factory=factory,
-        sys_path=subject.sys_path,  # the original imports its siblings from the same folder
+        sys_path=(str(path.parent),),
     )
 
 
@@ -629,6 +740,7 @@ def run_parity(
     *,
     reference: str | ModelSpec | None = None,
     reference_source: str | None = None,
+    reference_originals: Mapping[str, str] | None = None,
     options: ParityOptions | None = None,
     progress: Progress | None = None,
 ) -> ParityReport:
@@ -637,8 +749,9 @@ def run_parity(
     `model` is a ``.keras`` file, ``path/models.py[:factory]`` or ``pkg.mod:factory``.
     For a before/after check give the original either as `reference` (a factory spec) or as
     `reference_source` (the original module's text, e.g. kept in memory by ``kmigrate apply``;
-    it is written to a temp file and imported with the converted file's folder on the path,
-    and its factory defaults to the converted one's name).
+    it is written into a copy of the converted file's folder in which every file named in
+    `reference_originals` (absolute path -> original text: the other files the rewrite
+    changed) has its original text back; its factory defaults to the converted one's name).
 
     Raises ParityUsageError when the run cannot start (no entry point, backend missing...);
     everything that goes wrong inside a worker is in the returned report.
@@ -660,7 +773,9 @@ def run_parity(
     try:
         reference_spec = None
         if reference_source is not None:
-            reference_spec = reference_from_source(reference_source, subject, workdir)
+            reference_spec = reference_from_source(
+                reference_source, subject, workdir, reference_originals
+            )
         elif reference is not None:
             reference_spec = (
                 reference if isinstance(reference, ModelSpec) else parse_model_spec(reference)

@@ -9,9 +9,11 @@ non-trainable one, Keras 3 goes layer by layer, and functional models may order 
 layers differently.
 
 Groups are matched by layer path when both sides have the same set of paths (rewrites keep
-layer names), otherwise by position; either way every shape is checked, and the error names
-the first layer and weight that do not line up. This module is pure Python: the workers use
-it and the unit tests check it without a framework.
+layer names), otherwise by position; inside a group, weights are matched by name when the
+names are the same set on both sides, otherwise by creation order. Either way every shape is
+checked, and a weight left unmatched or matched twice is an error that names the layer.
+This module is pure Python: the workers use it and the unit tests check it without a
+framework.
 """
 
 from __future__ import annotations
@@ -84,7 +86,35 @@ def match_groups(
         raise WeightMismatchError(_count_message(reference, target))
     for i, j in pairs:
         _check_group(reference[i], target[j], how)
+    _check_once([i for i, _ in pairs], reference, "reference")
+    _check_once([j for _, j in pairs], target, "here")
     return pairs, how
+
+
+def _check_once(used: Sequence[int], groups: Sequence[WeightGroup], side: str) -> None:
+    """Every group on each side takes part in exactly one pair."""
+    for index, group in enumerate(groups):
+        count = used.count(index)
+        if count != 1:
+            state = "left unmatched" if count == 0 else f"matched {count} times"
+            raise WeightMismatchError(f"layer {group.describe()} ({side}) is {state}")
+
+
+def weight_order(ref: WeightGroup, here: WeightGroup) -> list[tuple[int, int]]:
+    """Pairs ``(reference weight index, this side's index)`` inside two matched groups.
+
+    By short name ('kernel', 'gamma') when both sides name the same set of weights once
+    each: Keras 2 lists a layer's trainable weights before its non-trainable ones, Keras 3
+    keeps creation order, so positions can differ for one layer. Otherwise by position.
+    `match_groups` checks the shapes of these pairs.
+    """
+    ref_names = [short_weight_name(n) for n in ref.names]
+    here_names = [short_weight_name(n) for n in here.names]
+    unique = len(set(ref_names)) == len(ref_names) and len(set(here_names)) == len(here_names)
+    if unique and set(ref_names) == set(here_names) and len(ref_names) == len(ref.shapes):
+        where = {name: k for k, name in enumerate(here_names)}
+        return [(k, where[name]) for k, name in enumerate(ref_names)]
+    return [(k, k) for k in range(len(ref.shapes))]
 
 
 def _count_message(reference: Sequence[WeightGroup], target: Sequence[WeightGroup]) -> str:
@@ -110,10 +140,10 @@ def _check_group(ref: WeightGroup, here: WeightGroup, how: str) -> None:
         raise WeightMismatchError(
             f"{where}: {len(here.shapes)} weights here, {len(ref.shapes)} on the reference"
         )
-    for k, (ref_shape, shape) in enumerate(zip(ref.shapes, here.shapes)):
-        if tuple(ref_shape) != tuple(shape):
+    for k_ref, k in weight_order(ref, here):
+        if tuple(ref.shapes[k_ref]) != tuple(here.shapes[k]):
             name = short_weight_name(here.names[k]) if k < len(here.names) else str(k)
             raise WeightMismatchError(
-                f"{where}: weight #{k} '{name}' has shape {_shape(shape)} here but "
-                f"{_shape(ref_shape)} on the reference (matched by {how})"
+                f"{where}: weight #{k} '{name}' has shape {_shape(here.shapes[k])} here but "
+                f"{_shape(ref.shapes[k_ref])} on the reference (matched by {how})"
             )

@@ -8,11 +8,19 @@ build, where the input batch and the weights are, and where to write results.
 
 Steps of a task: load the user's module (which imports its framework), import Keras, build
 or load the model; a target then waits until the reference has written the weights and the batch (so
-the slow imports of all backends overlap); then inputs, weights, one forward pass with
-``training=False`` while recording every layer's outputs, and optionally a SavedModel export
-served back through ``tf.saved_model.load``. Results go to a JSON file and an ``.npz``; an
-exception is recorded with the stage it happened in and the tail of its traceback, so the
-parent can say what broke where.
+the slow imports of all backends overlap); then inputs, weights, and the checks the job
+asks for, each run as users run the model: ``call`` (``model(x, training=False)`` while
+recording every layer's outputs), ``predict`` (``model.predict``, compiled the way the
+backend compiles it by default: jit on jax) and ``train`` (one SGD step, `train_step`);
+optionally a SavedModel export served back through ``tf.saved_model.load``. A check that
+raises is recorded with the layer whose code raised, and the next check still runs.
+
+Each process holds one side only (the reference or one target) and refuses to go on when a
+module of the other side's tree was imported: the before and after trees often have modules
+of the same name, and one process would silently run the original twice.
+
+Results go to a JSON file and an ``.npz``; an exception is recorded with the stage it
+happened in and the tail of its traceback, so the parent can say what broke where.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.util
+import inspect
 import json
 import os
 import random
@@ -32,7 +41,11 @@ from pathlib import Path
 
 import numpy as np
 
-from kmigrate.parity.weights import WeightGroup, WeightMismatchError, match_groups
+from kmigrate.parity.batch import InputBatch
+from kmigrate.parity.plan import ParityUsageError
+from kmigrate.parity.tf_watch import TensorFlowWatch
+from kmigrate.parity.train_step import TrainingCheck
+from kmigrate.parity.weights import WeightGroup, WeightMismatchError, match_groups, weight_order
 
 TRACEBACK_LINES = 40
 EXCEPTION_LINES = 6
@@ -107,7 +120,9 @@ def _error_info(stage: str, exc: BaseException) -> dict:
         "stage": stage,
         "type": type(exc).__name__,
         "message": _plain(message),
-        "traceback": "" if isinstance(exc, StageError) else _plain(_traceback_tail(exc)),
+        "traceback": ""
+        if isinstance(exc, StageError | ParityUsageError)
+        else _plain(_traceback_tail(exc)),
     }
     root = _exception_chain(exc)[0]
     if root is not exc and exc.__cause__ is None:  # failed while handling `root`: the real error
@@ -129,6 +144,24 @@ def _import_file(path: str, name_hint: str):
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+_PACKAGE_DIR = os.path.realpath(os.path.dirname(os.path.dirname(__file__)))
+
+
+def _is_library_file(path: str) -> bool:
+    """Installed code (site-packages, the standard library, kmigrate itself)."""
+    parts = path.split(os.sep)
+    return (
+        path.startswith(_LIBRARY_DIRS)
+        or "site-packages" in parts
+        or "dist-packages" in parts
+        or _under(path, _PACKAGE_DIR)
+    )
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def _savable(array: np.ndarray) -> np.ndarray:
@@ -252,9 +285,11 @@ class Worker:
     def run(self) -> None:
         started = time.perf_counter()
         self.stage = "load"
+        watch = TensorFlowWatch().install() if self.task.get("watch_tensorflow") else None
         try:
             self.enter("load")
             self.load_user_code()
+            self.check_isolation()
             self.enter("import")
             self.import_keras()
             self.enter("build")
@@ -268,16 +303,118 @@ class Worker:
             self.ensure_built()
             self.enter("weights")
             self.transfer_weights()
-            self.enter("predict")
-            self.predict()
         except BaseException as exc:  # noqa: BLE001 - every failure is reported, none lost
             self.result["status"] = "error"
-            self.result["error"] = _error_info(self.stage, exc)
+            self.result["error"] = self.error_info(self.stage, exc)
         else:
+            self.run_checks()
             if self.task.get("export_dir"):
                 self.enter("export")
                 self.export()
+        if watch is not None:
+            self.result["tensorflow"] = watch.verdict()
         self.result["timings"]["total"] = time.perf_counter() - started
+
+    def run_checks(self) -> None:
+        """Each check on its own: one that raises does not hide the others' results."""
+        self.result["checks"] = {}
+        for check in self.task.get("checks") or ["call"]:
+            self.enter(check)
+            started = time.perf_counter()
+            saved = self.snapshot_state()
+            try:
+                getattr(self, f"check_{check}")()
+                self.result["checks"][check] = {"status": "ok"}
+            except BaseException as exc:  # noqa: BLE001 - reported per check
+                # a compiled step that fails half way can leave variables without values
+                # (Keras on jax empties them while a jitted function runs): put them back
+                self.restore_state(saved)
+                info = self.error_info(check, exc)
+                self.result["checks"][check] = {"status": "error", "error": info}
+                if check == "call" and self.task["role"] == "reference":
+                    self.result["status"] = "error"  # nothing to compare with
+                    self.result["error"] = info
+                    return
+            self._timed(check, started)
+
+    def snapshot_state(self) -> list[tuple[object, np.ndarray]]:
+        """Every readable model variable with its value: weights plus seed-generator states
+        (Keras 3 keeps those out of ``weights``). One that cannot be read (never
+        initialised) is left out: there is nothing to put back."""
+        pairs = []
+        for variable in getattr(self.model, "variables", None) or self.model.weights:
+            try:
+                pairs.append((variable, np.array(self.to_numpy(variable))))
+            except Exception:  # noqa: BLE001, S112 - unreadable: nothing to restore
+                continue
+        return pairs
+
+    def restore_state(self, snapshot: list[tuple[object, np.ndarray]]) -> None:
+        for variable, value in snapshot:
+            variable.assign(self.as_variable_dtype(value, variable))
+
+    def error_info(self, stage: str, exc: BaseException) -> dict:
+        """`_error_info` plus the model layer whose code raised, when there is one."""
+        info = _error_info(stage, exc)
+        layer = getattr(exc, "kmigrate_layer", None) or self.layer_in_traceback(exc)
+        if layer:
+            info["layer"] = layer
+        forward = getattr(exc, "kmigrate_forward", None)
+        if forward:
+            info["message"] += f"\n(the tensor was made in the forward pass at {forward})"
+        return info
+
+    def layer_at(self, file: str, line: int) -> str | None:
+        """'path' (Class) of the model layer whose class defines the code at file:line."""
+        target = os.path.realpath(file)
+        for path, layer in reversed(self.layer_tree()):
+            for function in vars(type(layer)).values():
+                code = getattr(function, "__code__", None)
+                if code is None or os.path.realpath(code.co_filename) != target:
+                    continue
+                lines = [n for _, _, n in code.co_lines() if n is not None]
+                if lines and min(lines + [code.co_firstlineno]) <= line <= max(lines):
+                    return f"'{path}' ({type(layer).__name__})"
+        return None
+
+    def layer_in_traceback(self, exc: BaseException) -> str | None:
+        """'path' (Class) of the innermost model layer on the traceback of `exc` (or of
+        the exceptions it chains), found by the ``self`` of each frame."""
+        if self.model is None:
+            return None
+        try:
+            known = {id(layer): path for path, layer in self.layer_tree()}
+        except Exception:  # noqa: BLE001 - naming is a help, never a second failure
+            return None
+        found = {True: None, False: None}  # innermost layer frame in user code / anywhere
+        for link in _exception_chain(exc):
+            tb = link.__traceback__
+            while tb is not None:
+                owner = tb.tb_frame.f_locals.get("self")
+                if id(owner) in known:
+                    user = _is_user_frame(tb.tb_frame.f_code.co_filename)
+                    found[user] = f"'{known[id(owner)]}' ({type(owner).__name__})"
+                tb = tb.tb_next
+        return found[True] or found[False]
+
+    def check_isolation(self) -> None:
+        """No module of the other side's tree may be loaded in this process."""
+        own = [os.path.realpath(p) for p in (self.task["model"].get("sys_path") or [])]
+        for root in self.task.get("forbidden_roots") or []:
+            root = os.path.realpath(root)
+            for name, module in list(sys.modules.items()):
+                file = getattr(module, "__file__", None)
+                if not file:
+                    continue
+                path = os.path.realpath(file)
+                if _is_library_file(path):  # a virtualenv inside the project is not its tree
+                    continue
+                if _under(path, root) and not any(_under(path, o) and o != root for o in own):
+                    raise StageError(
+                        f"module '{name}' was imported from {path}, which belongs to the other "
+                        f"side of the comparison ({root}); the two trees must not share a "
+                        f"process or an import root"
+                    )
 
     def _timed(self, name: str, started: float) -> None:
         self.result["timings"][name] = self.result["timings"].get(name, 0.0) + (
@@ -325,8 +462,30 @@ class Worker:
                 )
         self.keras = keras
         self.show_full_tracebacks()
+        if self.task["backend"] == "openvino":
+            self.openvino_in_float32()
         self.result["keras_version"] = keras.__version__
         self._timed("import", started)
+
+    def openvino_in_float32(self) -> None:
+        """Compile OpenVINO models with ``INFERENCE_PRECISION_HINT=f32``.
+
+        On CPUs with bfloat16 units (AMX, AVX512-BF16) OpenVINO runs float32 models in
+        bfloat16 by default, which moves float32 outputs by ~1e-3: a difference of the
+        device setting, not of the model. Keras's OpenVINO predict compiles with the
+        default; parity asks for float32 so the model's own numbers are compared.
+        """
+        import openvino  # noqa: PLC0415 - only on the openvino backend
+
+        original = openvino.compile_model
+
+        @functools.wraps(original)
+        def compile_model(model, device_name=None, config=None, *args, **kwargs):
+            config = {"INFERENCE_PRECISION_HINT": "f32", **(config or {})}
+            return original(model, device_name, config, *args, **kwargs)
+
+        openvino.compile_model = compile_model
+        self.result["notes"].append("OpenVINO compiled with INFERENCE_PRECISION_HINT=f32")
 
     def show_full_tracebacks(self) -> None:
         """Keras hides its frames and, with them, the failing line inside a layer's call()."""
@@ -410,74 +569,7 @@ class Worker:
         return specs
 
     def prepare_inputs(self) -> None:
-        options = self.task["inputs"]
-        if not options.get("write"):
-            with np.load(options["path"]) as data:
-                self.inputs = [data[f"x{i}"] for i in range(len(data.files))]
-            return
-        if options.get("source"):
-            self.inputs = self.read_inputs_file(options["source"])
-        else:
-            self.inputs = self.generate_inputs(options)
-        np.savez(options["path"], **{f"x{i}": x for i, x in enumerate(self.inputs)})
-        self.result["inputs"] = [
-            {"shape": list(x.shape), "dtype": str(x.dtype)} for x in self.inputs
-        ]
-
-    def read_inputs_file(self, path: str) -> list[np.ndarray]:
-        if path.endswith(".npy"):
-            return [np.load(path)]
-        with np.load(path) as data:
-            return [data[name] for name in data.files]
-
-    def generate_inputs(self, options: dict) -> list[np.ndarray]:
-        specs = self.model_input_specs()
-        shapes = options.get("shapes")
-        dtypes = options.get("dtypes")
-        batch = int(options["batch_size"])
-        if shapes:
-            if specs and len(specs) != len(shapes):
-                raise StageError(
-                    f"the model has {len(specs)} inputs but {len(shapes)} --input-shape "
-                    f"options were given; give one per input, in order"
-                )
-            full = [(batch, *shape) for shape in shapes]
-        elif specs:
-            full = []
-            for name, dims, _ in specs:
-                if any(d is None for d in dims[1:]):
-                    raise StageError(
-                        f"input '{name}' has shape {tuple(dims)} with unknown sizes besides "
-                        f"the batch axis; give them with --input-shape (e.g. --input-shape "
-                        f"{','.join('16' if d is None else str(d) for d in dims[1:])})"
-                    )
-                full.append((batch, *dims[1:]))
-        else:
-            raise StageError(
-                "the model does not declare its inputs (a subclassed model before its first "
-                "call); give them with --input-shape 16,32 [--input-dtype float32]"
-            )
-        if not dtypes:
-            dtypes = [s[2] for s in specs] if specs else ["float32"] * len(full)
-        elif len(dtypes) == 1:
-            dtypes = list(dtypes) * len(full)
-        rng = np.random.default_rng(int(options["seed"]))
-        return [
-            self.random_array(rng, shape, dtype, int(options["int_high"]))
-            for shape, dtype in zip(full, dtypes)
-        ]
-
-    def random_array(self, rng, shape: tuple, dtype: str, int_high: int) -> np.ndarray:
-        kind = np.dtype(dtype).kind if dtype in np.sctypeDict else "f"
-        if kind == "b":
-            return rng.random(shape) < 0.5
-        if kind in "iu":
-            return rng.integers(0, int_high, size=shape).astype(dtype)
-        values = rng.standard_normal(shape)
-        if dtype not in np.sctypeDict:  # bfloat16: feed float32, the model casts
-            self.result["notes"].append(f"inputs of dtype {dtype} are fed as float32")
-            return values.astype(np.float32)
-        return values.astype(dtype)
+        self.inputs = InputBatch(self).prepare(self.task["inputs"])
 
     def model_args(self):
         struct = getattr(self.model, "_inputs_struct", None)
@@ -513,6 +605,8 @@ class Worker:
                     arrays[f"g{i}_{k}"] = _savable(np.asarray(variable.numpy()))
             np.savez(paths["path"], **arrays)
             Path(paths["meta"]).write_text(json.dumps(meta), encoding="utf-8")
+            self.pairs = [(i, i) for i in range(len(groups))]
+            self.reference_groups = [g for g, _ in groups]
         else:
             reference = [
                 WeightGroup.from_dict(d)
@@ -524,30 +618,38 @@ class Worker:
                 raise StageError(f"the reference weights do not fit this model: {exc}") from None
             with np.load(paths["path"]) as data:
                 for i, j in pairs:
-                    for k, variable in enumerate(groups[j][1]):
-                        variable.assign(self.as_variable_dtype(data[f"g{i}_{k}"], variable))
+                    for k_ref, k in weight_order(reference[i], groups[j][0]):
+                        variable = groups[j][1][k]
+                        variable.assign(self.as_variable_dtype(data[f"g{i}_{k_ref}"], variable))
+            self.pairs = pairs
+            self.reference_groups = reference
             self.result["weights_matched_by"] = how
         self.result["weight_groups"] = len(groups)
         self._timed("weights", started)
+
+    def weight_pairs(self, groups: list) -> list[tuple[int, int, list[tuple[int, int]]]]:
+        """(reference group, group here, weight order) for every transferred group; on a
+        run without transferred weights (a .keras file) each group pairs with itself."""
+        pairs = getattr(self, "pairs", None)
+        if pairs is None:
+            return [(i, i, [(k, k) for k in range(len(v))]) for i, (_, v) in enumerate(groups)]
+        return [(i, j, weight_order(self.reference_groups[i], groups[j][0])) for i, j in pairs]
 
     def as_variable_dtype(self, array: np.ndarray, variable) -> np.ndarray:
         dtype = self.dtype_name(variable)
         return array.astype(dtype) if dtype in np.sctypeDict else array
 
-    def predict(self) -> None:
-        started = time.perf_counter()
+    def check_call(self) -> None:
+        """``model(x, training=False)``, eager, recording every layer's outputs."""
         records: list[tuple[str, str, list]] = []
         restore = []
-        if self.task.get("record_layers") and self.task["backend"] != "openvino":
-            restore = self.install_recorders(records)
+        if self.task.get("record_layers"):
+            restore = self.install_hooks(records)
         try:
-            outputs = self.call_model()
+            outputs = self.model(self.model_args(), training=False)
         finally:
-            for layer, original in restore:
-                try:
-                    del layer.call  # back to the class's method
-                except AttributeError:
-                    layer.call = original
+            self.remove_hooks(restore)
+        self.call_outputs = outputs
         flat = _flatten(outputs)
         self.result["outputs"] = []
         for i, (name, tensor) in enumerate(flat):
@@ -558,7 +660,33 @@ class Worker:
             for k, tensor in enumerate(tensors):
                 entry["arrays"].append(self.store(f"layer{i}_{k}", tensor, str(k)))
             self.result["layers"].append(entry)
-        self._timed("predict", started)
+
+    def check_predict(self) -> None:
+        """``model.predict``: the compiled path (``jit_compile`` as the backend defaults it)."""
+        outputs = self.model.predict(self.model_args(), batch_size=len(self.inputs[0]), verbose=0)
+        self.result["predict"] = {
+            "jit_compile": str(getattr(self.model, "jit_compile", None)),
+            "outputs": [
+                self.store(f"pred{i}", tensor, name)
+                for i, (name, tensor) in enumerate(_flatten(outputs))
+            ],
+        }
+        if "outputs" not in self.result:  # no eager call (openvino): shape the targets here
+            self.call_outputs = outputs
+
+    def check_train(self) -> None:
+        """One SGD step from the shared weights (see `train_step`)."""
+        self.result["train"] = {}  # present even if the step raises
+        structure = getattr(self, "call_outputs", None)
+        if structure is None:
+            raise StageError("the training step needs the outputs of the eager call, which failed")
+        self.result["train"] = TrainingCheck(self).run(structure)
+
+    def flatten(self, value) -> list[tuple[str, object]]:
+        return _flatten(value)
+
+    def reseed(self, seed: int) -> None:
+        self.seed_initializers(seed)
 
     def store(self, key: str, tensor, name: str) -> dict:
         dtype = self.dtype_name(tensor)
@@ -566,22 +694,33 @@ class Worker:
         self.arrays[key] = _savable(array)
         return {"name": name, "dtype": dtype, "shape": list(array.shape)}
 
-    def install_recorders(self, records: list) -> list:
-        """Wrap each sub-layer's `call` on the instance to keep a copy of what it returns.
+    def install_hooks(self, records: list | None, forced: set[str] = frozenset()) -> list:
+        """Wrap sub-layers' `call` on the instance: keep a copy of what each returns (when
+        `records` is a list) and call the layers in `forced` with ``training=False``.
 
         Keras 2 and 3 both invoke ``self.call`` from ``Layer.__call__``, so an instance
         attribute sees every call of every layer of any model type (functional, Sequential,
         subclassed, nested). Only concrete values are kept: a symbolic call (shape inference
-        during the pass) cannot be converted and is skipped.
+        during the pass, tracing under jit) cannot be converted and is skipped.
         """
         calls: dict[int, int] = {}
         restore = []
         for path, layer in self.layer_tree():
+            if records is None and path not in forced:
+                continue
             original = layer.call
+            force = path in forced
+            position = _training_position(original) if force else None
 
             @functools.wraps(original)
-            def recorder(*args, _original=original, _layer=layer, _path=path, **kwargs):
+            def recorder(
+                *args, _original=original, _layer=layer, _path=path, _f=force, _p=position, **kwargs
+            ):
+                if _f:
+                    args, kwargs = _training_off(args, kwargs, _p)
                 output = _original(*args, **kwargs)
+                if records is None:
+                    return output
                 try:
                     tensors = [
                         np.asarray(self.to_numpy(t)) if not isinstance(t, np.ndarray) else t
@@ -601,6 +740,13 @@ class Worker:
                 continue
             restore.append((layer, original))
         return restore
+
+    def remove_hooks(self, restore: list) -> None:
+        for layer, original in restore:
+            try:
+                del layer.call  # back to the class's method
+            except AttributeError:
+                layer.call = original
 
     def export(self) -> None:
         """SavedModel via model.export, served back through tf.saved_model.load."""
@@ -652,6 +798,27 @@ class Worker:
         }
 
 
+def _training_position(call) -> int | None:
+    """Where ``training`` sits among `call`'s positional parameters (bound method)."""
+    try:
+        names = [
+            p.name
+            for p in inspect.signature(call).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+    except (TypeError, ValueError):
+        return None
+    return names.index("training") if "training" in names else None
+
+
+def _training_off(args: tuple, kwargs: dict, position: int | None) -> tuple[tuple, dict]:
+    if "training" in kwargs:
+        return args, {**kwargs, "training": False}
+    if position is not None and len(args) > position:
+        return (*args[:position], False, *args[position + 1 :]), kwargs
+    return args, kwargs
+
+
 def _output_key(key: str):
     """'output_10' sorts after 'output_2'."""
     stem, _, number = key.rpartition("_")
@@ -682,6 +849,14 @@ def run_task(task: dict, stage_file: str | None) -> None:
     os.replace(temporary, task["result"])  # the parent never sees half a result
 
 
+def drop_working_folder_from_path() -> None:
+    """``python -m`` puts the current folder first on ``sys.path``; it may hold the other
+    side's tree (run from the project root, where ``mylayers.py`` is the rewritten one), so
+    a worker imports only from its own model's folder (what ``-P`` does on Python 3.11+)."""
+    if sys.path and os.path.realpath(sys.path[0] or ".") == os.path.realpath(os.getcwd()):
+        del sys.path[0]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the job's tasks in order in this process (same backend, one framework import)."""
     argv = sys.argv[1:] if argv is None else argv
@@ -689,6 +864,7 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m kmigrate.parity.worker JOB.json", file=sys.stderr)
         return 2
     job = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    drop_working_folder_from_path()
     for i, task in enumerate(job["tasks"]):
         if i:
             _clear_session()
