@@ -30,6 +30,7 @@ from kmigrate.model import (
 )
 from kmigrate.module_info import ModuleInfo
 from kmigrate.names import LEAF_KINDS, Resolver, child_nodes, code_children, scope_bindings
+from kmigrate.project_index import ModuleFacts, module_facts_for_text
 from kmigrate.rules.base import Report, Rule
 from kmigrate.suppress import Suppressions
 
@@ -97,6 +98,9 @@ class FileAnalysis:
     parsed: bool = True
     suppressions: Suppressions | None = None
     tree: ast.Module | None = None  # for per-file measures computed after the rules
+    # analysed without project facts: the module's own facts and its index entry
+    own_facts: ModuleFacts | None = None
+    index_entry: dict | None = None
 
 
 class _Walker:
@@ -387,8 +391,13 @@ def analyze_module_text(
     ruleset: RuleSet,
     spec: ContextSpec,
     package: str = "",
+    facts: ModuleFacts | None = None,
 ) -> FileAnalysis:
-    """Run the selected rules over one module's text. Never raises for bad input."""
+    """Run the selected rules over one module's text. Never raises for bad input.
+
+    ``facts``: what the project index decided about this module (classes derived from
+    layers in other modules, helpers called from model code elsewhere, re-exported
+    backends); None when analysed alone, then the module's own facts are worked out."""
     result = FileAnalysis(path=path)
     try:
         tree = _parse(text)
@@ -406,10 +415,18 @@ def analyze_module_text(
         )
         fingerprint_findings(result.findings)
         return result
+    if facts is None:
+        try:
+            facts, result.index_entry = module_facts_for_text(tree, spec, package)
+        except RecursionError:
+            facts = ModuleFacts()
+        result.own_facts = facts
     module = ModuleInfo(path, text, tree, package)
+    module.bind(facts.bindings)
+    module.project_facts = facts
     result.tree = tree
     result.uses_tensorflow = True
-    index = build_context_index(tree, module.resolver, spec)
+    index = build_context_index(tree, module.resolver, spec, facts)
     reports: list[Report] = []
     walker = _Walker(module, ruleset, index, reports)
     try:
@@ -420,6 +437,8 @@ def analyze_module_text(
     for rule in ruleset.rules:
         walker._run(rule, rule.check_module, None)
     result.findings.extend(_findings_from_reports(path, reports, ruleset))
+    if facts.mixed_functions or facts.notes or facts.patched:
+        _apply_project_notes(result.findings, facts)
     result.findings.extend(_crash_finding(path, r, s, e) for r, s, e in walker.crashes)
     suppressions = Suppressions.from_text(text)
     result.suppressions = suppressions
@@ -475,6 +494,7 @@ def node_dump(node: object) -> str:
 
 def _findings_from_reports(path: str, reports: Iterable[Report], ruleset: RuleSet) -> list[Finding]:
     findings: list[Finding] = []
+    waiting: list[tuple[Finding, Report]] = []
     seen: set[tuple] = set()
     for report in reports:
         rule = report.rule
@@ -500,7 +520,49 @@ def _findings_from_reports(path: str, reports: Iterable[Report], ruleset: RuleSe
                 source_text=node_dump(site.node),
             )
         )
+        if report.unblocked_by and report.fix is None:
+            waiting.append((findings[-1], report))
+    if waiting:
+        _mark_fixed_later(findings, waiting)
     return findings
+
+
+def _mark_fixed_later(findings: list[Finding], waiting: list[tuple[Finding, Report]]) -> None:
+    """Which blocked findings ``apply`` fixes in a later round, so that scan counts them
+    as fixable: every blocker is fixable, and a use is left that keeps the fix needed."""
+    fixable = {f.symbol for f in findings if f.fix is not None}
+    manual = {f.symbol for f in findings if f.fix is None}
+    for finding, report in waiting:
+        unblocked = report.unblocked_by <= fixable and not report.unblocked_by & manual
+        left = any(s not in fixable or s in manual for s in report.kept_by)
+        finding.fixed_later = unblocked and left
+
+
+def _apply_project_notes(findings: list[Finding], facts: ModuleFacts) -> None:
+    """Findings in helpers shared by model code and a data pipeline keep no fix (a rewrite
+    must suit both callers: report them), nor calls of TF/Keras functions the project
+    replaces; findings in undecided classes say why."""
+    mixed = set(facts.mixed_functions)
+    notes = dict(facts.notes)
+    patched = dict(facts.patched)
+    for finding in findings:
+        where = patched.get(finding.symbol)
+        if where is not None and finding.fix is not None:
+            finding.fix = None
+            finding.message += (
+                f" (not rewritten: {where} replaces `{finding.symbol}` with its own function, "
+                "so this call may not be the TensorFlow one)"
+            )
+        owner = finding.scope_name.split(".", 1)[0]
+        if owner in mixed and finding.fix is not None:
+            finding.fix = None
+            finding.message += (
+                f" (not rewritten: `{owner}` is called from model code and from a data "
+                "pipeline; change it by hand or split it)"
+            )
+        note = notes.get(owner)
+        if note is not None:
+            finding.message += f" ({note})"
 
 
 def _site_symbol(site: Node) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from kmigrate.analyze import RULE_CRASHED, RuleSet, analyze_module_text
 from kmigrate.contexts import ContextSpec
 from kmigrate.model import Finding
+from kmigrate.project_index import ModuleFacts
 
 MAX_ROUNDS = 5
 
@@ -42,16 +43,26 @@ def _parses(text: str) -> bool:
 
 
 def fix_module_text(
-    path: str, text: str, ruleset: RuleSet, spec: ContextSpec, package: str = ""
+    path: str,
+    text: str,
+    ruleset: RuleSet,
+    spec: ContextSpec,
+    package: str = "",
+    facts: ModuleFacts | None = None,
 ) -> FixOutcome:
-    """Apply every fix the rules offer for ``text``; never returns code that does not parse."""
+    """Apply every fix the rules offer for ``text``; never returns code that does not parse.
+    ``facts``: the project index's decisions about the module (see analyze_module_text)."""
     outcome = FixOutcome(text=text)
     current = text
-    analysis = analyze_module_text(path, current, ruleset, spec, package)
+    analysis = analyze_module_text(path, current, ruleset, spec, package, facts)
     if not analysis.parsed:
         outcome.remaining = analysis.findings
         return outcome
     first_crashes = [f for f in analysis.findings if f.rule == RULE_CRASHED]
+    # An outer rewrite built from source text re-emits an inner call it contains; the
+    # inner call, fixed in the next round, is the same finding (same fingerprint):
+    # counted once, so the count matches what scan called fixable.
+    counted: set[str] = set()
     for _ in range(MAX_ROUNDS):
         fixable = [
             f
@@ -75,9 +86,12 @@ def fix_module_text(
             outcome.error = "the rewritten code did not parse; the file was left untouched"
             current = text
             break
-        outcome.fixed += len(result.applied)
+        for index in result.applied:
+            if fixable[index].fingerprint not in counted:
+                counted.add(fixable[index].fingerprint)
+                outcome.fixed += 1
         current = result.text
-        analysis = analyze_module_text(path, current, ruleset, spec, package)
+        analysis = analyze_module_text(path, current, ruleset, spec, package, facts)
     outcome.text = current
     outcome.remaining = analysis.findings
     if current != text:  # a rule that crashed on the original stays reported (KM902)

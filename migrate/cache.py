@@ -254,7 +254,8 @@ def _read_regular(path: Path, limit: int) -> bytes | None:
         os.close(handle)
 
 
-def _is_real_dir(path: Path) -> bool:
+def is_real_dir(path: Path) -> bool:
+    """Whether ``path`` is a folder itself, not a link to one."""
     try:
         return stat.S_ISDIR(os.lstat(path).st_mode)
     except OSError:
@@ -372,7 +373,7 @@ class ResultCache:
         """The cache folder and the root above it are real folders, not symlinks a
         repository planted to send reads or writes elsewhere."""
         if self._safe is None:
-            self._safe = _is_real_dir(self.folder) and _is_real_dir(self.folder.parent)
+            self._safe = is_real_dir(self.folder) and is_real_dir(self.folder.parent)
         return self._safe
 
     # -- scan results ----------------------------------------------------------------
@@ -400,7 +401,7 @@ class ResultCache:
             self.writable = False
             return False
         root = self.folder.parent
-        if os.path.lexists(root) and not _is_real_dir(root):
+        if os.path.lexists(root) and not is_real_dir(root):
             self.writable = False  # a link (planted by the tree?): not followed
             return False
         try:

@@ -59,7 +59,10 @@ def _excluded(display: str, globs: list[str]) -> bool:
 def _planned_jobs(settings: RunSettings):
     jobs = settings.jobs_for()
     if settings.config.exclude:
-        jobs = [j for j in jobs if not _excluded(j.display, settings.config.exclude)]
+        from kmigrate.runner import filter_jobs
+
+        exclude = settings.config.exclude
+        jobs = filter_jobs(jobs, lambda j: not _excluded(j.display, exclude))
     return jobs
 
 

@@ -103,7 +103,14 @@ class RunSettings:
     def jobs_for(self, fix: bool = False):
         from kmigrate.runner import plan_jobs
 
-        return plan_jobs(self.paths, self.config, fix=fix, shard=self.shard)
+        return plan_jobs(
+            self.paths,
+            self.config,
+            fix=fix,
+            shard=self.shard,
+            index_cache=self.use_cache,
+            workers=self.jobs,
+        )
 
 
 def run_with_progress(settings: RunSettings, jobs, quiet: bool, label: str):

@@ -17,9 +17,13 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kmigrate.model import Context
 from kmigrate.names import Resolver, code_children
+
+if TYPE_CHECKING:
+    from kmigrate.project_index import ModuleFacts
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,12 @@ class ContextSpec:
     data_methods: frozenset[str]  # dataset.map(fn) ...
     data_symbol_prefixes: tuple[str, ...]  # tf.data. tf.io. ...
     training_symbols: tuple[str, ...]  # tf.GradientTape ...
+    # canonical symbols of whole namespaces (``K``, ``tf``): a project name that resolves
+    # to one of them through re-exports or aliases is bound like an import of it
+    namespace_symbols: frozenset[str] = frozenset()
+    # endings of saved-model / weights file names (``.h5``): a literal path used by
+    # several modules pairs a save in one with a load in another
+    saved_file_suffixes: tuple[str, ...] = ()
 
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
@@ -72,27 +82,30 @@ def _callee_name(call: ast.Call) -> tuple[str | None, bool]:
     return None, False
 
 
-def _function_refs(node: ast.AST) -> Iterable[ast.AST]:
+def function_refs(node: ast.AST) -> Iterable[ast.AST]:
     """Function-valued expressions inside an argument: names, lambdas, list items."""
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
         for elt in node.elts:
-            yield from _function_refs(elt)
+            yield from function_refs(elt)
     elif isinstance(node, ast.Dict):
         for value in node.values:
-            yield from _function_refs(value)
+            yield from function_refs(value)
     elif isinstance(node, ast.IfExp):  # loss=focal if use_focal else smoothed
-        yield from _function_refs(node.body)
-        yield from _function_refs(node.orelse)
+        yield from function_refs(node.body)
+        yield from function_refs(node.orelse)
     elif isinstance(node, ast.BoolOp):
         for value in node.values:
-            yield from _function_refs(value)
+            yield from function_refs(value)
     else:
         yield node
 
 
 class _Indexer:
-    def __init__(self, tree: ast.Module, resolver: Resolver, spec: ContextSpec) -> None:
+    def __init__(
+        self, tree: ast.Module, resolver: Resolver, spec: ContextSpec, facts: ModuleFacts | None
+    ) -> None:
         self.tree = tree
+        self.facts = facts
         self.resolver = resolver
         self.spec = spec
         self.module_functions: dict[str, ast.AST] = {}
@@ -108,6 +121,7 @@ class _Indexer:
         self._collect_definitions()
         self._find_model_classes()
         self._walk_bodies()
+        self._seed_from_project()
         index = ContextIndex(model_classes=self.model_classes)
         for context in (Context.MODEL, Context.TRAINING_LOOP, Context.DATA):
             for fid in self._reachable(self.seeds[context]):
@@ -127,8 +141,24 @@ class _Indexer:
                         self.class_of_method[id(item)] = stmt.name
                 self.class_methods[stmt.name] = methods
 
+    def _seed_from_project(self) -> None:
+        """Functions other modules call from model code or data pipelines."""
+        if self.facts is None:
+            return
+        for names, context in (
+            (self.facts.model_functions, Context.MODEL),
+            (self.facts.data_functions, Context.DATA),
+        ):
+            for name in names:
+                node = self.module_functions.get(name)
+                if node is not None:
+                    self.seeds[context].add(id(node))
+
     def _find_model_classes(self) -> None:
         classes = [s for s in self.tree.body if isinstance(s, ast.ClassDef)]
+        if self.facts is not None:  # bases resolved through the project's modules
+            known = self.class_methods
+            self.model_classes.update(n for n in self.facts.model_classes if n in known)
         changed = True
         while changed:  # a subclass of a model class in this module is a model class
             changed = False
@@ -213,7 +243,7 @@ class _Indexer:
                 self._seed_refs(arg, Context.DATA)
 
     def _seed_refs(self, expr: ast.AST, context: Context, depth: int = 0) -> None:
-        for ref in _function_refs(expr):
+        for ref in function_refs(expr):
             if isinstance(ref, ast.Lambda):
                 self.nodes[id(ref)] = ref
                 self.calls.setdefault(id(ref), set())
@@ -248,6 +278,9 @@ class _Indexer:
         return seen
 
 
-def build_context_index(tree: ast.Module, resolver: Resolver, spec: ContextSpec) -> ContextIndex:
-    """Classify every function and lambda of ``tree``; see the module docstring."""
-    return _Indexer(tree, resolver, spec).run()
+def build_context_index(
+    tree: ast.Module, resolver: Resolver, spec: ContextSpec, facts: ModuleFacts | None = None
+) -> ContextIndex:
+    """Classify every function and lambda of ``tree``; see the module docstring.
+    ``facts``: what the project index decided about this module's classes and functions."""
+    return _Indexer(tree, resolver, spec, facts).run()

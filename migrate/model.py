@@ -292,10 +292,14 @@ class Finding:
     scope_name: str = "<module>"
     source_text: str = ""  # the node's ast.dump: fingerprint input, dropped once used
     extra: dict[str, Any] = field(default_factory=dict)  # e.g. notebook cell
+    # no fix of its own, but ``apply`` fixes it in a later round: what blocks it
+    # (``K.mean`` uses of an import to move) is fixed first
+    fixed_later: bool = False
 
     @property
     def fixable(self) -> bool:
-        return self.fix is not None
+        """Whether ``kmigrate apply`` fixes it (now, or once other fixes are made)."""
+        return self.fix is not None or self.fixed_later
 
     def sort_key(self) -> tuple:
         # Notebook findings count lines within a cell: order by cell first.
@@ -316,7 +320,7 @@ class Finding:
             "end_line": span.end_line,
             "end_column": span.end_column + 1,
             "context": self.context._value_,
-            "fixable": self.fix is not None,
+            "fixable": self.fixable,
             "symbol": self.symbol,
             "fingerprint": self.fingerprint,
         }

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any, TypeVar
 
 from kmigrate.model import NOT_LITERAL, Span
@@ -43,6 +43,19 @@ class ModuleInfo:
         self._memo: dict[Hashable, Any] = {}
         # The analyzer's walk: the nodes from the module down to the node being checked.
         self.walk_path: list[ast.AST] = []
+        # What the project index decided about this module (kmigrate.project_index.
+        # ModuleFacts), for rules that pair things across files; set by the analyzer.
+        self.project_facts: Any = None
+
+    def bind(self, bindings: Iterable[tuple[str, str]]) -> None:
+        """Module-level names the project index resolved to TF/Keras namespaces
+        (``K`` re-exported by the project's backend module, ``K = tf.keras.backend``):
+        they resolve like imports of their target."""
+        scope = self.module_scope
+        for local, qualified in bindings:
+            scope.imports[local] = qualified
+            scope.others.discard(local)
+        self.resolver = Resolver(scope)
 
     # -- positions -----------------------------------------------------------
     def _char_column(self, line: int, byte_col: int) -> int:

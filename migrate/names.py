@@ -27,6 +27,7 @@ _CANONICAL_PREFIXES: tuple[tuple[str, str], ...] = (
     ("tensorflow", "tf"),
     ("numpy", "np"),
 )
+_KERAS_CORE = "keras_core"
 
 
 # ---------------------------------------------------------------------------
@@ -158,7 +159,14 @@ def canonical(qualified: str) -> str:
     'tf.math.reduce_mean'
     >>> canonical("tensorflow.keras.backend.mean")
     'K.mean'
+    >>> canonical("keras_core.ops.mean")
+    'keras.ops.mean'
     """
+    if qualified.startswith(_KERAS_CORE) and (
+        len(qualified) == len(_KERAS_CORE) or qualified[len(_KERAS_CORE)] == "."
+    ):
+        # keras_core, the 2023 preview of Keras 3, has Keras 3's API under another name
+        qualified = "keras" + qualified[len(_KERAS_CORE) :]
     for prefix, short in _CANONICAL_PREFIXES:
         if qualified == prefix:
             return short

@@ -11,7 +11,7 @@ import gc
 import hashlib
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,6 +30,8 @@ from kmigrate.sources import SourceError, decode_source, read_bytes
 
 if TYPE_CHECKING:
     from kmigrate.cache import ResultCache
+    from kmigrate.project_index import ModuleFacts
+    from kmigrate.project_scan import PendingProject
 
 Progress = Callable[[int], None]
 
@@ -55,6 +57,9 @@ class FileReport:
     tf_uses: list | None = None
     # merge: the leftovers a shard's JSON report already worked out
     tf_leftovers: list[str] | None = None
+    # a deferred job (see project_scan.PendingProject): the file's own facts and entry
+    own_facts: ModuleFacts | None = None
+    index_entry: dict | None = None
 
 
 @dataclass
@@ -76,6 +81,10 @@ class Job:
     package: str
     ignored_codes: tuple[str, ...]
     fix: bool
+    # what the project index decided about this module; None: analysed alone
+    facts: ModuleFacts | None = None
+    # analysed before the project is resolved: hand back its index entry and own facts
+    deferred: bool = False
 
 
 _RULESETS: dict[tuple[str, ...], RuleSet] = {}
@@ -141,7 +150,7 @@ def _run_job(job: Job, rule_ids: tuple[str, ...], data: bytes | None) -> FileRep
             data = read_bytes(job.path)
     except SourceError as error:
         return unusable(f"cannot read this file ({error})")
-    if not any(marker in data for marker in SOURCE_MARKERS):
+    if not _reaches_keras(job) and not any(marker in data for marker in SOURCE_MARKERS):
         return report  # cannot contain TensorFlow or Keras code
     limit = size_limit("KMIGRATE_MAX_FILE_MB", MAX_FILE_MB)
     if len(data) > limit:
@@ -164,11 +173,12 @@ def _run_job(job: Job, rule_ids: tuple[str, ...], data: bytes | None) -> FileRep
             return report  # not a Python notebook
         text = notebook.module_text
     ruleset = ruleset_for(rule_ids)
+    facts = None if notebook is not None else job.facts
     rewrite_limit = size_limit("KMIGRATE_MAX_REWRITE_MB", MAX_REWRITE_MB)
     if job.fix and len(data) <= rewrite_limit:
         from kmigrate.apply import fix_module_text
 
-        outcome = fix_module_text(job.display, text, ruleset, CONTEXT_SPEC, job.package)
+        outcome = fix_module_text(job.display, text, ruleset, CONTEXT_SPEC, job.package, facts)
         findings = outcome.remaining
         report.error = outcome.error
         report.fixed = outcome.fixed
@@ -178,7 +188,9 @@ def _run_job(job: Job, rule_ids: tuple[str, ...], data: bytes | None) -> FileRep
         if new_text is not None and any(f.rule == UNPARSEABLE for f in findings):
             report.error = "the rewritten code did not re-scan cleanly (KM901)"
         elif new_text is not None and any(f.rule == RULE_CRASHED for f in findings):
-            before = analyze_module_text(job.display, text, ruleset, CONTEXT_SPEC, job.package)
+            before = analyze_module_text(
+                job.display, text, ruleset, CONTEXT_SPEC, job.package, facts
+            )
             crashes = sum(f.rule == RULE_CRASHED for f in before.findings)
             if sum(f.rule == RULE_CRASHED for f in findings) > crashes:
                 report.error = "a rule crashed on the rewritten code (KM902)"
@@ -197,10 +209,10 @@ def _run_job(job: Job, rule_ids: tuple[str, ...], data: bytes | None) -> FileRep
                 report.error += "; the file is left untouched"
             report.fixed = 0
             findings = analyze_module_text(
-                job.display, text, ruleset, CONTEXT_SPEC, job.package
+                job.display, text, ruleset, CONTEXT_SPEC, job.package, facts
             ).findings
     else:
-        analysis = analyze_module_text(job.display, text, ruleset, CONTEXT_SPEC, job.package)
+        analysis = analyze_module_text(job.display, text, ruleset, CONTEXT_SPEC, job.package, facts)
         findings = analysis.findings
         report.parsed = analysis.parsed
         if analysis.tree is not None:
@@ -211,6 +223,8 @@ def _run_job(job: Job, rule_ids: tuple[str, ...], data: bytes | None) -> FileRep
                 report.tf_uses = tensorflow_uses(analysis.tree, text)
         if analysis.suppressions is not None and notebook is None:
             report.unused_suppressions = analysis.suppressions.unused()
+        if job.deferred:
+            report.own_facts, report.index_entry = analysis.own_facts, analysis.index_entry
         if job.fix and any(f.fix is not None for f in findings):
             report.error = (
                 f"not rewritten: {megabytes(len(data))} is above the {megabytes(rewrite_limit)} "
@@ -279,8 +293,13 @@ def plan_jobs(
     config: Config,
     fix: bool = False,
     shard: tuple[int, int] | None = None,
+    index: bool = True,
+    index_cache: bool = True,
+    workers: int = 1,
 ) -> list[Job]:
-    """One job per discovered file (only shard K of N's files when ``shard`` is given)."""
+    """One job per discovered file (only shard K of N's files when ``shard`` is given),
+    each with what the project index decided about it (``index``; its entries cached
+    under the project's cache folder unless ``index_cache`` is off)."""
     jobs = []
     packages: dict[Path, str] = {}
     folders: dict[Path, str] = {}
@@ -297,7 +316,25 @@ def plan_jobs(
                 fix,
             )
         )
+    if index and jobs:
+        from kmigrate.project_scan import attach_facts
+
+        jobs = attach_facts(jobs, paths, config, index_cache, workers)
     return jobs
+
+
+def filter_jobs(jobs: Sequence[Job], keep: Callable[[Job], bool]) -> Sequence[Job]:
+    """The jobs ``keep`` accepts, still attached to their pending project index (a
+    plain list comprehension would drop it, and deferred jobs would lose their facts)."""
+    kept = [job for job in jobs if keep(job)]
+    pending = getattr(jobs, "pending", None)
+    if pending is None:
+        return kept
+    from kmigrate.project_scan import PlannedJobs
+
+    planned = PlannedJobs(kept)
+    planned.pending = pending
+    return planned
 
 
 def _display_path(path: Path, root: Path, folders: dict[Path, str]) -> str:
@@ -316,10 +353,14 @@ def default_jobs() -> int:
     )
 
 
-def _may_hold_tensorflow(data: bytes) -> bool:
+def _reaches_keras(job: Job) -> bool:
+    return job.facts is not None and job.facts.reaches_keras
+
+
+def _may_hold_tensorflow(data: bytes, job: Job) -> bool:
     from kmigrate.rules.context_spec import SOURCE_MARKERS
 
-    return any(marker in data for marker in SOURCE_MARKERS)
+    return _reaches_keras(job) or any(marker in data for marker in SOURCE_MARKERS)
 
 
 def run_cached_job(job: Job, rule_ids: tuple[str, ...], cache: ResultCache | None) -> FileReport:
@@ -331,7 +372,7 @@ def run_cached_job(job: Job, rule_ids: tuple[str, ...], cache: ResultCache | Non
     except SourceError:
         return run_job(job, rule_ids)  # which reports why
     report = run_job(job, rule_ids, data)
-    if _may_hold_tensorflow(data):
+    if _may_hold_tensorflow(data, job):
         cache.store(cache.entry_key(job, data), report)
     return report
 
@@ -347,7 +388,7 @@ def _cached_report(job: Job, rule_ids: tuple[str, ...], cache: ResultCache) -> F
         data = read_bytes(job.path)
     except SourceError:
         return None
-    if not _may_hold_tensorflow(data):
+    if not _may_hold_tensorflow(data, job):
         return run_job(job, rule_ids, data)  # returns at the pre-filter: no worker needed
     cached = cache.load(cache.entry_key(job, data))
     if not isinstance(cached, FileReport):
@@ -395,6 +436,9 @@ def run_jobs(
     looks them up, so an all-cached run starts no process), and new scan results are
     stored by the workers. The result never depends on ``workers`` or on the cache.
     """
+    pending = getattr(jobs, "pending", None)
+    if pending is not None:
+        return _run_in_two_phases(jobs, pending, rule_ids, workers, progress, cache)
     collected = _Collected(progress)
     pending: list[Job] = []
     try:
@@ -416,6 +460,55 @@ def run_jobs(
         collected.close()
     reports = sorted(collected.reports, key=lambda r: r.path)
     return RunResult(reports, rule_ids)
+
+
+def _run_in_two_phases(
+    jobs: Sequence[Job],
+    pending: PendingProject,
+    rule_ids: tuple[str, ...],
+    workers: int,
+    progress: Progress | None,
+    cache: ResultCache | None,
+) -> RunResult:
+    """Deferred jobs first, on their own; then the project is resolved and the rest run
+    with its facts, along with the deferred files whose facts the project changes."""
+    first = run_jobs([j for j in jobs if j.deferred], rule_ids, workers, progress, None)
+    by_path = {r.path: r for r in first.files}
+    done = [(job, by_path[job.display]) for job in jobs if job.deferred]
+    facts = pending.finish(done)
+    kept: list[FileReport] = []
+    rest: list[Job] = []
+    if cache is not None:
+        cache.prepare()
+    for job in jobs:
+        final = replace(job, facts=facts.get(_index_key(job.path)), deferred=False)
+        report = by_path.get(job.display) if job.deferred else None
+        if report is not None and _same_outcome(report, final.facts):
+            report.own_facts = report.index_entry = None
+            data = pending.bytes_of(job)
+            if cache is not None and data is not None and _may_hold_tensorflow(data, final):
+                cache.store(cache.entry_key(final, data), report)
+            kept.append(report)
+            continue
+        rest.append(final)
+    second = run_jobs(rest, rule_ids, workers, progress, cache)
+    reports = sorted([*kept, *second.files], key=lambda r: r.path)
+    return RunResult(reports, rule_ids)
+
+
+def _same_outcome(report: FileReport, facts: ModuleFacts | None) -> bool:
+    """Whether analysing with the project's ``facts`` gives what the file's own gave."""
+    own = report.own_facts
+    if facts is None or own is None:  # not indexed, or not analysed (KM901...)
+        return True
+    patched = {symbol for symbol, _ in facts.patched}
+    if any(f.symbol in patched for f in report.findings):
+        return False
+    return replace(own, patched=()) == replace(facts, patched=())
+
+
+def _index_key(path: str) -> str:
+    return os.path.normpath(os.path.abspath(path))
 
 
 def _run_in_pool(

@@ -22,8 +22,18 @@ _MODEL_BASES = (
     "engine.",
 )
 
+# Standalone Keras 2 kept its base classes in implementation modules:
+# ``from keras.engine import Layer``, ``keras.engine.topology.Layer`` (Keras <= 2.1),
+# ``keras.engine.base_layer.Layer``, ``keras.engine.training.Model``.
+_KERAS2_ENGINE_BASES = tuple(
+    f"keras.engine.{module}{name}"
+    for module in ("", "topology.", "base_layer.", "training.", "network.", "sequential.")
+    for name in ("Layer", "Model", "Network", "Sequential")
+)
+
 CONTEXT_SPEC = ContextSpec(
     model_base_prefixes=tuple(ns + base for ns in _KERAS_NAMESPACES for base in _MODEL_BASES)
+    + _KERAS2_ENGINE_BASES
     + ("tf.Module", "tf.experimental.ExtensionType"),
     # A base class imported from the user's own package cannot be resolved; these
     # name endings are how real code names its layer and model base classes.
@@ -40,6 +50,26 @@ CONTEXT_SPEC = ContextSpec(
     data_methods=frozenset({"map", "filter", "flat_map", "interleave", "from_generator"}),
     data_symbol_prefixes=("tf.data.", "tf.io.", "tf.image.", "tf.audio."),
     training_symbols=("tf.GradientTape",),
+    saved_file_suffixes=(".h5", ".hdf5", ".keras", ".ckpt", ".weights.h5"),
+    # Re-exported or aliased by real projects (``from mypkg.backend import K``).
+    namespace_symbols=frozenset(
+        {
+            "K",
+            "tf",
+            "tf.keras",
+            "tf.nn",
+            "tf.math",
+            "tf.linalg",
+            "tf.keras.layers",
+            "tf.keras.activations",
+            "keras",
+            "keras.ops",
+            "keras.layers",
+            "keras.activations",
+            "tf_keras",
+            "tf_keras.layers",
+        }
+    ),
 )
 
 # Bytes that any file with TensorFlow or Keras code contains; files without them are

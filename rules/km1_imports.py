@@ -11,6 +11,7 @@ import ast
 from collections.abc import Iterable
 
 from kmigrate.model import EditPlan, ImportSite, ModuleInfo, ReferenceSite, ReplaceNode, Severity
+from kmigrate.names import canonical
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.keras_api import keras3_path, keras3_reference, removal_note
 from kmigrate.rules.module_escapes import check_module_uses, escaping_reference
@@ -62,6 +63,17 @@ _PORT_CALLS = (
     "`keras.activations.sigmoid(x)`, `backend.mean` becomes `keras.ops.mean`)"
 )
 _PORT_ADVICE = _PORT_CALLS + ", then change the import to `keras` by hand"
+
+
+def _assigns_attributes(tree: ast.Module, local: str) -> bool:
+    """Whether the module sets attributes on ``local`` (``K.flatten = flatten``)."""
+    return any(
+        isinstance(node, ast.Attribute)
+        and isinstance(node.ctx, ast.Store)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == local
+        for node in ast.walk(tree)
+    )
 
 
 class TfKerasNamespace(Rule):
@@ -366,11 +378,20 @@ class TfKerasImport(Rule):
         if not broken:
             return None
         shown = ", ".join(f"`{b}`" for b in broken[:4]) + (" ..." if len(broken) > 4 else "")
+
+        def symbol(chain: str) -> str:
+            return canonical(".".join(p for p in (_TF_KERAS, base, chain.partition(".")[2]) if p))
+
+        uses = {symbol(".".join(parts)) for parts in site.module.attribute_chains(local)}
+        if _assigns_attributes(site.module.tree, local):  # `K.flatten = flatten` stays
+            uses.add(f"{local}.<assigned>")
         return Report(
             site,
             f"keep this import until {shown} are migrated (they do not exist in Keras 3; "
             "see KM2xx findings); `kmigrate apply` changes it once they are gone",
             severity=Severity.INFO,  # a consequence of other findings, not work of its own
+            unblocked_by=frozenset(map(symbol, broken)),
+            kept_by=frozenset(uses),
         )
 
     def _fix(self, site: ImportSite, text: str) -> Report:
@@ -583,3 +604,88 @@ class BackendModuleEscapes(Rule):
                 f"`{site.source}` (Keras's backend module) is passed on: {escape.sentence()}. "
                 f"{_PORT_CALLS}",
             )
+
+
+_KERAS_CORE = "keras_core"
+
+
+class KerasCoreImport(Rule):
+    id = "KM106"
+    name = "keras-core-import"
+    summary = "Import of `keras_core`, the 2023 preview of Keras 3, now released as `keras`."
+    rationale = (
+        "`keras_core` was Keras 3 before its release; it is no longer maintained and its "
+        "API lives on unchanged in `keras` >= 3.0. Code importing it already runs on every "
+        "backend: only the package name changes."
+    )
+    fix_safety = (
+        "Exact when every imported name exists in Keras 3 (the preview's public API did). "
+        "`import keras_core` without an alias becomes `import keras as keras_core`, so "
+        "every use keeps working; rename it at leisure."
+    )
+    wants_imports = True
+    examples = [
+        Flagged(
+            """
+            import keras_core as keras
+            from keras_core import layers, ops
+            from keras_core.random import SeedGenerator
+            """,
+            """
+            import keras
+            from keras import layers, ops
+            from keras.random import SeedGenerator
+            """,
+        ),
+        Flagged("import keras_core\n", "import keras as keras_core\n"),
+        Flagged("import keras_core.layers\n"),
+        Clean("import keras\nfrom keras import layers\n"),
+    ]
+
+    def check_import(self, site: ImportSite) -> Iterable[Report]:
+        node = site.node
+        if site.level:
+            return
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            sub = _legacy_path(module, _KERAS_CORE)
+            if sub is None:
+                return
+            missing = [
+                a.name
+                for a in node.names
+                if a.name == "*" or not _path_is_portable(f"{sub}.{a.name}" if sub else a.name)
+            ]
+            if missing:
+                yield Report(site, self._manual(f"`{missing[0]}` is not in Keras 3's API"))
+                return
+            names = ", ".join(_format_alias(a.name, a.asname) for a in node.names)
+            yield self._fix(site, f"from {_keras_name(sub)} import {names}")
+            return
+        if not any(_legacy_path(a.name, _KERAS_CORE) is not None for a in node.names):
+            return
+        parts = []
+        for alias in node.names:
+            sub = _legacy_path(alias.name, _KERAS_CORE)
+            if sub is None:
+                parts.append(_format_alias(alias.name, alias.asname))
+            elif alias.asname:
+                asname = None if alias.asname == "keras" and not sub else alias.asname
+                parts.append(_format_alias(_keras_name(sub), asname))
+            elif not sub:
+                parts.append("keras as keras_core")
+            else:  # `import keras_core.layers` binds `keras_core`: no import spells that
+                yield Report(site, self._manual(f"`import {alias.name}` binds `keras_core`"))
+                return
+        yield self._fix(site, "import " + ", ".join(parts))
+
+    @staticmethod
+    def _manual(why: str) -> str:
+        return f"`keras_core` is now `keras`: {why}; import it from `keras` by hand"
+
+    def _fix(self, site: ImportSite, text: str) -> Report:
+        return Report(
+            site,
+            f"`keras_core` is released as `keras`: `{text}`",
+            fix=EditPlan((ReplaceNode(site.span, text, kind="stmt"),), text),
+        )

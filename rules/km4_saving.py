@@ -507,6 +507,16 @@ class _PathRule(Rule):
         raise NotImplementedError
 
 
+def _used_elsewhere(writer: PathUse) -> str:
+    """Other modules of the project naming the file this writer writes (a model saved
+    in train.py and loaded in serve.py), from the project index; "" when none."""
+    facts = writer.site.module.project_facts
+    literal = writer.path.literal if writer.path is not None else None
+    if facts is None or not isinstance(literal, ast.Constant):
+        return ""
+    return dict(facts.shared_paths).get(literal.value, "")
+
+
 def _span_key(edit: ReplaceNode) -> Span:
     return edit.span
 
@@ -523,6 +533,12 @@ def _writer_plan(
     path = writer.path
     if path is None:
         return None, "the path is not a literal kmigrate can follow"
+    elsewhere = _used_elsewhere(writer)
+    if elsewhere:
+        return None, (
+            f"{elsewhere} also use{'s' if ',' not in elsewhere else ''} this file name; "
+            "kmigrate rewrites one file at a time, so change the save and its loads together"
+        )
     new_tail = path.new_tail(writer.target or "model")
     edit = writer.literal_edit(new_tail)
     if edit is None:

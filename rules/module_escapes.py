@@ -115,8 +115,11 @@ def check_module_uses(module: ModuleInfo, local: str, base: str, depth: int = 0)
     """What breaks if ``local`` (bound to ``keras.<base>`` in Keras 2) named the Keras 3
     object instead. ``base`` is relative to ``keras.`` (``""`` for ``keras`` itself)."""
     found = EscapeCheck()
+    patched = _patched_attributes(module, local)
     for name in _name_loads(module, local):
         node, parts = _outer_chain(module, name)
+        if len(parts) > 1 and parts[1] in patched:
+            continue  # `K.flatten = flatten`: the project defines it on the module itself
         path = ".".join(p for p in (base, *parts[1:]) if p)
         if keras3_reference(path) is None:
             found.missing.add(".".join(parts))
@@ -136,6 +139,19 @@ def check_module_uses(module: ModuleInfo, local: str, base: str, depth: int = 0)
         found.missing |= inner.missing
         found.unfollowed |= inner.unfollowed
     return found
+
+
+def _patched_attributes(module: ModuleInfo, local: str) -> frozenset[str]:
+    """Attributes the module assigns on ``local`` (``K.flatten = flatten``): they exist
+    after the rename too, whatever Keras 3's module holds."""
+    return frozenset(
+        node.attr
+        for node in code_walk(module.tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.ctx, ast.Store)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == local
+    )
 
 
 # Builtins that look at a module without taking anything from it: a feature check such as

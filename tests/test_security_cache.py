@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import shutil
 import stat
 import subprocess
 import sys
@@ -89,6 +90,20 @@ def _entry_paths(project: Path) -> dict[str, Path]:
     }
 
 
+def _paths_a_scan_reads(project: Path, attacker_home: Path) -> dict[str, Path]:
+    """What an attacker does to learn the entry paths: scan the same tree on their own
+    machine (their own secret), list the result entries it wrote, and ship them. The
+    keys depend on the file bytes, the rules, the config and the project index's facts,
+    never on the machine, so they are the paths the victim's scan reads."""
+    env = dict(os.environ, XDG_CACHE_HOME=str(attacker_home))
+    env.pop(cache_module.ENV_DIR, None)
+    _scan_cli(project, env)
+    store, _, _ = _open(project)
+    written = {p.name: p for p in store.folder.glob(f"{RESULTS}.*")}
+    shutil.rmtree(store.folder.parent)
+    return written
+
+
 def _scan(project: Path, cache: bool = True) -> list:
     store, jobs, ids = _open(project)
     result = run_jobs(jobs, ids, 1, cache=store if cache else None)
@@ -126,7 +141,8 @@ def test_a_planted_pickle_entry_is_never_unpickled(project, machine, tmp_path) -
     expected = _scan_cli(project, env, "--no-cache")
     assert len(expected["findings"]) >= 6
     payload = _pickle_payload(marker)
-    planted = _entry_paths(project)
+    planted = _paths_a_scan_reads(project, tmp_path / "attacker-machine")
+    assert len(planted) >= 2
     # every magic the cache ever had, and none
     for prefix in (b"KMC2\n", b"KMC1\n", b"", cache_module._MAGIC):
         for path in planted.values():

@@ -1,0 +1,668 @@
+"""The project index: what each module of a repository defines, imports and calls,
+as plain data, and the resolution over it that no single file can do alone.
+
+Real projects keep their base layers, helper functions and backend shims in modules
+of their own: ``class Attention(BaseLayer)`` with ``BaseLayer`` in ``layers/base.py``,
+``K.mean`` with ``K`` re-exported by ``mypkg/backend.py``, a ``call()`` that hands its
+tensors to ``utils.gelu``. Each file is first summarised (:func:`build_entry`: one pass
+over top-level statements and the calls in each function) into a JSON-able dict that is
+cached by file content. :class:`ProjectIndex` then resolves names across those entries,
+bounded and cycle-safe, and hands each module its :class:`ModuleFacts`: which of its
+classes are Keras layers/models, which of its functions are model code or data code
+because of callers elsewhere, which of its names are Keras/TensorFlow namespaces, and
+what could not be decided (two definitions of one module name).
+
+No TensorFlow knowledge lives here: what counts as a Keras base, a namespace or a data
+API comes from the rules' :class:`~kmigrate.contexts.ContextSpec`.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from kmigrate.contexts import ContextSpec, function_refs
+from kmigrate.names import canonical as _canonical
+from kmigrate.names import code_walk, dotted_parts
+
+ENTRY_FORMAT = 3
+MAX_DEPTH = 24  # alias and re-export chains longer than this are left unresolved
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_UNKNOWN = ("unknown",)
+# Resolution asks for the same few thousand spellings again and again.
+canonical = functools.lru_cache(maxsize=65536)(_canonical)
+
+
+# ---------------------------------------------------------------------------
+# Per-file entries (plain data)
+# ---------------------------------------------------------------------------
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts = dotted_parts(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+    return ".".join(parts) if parts else None
+
+
+def _module_statements(body: list[ast.stmt]) -> Iterable[ast.stmt]:
+    """Top-level statements, including those in ``if``/``try``/``with`` blocks at module
+    level (conditional imports and try/except fallbacks bind module names too)."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, ast.If):
+            yield from _module_statements(stmt.body)
+            yield from _module_statements(stmt.orelse)
+        elif isinstance(stmt, ast.Try) or stmt.__class__.__name__ == "TryStar":
+            yield from _module_statements(stmt.body)
+            for handler in stmt.handlers:
+                yield from _module_statements(handler.body)
+            yield from _module_statements(stmt.orelse)
+            yield from _module_statements(stmt.finalbody)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            yield from _module_statements(stmt.body)
+
+
+class _EntryBuilder:
+    def __init__(self, spec: ContextSpec) -> None:
+        self.spec = spec
+        self.model_refs: set[str] = set()
+        self.data_refs: set[str] = set()
+        self.paths: set[str] = set()  # literal saved-model / weights file names
+
+    def calls_in(self, node: ast.AST) -> list[str]:
+        """Dotted callees of every call below ``node``; also notes the functions handed
+        to Keras (``loss=f``, ``Lambda(f)``) or to a dataset (``.map(f)``)."""
+        found: set[str] = set()
+        suffixes = self.spec.saved_file_suffixes
+        for child in code_walk(node):
+            cls = child.__class__
+            if cls is ast.Call:
+                self._on_call(child, found)  # type: ignore[arg-type]
+            elif cls is ast.Constant:
+                value = child.value  # type: ignore[attr-defined]
+                if value.__class__ is str and value.endswith(suffixes):
+                    self.paths.add(value)
+        return sorted(found)
+
+    def _on_call(self, call: ast.Call, found: set[str]) -> None:
+        spec = self.spec
+        callee = _dotted(call.func)
+        if callee is not None:
+            found.add(callee)
+        for keyword in call.keywords:
+            if keyword.arg in spec.model_function_keywords:
+                self._refs(keyword.value, self.model_refs)
+        if callee and call.args and ("." + callee).endswith(spec.model_function_callees):
+            self._refs(call.args[0], self.model_refs)
+        if isinstance(call.func, ast.Attribute) and call.func.attr in spec.data_methods:
+            for arg in call.args[:1]:
+                self._refs(arg, self.data_refs)
+
+    @staticmethod
+    def _refs(expr: ast.AST, into: set[str]) -> None:
+        for ref in function_refs(expr):
+            name = _dotted(ref)
+            if name is not None:
+                into.add(name)
+
+
+def build_entry(tree: ast.Module, spec: ContextSpec) -> dict:
+    """The index entry of one parsed module: JSON-able, independent of the file's path
+    (relative imports keep their level; the package is applied at resolution)."""
+    builder = _EntryBuilder(spec)
+    imports: list[list] = []
+    assigns: list[list[str]] = []
+    patches: list[list[str]] = []  # ``K.reshape = reshape``: the project replaces K.reshape
+    classes: dict[str, dict] = {}
+    functions: dict[str, list[str]] = {}
+    exported: list[str] | None = None
+    for stmt in _module_statements(tree.body):
+        cls = stmt.__class__
+        if cls is ast.Import:
+            for alias in stmt.names:  # type: ignore[attr-defined]
+                local = alias.asname or alias.name.split(".")[0]
+                target = alias.name if alias.asname else local
+                imports.append([local, target, None, 0])
+        elif cls is ast.ImportFrom:
+            for alias in stmt.names:  # type: ignore[attr-defined]
+                local = "*" if alias.name == "*" else alias.asname or alias.name
+                imports.append([local, stmt.module or "", alias.name, stmt.level])  # type: ignore[attr-defined]
+        elif cls is ast.Assign or cls is ast.AnnAssign:
+            targets = stmt.targets if cls is ast.Assign else [stmt.target]  # type: ignore[attr-defined]
+            value = stmt.value  # type: ignore[attr-defined]
+            for target in targets:
+                patched = _dotted(target) if isinstance(target, ast.Attribute) else None
+                if patched is not None and patched.count(".") == 1:
+                    patches.append([*patched.split("."), _dotted(value) or ""])
+                if not isinstance(target, ast.Name) or value is None:
+                    continue
+                if target.id == "__all__":
+                    exported = _string_list(value)
+                    continue
+                source = _dotted(value)
+                if source is not None:
+                    assigns.append([target.id, source])
+        elif cls in _FUNCTIONS:
+            functions[stmt.name] = builder.calls_in(stmt)  # type: ignore[attr-defined]
+        elif cls is ast.ClassDef:
+            methods = {
+                item.name: builder.calls_in(item)
+                for item in stmt.body  # type: ignore[attr-defined]
+                if isinstance(item, _FUNCTIONS)
+            }
+            bases = [_dotted(b) or "" for b in stmt.bases]  # type: ignore[attr-defined]
+            classes[stmt.name] = {"bases": bases, "methods": methods}  # type: ignore[attr-defined]
+        if cls not in _FUNCTIONS and cls is not ast.ClassDef:
+            builder.calls_in(stmt)  # module-level code: only the references it hands over
+    return {
+        "format": ENTRY_FORMAT,
+        "imports": imports,
+        "assigns": assigns,
+        "patches": patches,
+        "classes": classes,
+        "functions": functions,
+        "all": exported,
+        "model_refs": sorted(builder.model_refs),
+        "data_refs": sorted(builder.data_refs),
+        "paths": sorted(builder.paths),
+    }
+
+
+def _string_list(node: ast.AST) -> list[str] | None:
+    if isinstance(node, (ast.List, ast.Tuple)) and all(
+        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts
+    ):
+        return [e.value for e in node.elts]  # type: ignore[attr-defined]
+    return None
+
+
+def valid_entry(value: object) -> bool:
+    """Whether ``value`` has the shape :func:`build_entry` gives (a cached entry is data
+    from disk: anything else is a miss, never trusted)."""
+    if not isinstance(value, dict) or value.get("format") != ENTRY_FORMAT:
+        return False
+    try:
+        ok = all(
+            isinstance(i, list) and len(i) == 4 and isinstance(i[0], str) and isinstance(i[1], str)
+            for i in value["imports"]
+        )
+        ok = ok and all(
+            isinstance(a, list) and len(a) == 2 and all(isinstance(s, str) for s in a)
+            for a in value["assigns"]
+        )
+        ok = ok and all(len(p) == 3 and _strings(p) for p in value["patches"])
+        ok = ok and all(
+            isinstance(c, dict)
+            and _strings(c["bases"])
+            and isinstance(c["methods"], dict)
+            and all(_strings(v) for v in c["methods"].values())
+            for c in value["classes"].values()
+        )
+        ok = ok and all(_strings(v) for v in value["functions"].values())
+        ok = ok and (value["all"] is None or _strings(value["all"]))
+        ok = ok and _strings(value["paths"])
+        return ok and _strings(value["model_refs"]) and _strings(value["data_refs"])
+    except (KeyError, TypeError, AttributeError):
+        return False
+
+
+def _strings(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(s, str) for s in value)
+
+
+# ---------------------------------------------------------------------------
+# The per-file cache: entries go through a signed plain-data store (the result cache's
+# ``load_value``/``store_value``: JSON bound to this machine, see docs/security.md) and
+# are validated again here; anything else is a miss.
+# ---------------------------------------------------------------------------
+
+ENTRY_NAMESPACE = "index"
+
+
+class ValueStore(Protocol):
+    """The part of :class:`kmigrate.cache.ResultCache` the index uses."""
+
+    def load_value(self, namespace: str, key: str, decode: Callable[[Any], Any]) -> Any: ...
+
+    def store_value(self, namespace: str, key: str, value: Any) -> bool: ...
+
+
+def entry_key(data: bytes) -> str:
+    """An entry depends on the file's bytes only (the builder's format and spec name
+    the store's folder)."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _checked_entry(value: object) -> dict:
+    if not valid_entry(value):
+        raise ValueError("not an index entry")
+    return value  # type: ignore[return-value]
+
+
+def load_entry(store: ValueStore, data: bytes) -> dict | None:
+    """The stored entry of a file with bytes ``data``, or None: missing, unsigned,
+    malformed or of another format are all a miss."""
+    return store.load_value(ENTRY_NAMESPACE, entry_key(data), _checked_entry)
+
+
+def store_entry(store: ValueStore, data: bytes, entry: dict) -> None:
+    """Store ``entry`` for ``data``; a failed write only means no caching."""
+    store.store_value(ENTRY_NAMESPACE, entry_key(data), entry)
+
+
+# ---------------------------------------------------------------------------
+# Resolution
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModuleFacts:
+    """What the project says about one module, beyond what the module says itself.
+    Plain, hashable data: it travels to worker processes and keys cached results."""
+
+    model_classes: tuple[str, ...] = ()  # top-level classes that are Keras layers/models
+    model_functions: tuple[str, ...] = ()  # top-level functions reached from model code
+    data_functions: tuple[str, ...] = ()  # ... reached from a data pipeline
+    mixed_functions: tuple[str, ...] = ()  # ... reached from both: reported, not rewritten
+    bindings: tuple[tuple[str, str], ...] = ()  # local name -> TF/Keras qualified name
+    notes: tuple[tuple[str, str], ...] = ()  # (class or function, why it is undecided)
+    # (symbol, module): TF/Keras functions the project replaces (``K.reshape = reshape``)
+    patched: tuple[tuple[str, str], ...] = ()
+    # (file name, other modules using it): a save here pairs with a load there
+    shared_paths: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def reaches_keras(self) -> bool:
+        """Whether a file without a TensorFlow/Keras marker still needs analysis: it
+        reads a re-exported backend, or defines layers through a base class elsewhere
+        (``self.add_weight(...)`` there is Keras code). Helpers without TF/Keras names
+        have nothing to report."""
+        return bool(self.bindings or self.model_classes)
+
+
+@dataclass
+class ModuleRecord:
+    """One indexed file: its entry, its dotted names and the package of its
+    relative imports."""
+
+    key: str  # the file's path as the caller knows it
+    entry: dict
+    package: str
+    folder: str  # for sibling imports of top-level scripts
+    names: tuple[str, ...] = ()
+    shown: str = ""  # the path as reports show it
+    _bound: dict[str, list[tuple]] | None = field(default=None, repr=False)
+
+    def bound(self) -> dict[str, list[tuple]]:
+        """Module-level name -> how it is bound, in source order: ("class",), ("function",),
+        ("import", module, name|None, level), ("assign", dotted)."""
+        if self._bound is None:
+            bound: dict[str, list[tuple]] = {}
+            for local, module, name, level in self.entry["imports"]:
+                if local != "*":
+                    bound.setdefault(local, []).append(("import", module, name, level))
+            for local, source in self.entry["assigns"]:
+                bound.setdefault(local, []).append(("assign", source))
+            for name in self.entry["functions"]:
+                bound.setdefault(name, []).insert(0, ("function",))
+            for name in self.entry["classes"]:
+                bound.setdefault(name, []).insert(0, ("class",))
+            self._bound = bound
+        return self._bound
+
+    def stars(self) -> list[tuple[str, int]]:
+        return [(m, level) for local, m, _, level in self.entry["imports"] if local == "*"]
+
+    def exports(self, name: str) -> bool:
+        """Whether ``from this import *`` binds ``name``."""
+        exported = self.entry["all"]
+        if exported is not None:
+            return name in exported
+        return not name.startswith("_") and (name in self.bound() or bool(self.stars()))
+
+
+# A resolved target: ("external", qualified) | ("class", record, name) |
+# ("function", record, name) | ("module", record) | ("ambiguous", text) | ("unknown",)
+Target = tuple
+
+
+class ProjectIndex:
+    """Resolution over the entries of one project."""
+
+    def __init__(self, records: Iterable[ModuleRecord], spec: ContextSpec) -> None:
+        self.spec = spec
+        self.records = list(records)
+        self.by_name: dict[str, list[ModuleRecord]] = {}
+        for record in self.records:
+            for name in record.names:
+                self.by_name.setdefault(name, []).append(record)
+        self._memo: dict[tuple[int, str], Target] = {}
+        self._model_class: dict[tuple[int, str], bool] = {}
+        self._notes: dict[int, dict[str, str]] = {}
+        self._reach: tuple[set, set] | None = None
+        self._patched: dict[str, tuple[str, Target]] | None = None
+        self._paths: dict[str, list[str]] | None = None
+
+    # -- modules -------------------------------------------------------------
+    def _modules(self, name: str, importer: ModuleRecord) -> list[ModuleRecord]:
+        found = self.by_name.get(name, [])
+        if len(found) > 1:  # a script's sibling wins, as sys.path[0] does
+            siblings = [r for r in found if r.folder == importer.folder]
+            if siblings:
+                return siblings[:1]
+        return found
+
+    def _absolute(self, record: ModuleRecord, module: str, level: int) -> str:
+        if not level:
+            return module
+        parts = record.package.split(".") if record.package else []
+        if level > 1:
+            parts = parts[: len(parts) - (level - 1)]
+        base = ".".join(parts)
+        return f"{base}.{module}" if base and module else base or module
+
+    def _qualified(self, record: ModuleRecord, qualified: str, depth: int) -> Target:
+        """Resolve an absolute dotted path: the longest prefix that is a project module,
+        then the rest inside it; no prefix in the project: an external name."""
+        parts = qualified.split(".")
+        for cut in range(len(parts), 0, -1):
+            found = self._modules(".".join(parts[:cut]), record)
+            if not found:
+                continue
+            if len(found) > 1:
+                shown = ", ".join(sorted(r.shown or r.key for r in found)[:3])
+                return ("ambiguous", f"`{'.'.join(parts[:cut])}` is defined twice ({shown})")
+            target = found[0]
+            if cut == len(parts):
+                return ("module", target)
+            return self._in_module(target, ".".join(parts[cut:]), depth + 1)
+        return ("external", qualified)
+
+    # -- names ---------------------------------------------------------------
+    def resolve(self, record: ModuleRecord, dotted: str) -> Target:
+        """What ``dotted``, read at module level of ``record``, refers to."""
+        return self._in_module(record, dotted, 0)
+
+    def _in_module(self, record: ModuleRecord, dotted: str, depth: int) -> Target:
+        key = (id(record), dotted)
+        found = self._memo.get(key)
+        if found is not None:
+            return found
+        if depth > MAX_DEPTH:
+            return _UNKNOWN
+        self._memo[key] = _UNKNOWN  # a cycle back here resolves to nothing
+        found = self._lookup(record, dotted, depth)
+        self._memo[key] = found
+        return found
+
+    def _lookup(self, record: ModuleRecord, dotted: str, depth: int) -> Target:
+        root, _, rest = dotted.partition(".")
+        ways = record.bound().get(root)
+        if ways is None:
+            for module, level in record.stars():
+                target = self._qualified(record, self._absolute(record, module, level), depth)
+                if target[0] == "module" and target[1].exports(root):
+                    return self._in_module(target[1], dotted, depth + 1)
+                if target[0] == "external":
+                    return _UNKNOWN  # maybe from an external star import: unknowable
+            return _UNKNOWN
+        kind = ways[0][0]
+        if kind in ("class", "function"):
+            return (kind, record, root) if not rest else _UNKNOWN
+        results = [self._way(record, way, rest, depth) for way in ways]
+        known = [r for r in results if r[0] != "unknown"]
+        if not known:
+            return _UNKNOWN
+        # try/except and if/else alternatives: fine when they agree in kind
+        first = known[0]
+        for other in known[1:]:
+            if not self._same_kind(first, other):
+                where = record.shown or record.key
+                return ("ambiguous", f"`{root}` is bound to different things in {where}")
+        return first
+
+    def _way(self, record: ModuleRecord, way: tuple, rest: str, depth: int) -> Target:
+        if way[0] == "assign":
+            return self._in_module(record, way[1] + ("." + rest if rest else ""), depth + 1)
+        _, module, name, level = way
+        base = self._absolute(record, module, level)
+        path = f"{base}.{name}" if name and base else name or base
+        return self._qualified(record, path + ("." + rest if rest else ""), depth + 1)
+
+    def _same_kind(self, a: Target, b: Target) -> bool:
+        if a[0] == "external" and b[0] == "external":
+            return self._keras_kind(a[1]) == self._keras_kind(b[1])
+        if a[0] in ("class", "function", "module") and a[0] == b[0]:
+            return a[1:] == b[1:] or (a[0] == "class" and self._is_model(a) == self._is_model(b))
+        return False
+
+    def _keras_kind(self, qualified: str) -> str:
+        symbol = canonical(qualified)
+        if symbol.startswith(self.spec.model_base_prefixes):
+            return "model-base"
+        if symbol in self.spec.namespace_symbols:
+            return "namespace:" + symbol
+        return symbol
+
+    # -- classes -------------------------------------------------------------
+    def _is_model(self, target: Target) -> bool:
+        if target[0] == "external":
+            return canonical(target[1]).startswith(self.spec.model_base_prefixes)
+        if target[0] == "class":
+            return self.is_model_class(target[1], target[2])
+        return False
+
+    def is_model_class(self, record: ModuleRecord, name: str) -> bool:
+        """Whether class ``name`` of ``record`` derives from a Keras Layer/Model/Loss/...
+        through any number of project modules and aliases."""
+        key = (id(record), name)
+        known = self._model_class.get(key)
+        if known is not None:
+            return known
+        self._model_class[key] = False  # a cyclic hierarchy is no model class
+        result = False
+        for base in record.entry["classes"].get(name, {}).get("bases", ()):
+            if not base:
+                continue
+            target = self.resolve(record, base)
+            if target[0] == "ambiguous":
+                self._notes.setdefault(id(record), {})[name] = (
+                    f"base class `{base}` is ambiguous: {target[1]}; context not decided"
+                )
+                continue
+            if self._is_model(target):
+                result = True
+                break
+        self._model_class[key] = result
+        return result
+
+    # -- functions -------------------------------------------------------------
+    def _reached(self) -> tuple[set, set]:
+        """(model, data): the (record id, function name) pairs reached from model code
+        and from data pipelines, over the whole project's call graph."""
+        if self._reach is not None:
+            return self._reach
+        spec = self.spec
+        edges: dict[tuple, set[tuple]] = {}
+        model_seeds: set[tuple] = set()
+        data_seeds: set[tuple] = set()
+        for record in self.records:
+            rid = id(record)
+            for fname, calls in record.entry["functions"].items():
+                node = (rid, fname)
+                edges[node] = out = set()
+                for callee in calls:
+                    target = self._callee(record, callee)
+                    if target[0] == "function":
+                        out.add((id(target[1]), target[2]))
+                    elif target[0] == "external":
+                        symbol = canonical(target[1])
+                        if symbol.endswith(spec.functional_input_suffixes):
+                            model_seeds.add(node)
+                        elif symbol.startswith(spec.data_symbol_prefixes):
+                            data_seeds.add(node)
+            for cname, info in record.entry["classes"].items():
+                model = self.is_model_class(record, cname)
+                for mname, calls in info["methods"].items():
+                    node = (rid, f"{cname}.{mname}")
+                    edges[node] = out = set()
+                    if model:
+                        model_seeds.add(node)
+                    for callee in calls:
+                        if callee.startswith("self."):
+                            out.add((rid, f"{cname}.{callee[5:]}"))
+                            continue
+                        target = self._callee(record, callee)
+                        if target[0] == "function":
+                            out.add((id(target[1]), target[2]))
+            for ref in record.entry["model_refs"]:
+                target = self.resolve(record, ref)
+                if target[0] == "function":
+                    model_seeds.add((id(target[1]), target[2]))
+            for ref in record.entry["data_refs"]:
+                target = self.resolve(record, ref)
+                if target[0] == "function":
+                    data_seeds.add((id(target[1]), target[2]))
+        self._reach = (_closure(model_seeds, edges), _closure(data_seeds, edges))
+        return self._reach
+
+    def _callee(self, record: ModuleRecord, callee: str) -> Target:
+        """What a call runs: a patched ``K.flatten`` runs the project's ``flatten``."""
+        target = self.resolve(record, callee)
+        if target[0] == "external":
+            patch = self.patched().get(canonical(target[1]))
+            if patch is not None and patch[1][0] == "function":
+                return patch[1]
+        return target
+
+    # -- facts ---------------------------------------------------------------
+    def facts(self, record: ModuleRecord) -> ModuleFacts:
+        """What the project decides about ``record``'s classes, functions and names."""
+        rid = id(record)
+        model_classes = tuple(n for n in record.entry["classes"] if self.is_model_class(record, n))
+        model, data = self._reached()
+        functions = record.entry["functions"]
+        in_model = {f for f in functions if (rid, f) in model}
+        in_data = {f for f in functions if (rid, f) in data}
+        bindings = []
+        for local, ways in record.bound().items():
+            if ways[0][0] in ("class", "function"):
+                continue
+            if all(w[0] == "import" and not w[3] and not self._in_project(w[1]) for w in ways):
+                continue  # a plain external import: the module's own resolver knows it
+            target = self.resolve(record, local)
+            if target[0] == "external" and canonical(target[1]) in self.spec.namespace_symbols:
+                bindings.append((local, target[1]))
+        notes = self._notes.get(rid, {})
+        return ModuleFacts(
+            model_classes=model_classes,
+            model_functions=tuple(sorted(in_model)),
+            data_functions=tuple(sorted(in_data - in_model)),
+            mixed_functions=tuple(sorted(in_model & in_data)),
+            bindings=tuple(sorted(bindings)),
+            notes=tuple(sorted(notes.items())),
+            patched=tuple(sorted((s, where) for s, (where, _) in self.patched().items())),
+            shared_paths=self._shared_paths(record),
+        )
+
+    def _shared_paths(self, record: ModuleRecord) -> tuple[tuple[str, str], ...]:
+        """File names this module shares with other modules (KM4 pairs across files)."""
+        if self._paths is None:
+            users: dict[str, list[str]] = {}
+            for other in self.records:
+                for path in other.entry["paths"]:
+                    users.setdefault(path, []).append(other.shown or other.key)
+            self._paths = users
+        shared = []
+        for path in record.entry["paths"]:
+            others = [u for u in self._paths.get(path, ()) if u != (record.shown or record.key)]
+            if others:
+                shared.append((path, ", ".join(sorted(others)[:3])))
+        return tuple(shared)
+
+    def patched(self) -> dict[str, tuple[str, Target]]:
+        """TF/Keras functions some module replaces, with the module and what replaces
+        them: monkey-patching is process-wide, so a call of ``K.reshape`` anywhere may
+        run the project's own function."""
+        if self._patched is None:
+            found: dict[str, tuple[str, Target]] = {}
+            for record in self.records:
+                for root, attr, value in record.entry["patches"]:
+                    target = self.resolve(record, root)
+                    if target[0] == "external":
+                        symbol = canonical(f"{target[1]}.{attr}")
+                        by = self.resolve(record, value) if value else _UNKNOWN
+                        found.setdefault(symbol, (record.shown or record.key, by))
+            self._patched = found
+        return self._patched
+
+    def _in_project(self, module: str) -> bool:
+        parts = module.split(".")
+        return any(".".join(parts[:cut]) in self.by_name for cut in range(len(parts), 0, -1))
+
+
+def _closure(seeds: set[tuple], edges: dict[tuple, set[tuple]]) -> set[tuple]:
+    seen: set[tuple] = set()
+    todo = list(seeds)
+    while todo:
+        node = todo.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        todo.extend(edges.get(node, ()))
+    return seen
+
+
+def module_facts_for_text(
+    tree: ast.Module, spec: ContextSpec, package: str = ""
+) -> tuple[ModuleFacts, dict]:
+    """The facts a module gives about itself (in-file aliases, try/except fallbacks,
+    helpers shared by a layer and a ``.map``), for a file analysed without its project;
+    and its index entry, which the runner gathers to resolve the project afterwards."""
+    entry = build_entry(tree, spec)
+    record = ModuleRecord("<module>", entry, package, "", ())
+    return ProjectIndex([record], spec).facts(record), entry
+
+
+# ---------------------------------------------------------------------------
+# Module names
+# ---------------------------------------------------------------------------
+
+
+def module_names(path: Path, root: Path, package: str) -> tuple[str, ...]:
+    """Dotted names (``root`` absolute) a file can be imported by: from its ``__init__.py`` chain
+    (``package``), from the project root (namespace packages, top-level scripts)
+    and from below a ``src/`` folder."""
+    stem = path.stem
+    names: list[str] = []
+    own = package if stem == "__init__" else f"{package}.{stem}" if package else stem
+    names.append(own)
+    try:
+        parts = list(path.absolute().relative_to(root).with_suffix("").parts)
+    except ValueError:
+        parts = []
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    if parts:
+        names.append(".".join(parts))
+        if parts[0] in ("src", "lib", "python") and len(parts) > 1:
+            names.append(".".join(parts[1:]))
+    return tuple(dict.fromkeys(n for n in names if n))
+
+
+def relative_package(path: Path, root: Path, package: str) -> str:
+    """The package relative imports start from: the ``__init__.py`` chain, or for a
+    namespace package (no ``__init__.py``) the folders below the root."""
+    if package:
+        return package
+    try:
+        parts = list(path.absolute().parent.relative_to(root).parts)
+    except ValueError:
+        return ""
+    if parts and parts[0] in ("src", "lib", "python"):
+        parts = parts[1:]
+    return ".".join(parts)

@@ -1,0 +1,48 @@
+"""Running scan and apply over a whole fixture repository, as the CLI does, in-process.
+
+Shared by the fast tests (findings, contexts, rewrites) and the backend tests (the
+converted models compute what the originals do)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from kmigrate.config import Config
+from kmigrate.runner import RunResult, plan_jobs, run_jobs, select_ids
+
+REPOS = Path(__file__).resolve().parent / "fixtures" / "repos"
+REPO_NAMES = sorted(p.name for p in REPOS.iterdir() if p.is_dir())
+
+
+def copy_repo(name_or_path: str | Path, into: Path) -> Path:
+    """A writable copy (the fixtures are excluded by the project's own config)."""
+    source = REPOS / name_or_path if isinstance(name_or_path, str) else name_or_path
+    target = into / source.name
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+    return target
+
+
+def run_repo(root: Path, fix: bool = False, index: bool = True) -> RunResult:
+    """``kmigrate scan``/``apply`` of ``root`` (no result cache), results not written."""
+    config = Config(root=root.resolve())
+    jobs = plan_jobs([root], config, fix=fix, index=index, index_cache=False)
+    return run_jobs(jobs, select_ids((), ()), workers=1)
+
+
+def apply_repo(root: Path) -> int:
+    """Rewrite ``root`` in place like ``kmigrate apply``; the number of fixes made."""
+    result = run_repo(root, fix=True)
+    for report in result.files:
+        if report.new_text is not None:
+            with open(root / report.path, "w", encoding="utf-8", newline="") as out:
+                out.write(report.new_text)
+    return sum(r.fixed for r in result.files)
+
+
+def finding_lines(result: RunResult) -> list[str]:
+    """One line per finding: where, which rule, which context, fixable or not."""
+    return [
+        f"{f.path}:{f.span.line} {f.rule} {f.context.value} {'fixable' if f.fixable else 'manual'}"
+        for f in result.findings
+    ]

@@ -1,0 +1,340 @@
+"""The project index: entries, resolution across modules, its cache, and what scan and
+apply make of the fixture repositories (tests/fixtures/repos/, written for these tests)."""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kmigrate.project_index import (
+    ModuleRecord,
+    ProjectIndex,
+    build_entry,
+    load_entry,
+    module_names,
+    store_entry,
+    valid_entry,
+)
+from kmigrate.rules.context_spec import CONTEXT_SPEC
+from tests.repo_fixtures import (
+    REPO_NAMES,
+    REPOS,
+    apply_repo,
+    copy_repo,
+    finding_lines,
+    run_repo,
+)
+
+EXPECTED = REPOS.parent / "repos_expected"
+SAMPLES = REPOS.parent.parent.parent / "samples"
+
+
+def _project(modules: dict[str, str], packages: dict[str, str] | None = None) -> ProjectIndex:
+    records = []
+    for name, source in modules.items():
+        tree = ast.parse(textwrap.dedent(source))
+        package = (packages or {}).get(name, name.rpartition(".")[0])
+        records.append(
+            ModuleRecord(name, build_entry(tree, CONTEXT_SPEC), package, "", (name,), name)
+        )
+    return ProjectIndex(records, CONTEXT_SPEC)
+
+
+def _facts(project: ProjectIndex, name: str):
+    return project.facts(next(r for r in project.records if r.key == name))
+
+
+# -- resolution -----------------------------------------------------------------
+
+
+def test_a_base_layer_three_modules_away_makes_a_layer() -> None:
+    project = _project(
+        {
+            "pkg.core": "from tensorflow import keras\nclass Base(keras.layers.Layer): pass\n",
+            "pkg.mid": "from pkg.core import Base\nclass Mid(Base): pass\n",
+            "pkg.sub.leaf": "from ..mid import Mid\nclass Leaf(Mid): pass\nclass Plain: pass\n",
+        }
+    )
+    assert _facts(project, "pkg.sub.leaf").model_classes == ("Leaf",)
+
+
+def test_an_import_cycle_resolves_what_it_can_and_ends() -> None:
+    project = _project(
+        {
+            "a": "from b import X\nfrom b import Loop as Y\nclass L(X): pass\n",
+            "b": "from a import Y as Loop\nfrom a import L as X\n",
+        }
+    )
+    facts = _facts(project, "a")
+    assert facts.model_classes == ()  # a class cycle is nothing, and it terminates
+    assert project.resolve(project.records[0], "Y") == ("unknown",)
+
+
+def test_a_chain_of_aliases_longer_than_the_bound_is_left_unresolved() -> None:
+    modules = {f"m{i}": f"from m{i + 1} import X\n" for i in range(40)}
+    modules["m40"] = "import tensorflow as tf\nX = tf.keras.layers.Layer\n"
+    modules["user"] = "from m0 import X\nclass L(X): pass\n"
+    assert _facts(_project(modules), "user").model_classes == ()
+    modules = {k: v for k, v in modules.items() if k in ("m38", "m39", "m40")}
+    modules["user"] = "from m38 import X\nclass L(X): pass\n"
+    assert _facts(_project(modules), "user").model_classes == ("L",)
+
+
+def test_try_except_fallbacks_and_assignments_in_one_file() -> None:
+    project = _project(
+        {
+            "m": """
+            import keras
+            try:
+                Wrapper = keras.layers.Wrapper
+            except AttributeError:
+                Wrapper = keras.layers.wrappers.Wrapper
+            Base = keras.engine.base_layer.Layer
+            class A(Wrapper): pass
+            class B(Base): pass
+            class C(object): pass
+            """
+        }
+    )
+    assert _facts(project, "m").model_classes == ("A", "B")
+
+
+def test_re_exported_backend_through_star_import_and_all() -> None:
+    project = _project(
+        {
+            "lib": "from lib.backend import *\n",
+            "lib.backend": (
+                "import tensorflow.keras.backend as K\n__all__ = ['K']\n_hidden = K\nZ = K\n"
+            ),
+            "lib.user": "from lib import K, Z\n",
+        },
+        {"lib": "lib"},
+    )
+    facts = _facts(project, "lib.user")
+    assert facts.bindings == (("K", "tensorflow.keras.backend"),)  # Z is not in __all__
+
+
+def test_conditional_backends_that_agree_bind_and_that_disagree_are_ambiguous() -> None:
+    agree = _project(
+        {
+            "b": """
+            import os
+            if os.environ.get("TF_KERAS"):
+                import tensorflow.keras.backend as K
+            else:
+                import keras.backend as K
+            """,
+            "u": "from b import K\n",
+        }
+    )
+    assert dict(_facts(agree, "u").bindings)["K"] == "tensorflow.keras.backend"
+    differ = _project(
+        {
+            "b": (
+                "try:\n    import keras.backend as K\n"
+                "except ImportError:\n    import shim\n    K = shim.Numpy\n"
+            ),
+            "shim": "class Numpy: pass\n",
+            "u": "from b import K\n",
+        }
+    )
+    assert _facts(differ, "u").bindings == ()
+    assert differ.resolve(differ.records[2], "K")[0] == "ambiguous"
+
+
+def test_helpers_reached_from_model_code_and_from_a_map_in_other_modules() -> None:
+    project = _project(
+        {
+            "p.ops": "def act(x): pass\ndef norm(x): pass\ndef flip(x): pass\ndef idle(x): pass\n",
+            "p.layers": (
+                "import tensorflow as tf\nfrom . import ops\nfrom .ops import norm\n"
+                "class L(tf.keras.layers.Layer):\n"
+                "    def call(self, x):\n        return self.inner(x)\n"
+                "    def inner(self, x):\n        return ops.act(norm(x))\n"
+            ),
+            "p.data": (
+                "from p.ops import flip, norm\ndef make(ds):\n    return ds.map(norm).map(flip)\n"
+            ),
+        },
+        {"p.ops": "p", "p.layers": "p", "p.data": "p"},
+    )
+    facts = _facts(project, "p.ops")
+    assert facts.model_functions == ("act", "norm")
+    assert facts.data_functions == ("flip",)
+    assert facts.mixed_functions == ("norm",)
+
+
+def test_module_names_cover_src_layouts_namespace_packages_and_scripts(tmp_path: Path) -> None:
+    path = tmp_path / "src" / "pkg" / "layers" / "base.py"
+    assert module_names(path, tmp_path, "pkg.layers") == (
+        "pkg.layers.base",
+        "src.pkg.layers.base",
+    )
+    assert module_names(tmp_path / "ns" / "mod.py", tmp_path, "") == ("mod", "ns.mod")
+    assert module_names(tmp_path / "train.py", tmp_path, "") == ("train",)
+
+
+# -- the per-file cache -----------------------------------------------------------
+
+
+def test_entries_are_signed_plain_json_and_anything_else_is_a_miss(tmp_path: Path) -> None:
+    from kmigrate.cache import ResultCache
+
+    data = b"import tensorflow as tf\nclass L(tf.keras.layers.Layer): pass\n"
+    entry = build_entry(ast.parse(data), CONTEXT_SPEC)
+    store = ResultCache(tmp_path, secret=b"this machine".ljust(32, b"."))
+    assert load_entry(store, data) is None
+    store_entry(store, data, entry)
+    assert load_entry(store, data) == entry
+    (stored,) = tmp_path.iterdir()
+    header, _, body = stored.read_bytes().partition(b"\n")
+    assert json.loads(body) == entry  # plain JSON after the signature line
+    signed = stored.read_bytes()
+    # unsigned, damaged, a pickle, or signed by another machine (a planted entry): misses
+    for damage in (b"", body, b"{", b"\x80\x04\x95", header + b"\n" + body.replace(b"L", b"M")):
+        stored.write_bytes(damage)
+        assert load_entry(store, data) is None
+    other = ResultCache(tmp_path, secret=b"attacker".ljust(32, b"."))
+    store_entry(other, data, {**entry, "classes": {}})
+    assert load_entry(store, data) is None
+    stored.write_bytes(signed)
+    assert load_entry(store, data) == entry
+    # signed, but not the shape of an entry: still a miss
+    store.store_value("index", stored.name.partition(".")[2], {**entry, "format": 0})
+    assert load_entry(store, data) is None
+    assert not valid_entry({**entry, "format": 0})
+
+
+def test_cached_entries_give_the_same_findings(tmp_path: Path) -> None:
+    from kmigrate.config import Config
+    from kmigrate.runner import plan_jobs, run_jobs, select_ids
+
+    root = copy_repo("backend_reexport", tmp_path)
+    config = Config(root=root)
+    ids = select_ids((), ())
+    first = run_jobs(plan_jobs([root], config), ids)
+    index = root / ".kmigrate_cache" / ".index"
+    assert list(index.rglob("index.*"))
+    second = run_jobs(plan_jobs([root], config), ids)
+    assert finding_lines(first) == finding_lines(second) == finding_lines(run_repo(root))
+    (facts,) = index.rglob("facts.*")
+    for damage in (b"{", b'{"x": {"model_classes": [1]}}', b"[]", facts.read_bytes()[:-3]):
+        facts.write_bytes(damage)  # a damaged project file is a miss, and is replaced
+        assert finding_lines(run_jobs(plan_jobs([root], config), ids)) == finding_lines(first)
+    (pack,) = index.rglob("pack.entries")  # all entries in one file
+    header, _, body = pack.read_bytes().partition(b"\n")
+    pack.write_bytes(
+        header + b"\n" + json.dumps({k: {"format": 3} for k in json.loads(body)}).encode()
+    )
+    facts.write_bytes(b"{")  # resolve again, from the damaged pack: a miss per entry
+    assert finding_lines(run_jobs(plan_jobs([root], config), ids)) == finding_lines(first)
+    (norm := root / "nets" / "norm.py").write_text(norm.read_text().replace("K.sqrt", "K.abs"))
+    changed = finding_lines(run_jobs(plan_jobs([root], config), ids))
+    assert changed == finding_lines(run_repo(root))
+    assert len(list(facts.parent.glob("facts.*"))) == 1  # the old one is replaced
+
+
+# -- the fixture repositories -------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", REPO_NAMES)
+def test_fixture_repo_findings_and_contexts(name: str, tmp_path: Path) -> None:
+    root = copy_repo(name, tmp_path)
+    expected = (EXPECTED / f"{name}.scan").read_text().splitlines()
+    assert finding_lines(run_repo(root)) == expected
+
+
+@pytest.mark.parametrize("name", REPO_NAMES)
+def test_fixture_repo_apply_output(name: str, tmp_path: Path) -> None:
+    root = copy_repo(name, tmp_path)
+    apply_repo(root)
+    diff: list[str] = []
+    for path in sorted((REPOS / name).rglob("*.py")):
+        rel = path.relative_to(REPOS / name).as_posix()
+        before = path.read_text().splitlines(True)
+        after = (root / rel).read_text().splitlines(True)
+        diff += difflib.unified_diff(before, after, f"a/{rel}", f"b/{rel}")
+    assert "".join(diff) == (EXPECTED / f"{name}.diff").read_text()
+    assert apply_repo(root) == 0  # a second apply changes nothing
+
+
+def _scan_and_apply_counts(root: Path) -> tuple[int, int]:
+    scanned = sum(f.fixable for f in run_repo(root).findings)
+    return scanned, apply_repo(root)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [REPOS / n for n in REPO_NAMES] + sorted(p for p in SAMPLES.iterdir() if p.is_dir()),
+    ids=lambda p: f"{p.parent.name}/{p.name}",
+)
+def test_scan_fixable_count_is_what_apply_fixes(source: Path, tmp_path: Path) -> None:
+    root = copy_repo(source, tmp_path)
+    scanned, fixed = _scan_and_apply_counts(root)
+    assert scanned == fixed
+
+
+def test_layers_whose_file_names_no_tensorflow_are_analysed(tmp_path: Path) -> None:
+    root = copy_repo("backend_reexport", tmp_path)
+    norm = (root / "nets" / "norm.py").read_bytes()
+    assert b"tensorflow" not in norm and b"keras" not in norm
+    alone = [line for line in finding_lines(run_repo(root, index=False)) if "norm.py" in line]
+    assert alone == []  # without the index the file is skipped as not TensorFlow code
+    lines = [line for line in finding_lines(run_repo(root)) if "norm.py:6" in line]
+    assert lines == ["nets/norm.py:6 KM201 model fixable"] * 3
+
+
+def test_without_the_index_base_layers_elsewhere_are_missed(tmp_path: Path) -> None:
+    root = copy_repo("three_level", tmp_path)
+    alone = finding_lines(run_repo(root, index=False))
+    assert "zoo/leaf.py:8 KM201 other manual" in alone
+    assert "zoo/leaf.py:8 KM201 model fixable" in finding_lines(run_repo(root))
+
+
+def test_a_helper_shared_with_a_data_pipeline_is_reported_not_rewritten(tmp_path: Path) -> None:
+    root = copy_repo("shared_helper", tmp_path)
+    findings = [f for f in run_repo(root).findings if f.scope_name == "standardize"]
+    assert findings and all(not f.fixable for f in findings)
+    assert all("called from model code and from a data pipeline" in f.message for f in findings)
+
+
+def test_an_ambiguous_base_is_said_in_the_finding(tmp_path: Path) -> None:
+    root = copy_repo("same_name", tmp_path)
+    (finding,) = [f for f in run_repo(root).findings if f.path == "train.py"]
+    assert finding.context.value == "other"
+    assert "base class `Head` is ambiguous: `helpers` is defined twice" in finding.message
+    assert "one/helpers.py, two/helpers.py" in finding.message
+
+
+def test_a_cold_scan_parses_scanned_files_once_and_filtering_keeps_the_index(
+    tmp_path: Path,
+) -> None:
+    from kmigrate.config import Config
+    from kmigrate.runner import filter_jobs, plan_jobs, run_jobs, select_ids
+
+    root = copy_repo("three_level", tmp_path)
+    jobs = plan_jobs([root], Config(root=root), index_cache=False)
+    deferred = {Path(j.path).name for j in jobs if j.deferred}
+    assert deferred == {"core.py", "mid.py", "leaf.py", "run_model.py"}  # __init__.py: no TF
+    kept = filter_jobs(jobs, lambda j: j.display != "zoo/core.py")
+    lines = finding_lines(run_jobs(kept, select_ids((), ())))
+    assert "zoo/leaf.py:8 KM201 model fixable" in lines
+    assert not any(line.startswith("zoo/core.py") for line in lines)
+
+
+def test_a_model_saved_in_one_file_and_loaded_in_another_is_not_renamed_alone(
+    tmp_path: Path,
+) -> None:
+    root = copy_repo("save_serve", tmp_path)
+    (save,) = [f for f in run_repo(root).findings if f.rule == "KM401" and f.span.line == 7]
+    assert not save.fixable
+    assert "serve.py also uses this file name" in save.message
+    apply_repo(root)
+    assert 'load_model("classifier.h5")' in (root / "serve.py").read_text()
+    assert 'model.save("classifier.h5")' in (root / "train.py").read_text()
+    assert 'model.save("scratch.keras")' in (root / "train.py").read_text()  # paired in-file

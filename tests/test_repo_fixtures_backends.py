@@ -1,0 +1,117 @@
+"""The fixture repositories after ``apply`` compute what the originals compute, on the
+tensorflow, jax and torch backends.
+
+Each fixture with a ``run_model.py`` builds a tiny model from the repository's own layers
+(base layers, helpers and backends in other modules) and returns its output on a fixed
+input. The original runs where it can: on the TensorFlow backend (``tf.keras`` is Keras
+3 there). The converted copy runs on each backend in a fresh process. ``keras2_engine``
+(standalone Keras 2, not installed) is covered by scan/apply tests only; the
+``keras_core`` project (``keras_core`` is not installed either) is compared with the
+formula its layer computes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.repo_fixtures import REPO_NAMES, REPOS, apply_repo, copy_repo
+
+pytestmark = pytest.mark.backends
+
+# pipe/ops.py keeps `import tensorflow`: its `standardize` also serves a tf.data map, so
+# it is reported, not rewritten. Run last: TensorFlow stays imported after it.
+KEEPS_TENSORFLOW = ("shared_helper",)
+RUNNABLE = sorted(
+    (n for n in REPO_NAMES if (REPOS / n / "run_model.py").is_file()),
+    key=lambda n: (n in KEEPS_TENSORFLOW, n),
+)
+
+# Runs every repository's run_model.outputs() in one process; prints name -> output.
+_RUNNER = """
+import importlib.util, json, os, sys
+results = {}
+for root in sys.argv[1:]:
+    os.chdir(root)
+    sys.path.insert(0, root)
+    name = os.path.basename(root)
+    spec = importlib.util.spec_from_file_location(f"run_{name}", os.path.join(root, "run_model.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    results[name] = [module.outputs().tolist(), "tensorflow" in sys.modules]
+print(json.dumps(results))
+"""
+
+
+def _outputs(roots: list[Path], backend: str) -> dict[str, np.ndarray]:
+    env = dict(os.environ, KERAS_BACKEND=backend, CUDA_VISIBLE_DEVICES="")
+    env.pop("TF_USE_LEGACY_KERAS", None)
+    done = subprocess.run(
+        [sys.executable, "-c", _RUNNER, *map(str, roots)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    if backend != "tensorflow":  # the converted models need no TensorFlow at all
+        assert [n for n, (_, tf) in results.items() if tf] in ([], list(KEEPS_TENSORFLOW))
+    return {k: np.asarray(v, dtype="float32") for k, (v, _) in results.items()}
+
+
+@pytest.fixture(scope="module")
+def converted(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Path], list[Path]]:
+    originals = [copy_repo(n, tmp_path_factory.mktemp("original")) for n in RUNNABLE]
+    rewritten = [copy_repo(n, tmp_path_factory.mktemp("converted")) for n in RUNNABLE]
+    for root in rewritten:
+        assert apply_repo(root) > 0
+    return originals, rewritten
+
+
+@pytest.fixture(scope="module")
+def reference(converted) -> dict[str, np.ndarray]:
+    return _outputs(converted[0], "tensorflow")
+
+
+@pytest.mark.parametrize("backend", ["tensorflow", "jax", "torch"])
+def test_converted_fixture_models_match_the_originals(converted, reference, backend) -> None:
+    got = _outputs(converted[1], backend)
+    assert sorted(got) == sorted(reference) == sorted(RUNNABLE)
+    for name in RUNNABLE:
+        np.testing.assert_allclose(got[name], reference[name], rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+_KERAS_CORE_RUNNER = """
+import json, sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+from kcp.blocks import build
+x = np.linspace(-3.0, 3.0, 8, dtype="float32").reshape(2, 4)
+print(json.dumps(np.asarray(build(4)(x)).tolist()))
+"""
+
+
+@pytest.mark.parametrize("backend", ["tensorflow", "jax", "torch"])
+def test_converted_keras_core_project_runs_on_keras(tmp_path: Path, backend: str) -> None:
+    root = copy_repo("keras_core_project", tmp_path)
+    apply_repo(root)
+    assert "keras_core" not in (root / "kcp" / "blocks.py").read_text()
+    env = dict(os.environ, KERAS_BACKEND=backend, CUDA_VISIBLE_DEVICES="")
+    done = subprocess.run(
+        [sys.executable, "-c", _KERAS_CORE_RUNNER, str(root)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = np.asarray(json.loads(done.stdout.strip().splitlines()[-1]), dtype="float32")
+    x = np.linspace(-3.0, 3.0, 8, dtype="float32").reshape(2, 4)
+    np.testing.assert_allclose(got, x / (1.0 + np.exp(-x)), rtol=1e-5, atol=1e-6)
