@@ -31,9 +31,6 @@ FACTORY_SAMPLES = [
 # (sample, backend, check) -> words of the error: real findings of the parity run, left
 # for the rules (or upstream) to fix, never hidden.
 KNOWN_FAILURES = {
-    # CategoricalTruePositives.result() returns its variable; jax cannot return a Keras
-    # Variable from a traced function, so `fit` fails on jax (the rewrite keeps the line).
-    ("losses_metrics", "jax", "train"): "__jax_array__",
     # OpenVINO's MVN fusion rejects the scalar axis of SimpleLayerNorm's ops.mean(axis=-1).
     ("custom_layers", "openvino", "predict"): "MVN",
 }
