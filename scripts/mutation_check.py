@@ -174,7 +174,7 @@ MUTATIONS = (
         "TF-only random ops without a keras.random twin (tf.random.poisson) go unreported",
         (
             Edit(
-                "rules/km3_random.py",
+                "rules/km3_random/tf_random_without_keras_equivalent.py",
                 "or symbol.startswith(GENERATOR_PREFIXES)\n        ):\n            return\n",
                 "or True\n        ):\n            return\n",
             ),
