@@ -3,7 +3,7 @@
 This module is data. Each :class:`OpEntry` says, for one TF symbol and its aliases
 (``tf.math.reduce_mean`` = ``tf.reduce_mean``; ``K.*`` functions are their own
 entries because their signatures differ), either how a call maps onto a Keras 3
-function or why it cannot be mapped and what to write instead. ``rules/km2_ops.py``
+function or why it cannot be mapped and what to write instead. ``rules/km2_ops/``
 interprets the table; ``scripts/gen_ops_doc.py`` renders it as ``docs/ops.md``.
 
 An entry is written with three small strings, parsed once:
@@ -32,7 +32,7 @@ An entry is written with three small strings, parsed once:
 ``builder`` names the few entries whose mapping depends on argument values in a way
 the strings cannot say (``tf.matmul`` transpose flags, ``tf.shape``'s tensor-versus-
 tuple result, ``tf.linalg.band_part`` -> ``tril``/``triu`` ...); the builders live in
-``km2_ops.py`` and each has an explanation here (``when``).
+``rules/km2_ops/_builders.py`` and each has an explanation here (``when``).
 
 Nothing here imports TensorFlow; the module is imported by ``scan``.
 """
@@ -93,7 +93,7 @@ class OutArg:
 
     keyword: str | None  # None: positional
     param: str | None = None  # TF parameter it comes from; None: a new literal argument
-    translator: str | None = None  # name of a value translator (km2_ops.TRANSLATORS)
+    translator: str | None = None  # name of a value translator (km2_ops._translators.TRANSLATORS)
     translator_args: tuple[Any, ...] = ()
     default: str | None = None  # text written when the TF argument is absent
     literal: str | None = None  # text of a new argument (param None)
@@ -208,7 +208,7 @@ def _show(value: Any) -> str:
 
 
 # Translators that can refuse a value, and the condition they impose (for the docs).
-# The translators themselves are in km2_ops.TRANSLATORS; tests check both lists agree.
+# The translators themselves are in km2_ops._translators.TRANSLATORS (tests check both agree).
 REFUSING_TRANSLATORS: dict[str, str] = {
     "lit": "is a literal",
     "lower": "is a literal string",
