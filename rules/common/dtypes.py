@@ -1,5 +1,5 @@
 """Dtype names as Keras spells them, and reading one from ``tf.float32``, ``np.float32`` or
-``"float32"``.
+``"float32"``: one table for every family.
 """
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ import ast
 
 from kmigrate.model import Node
 
-DTYPE_NAMES = frozenset(
+# Real-valued dtypes: what a random draw (KM3xx) can produce.
+REAL_DTYPE_NAMES = frozenset(
     {
         "float16",
         "float32",
@@ -23,11 +24,10 @@ DTYPE_NAMES = frozenset(
         "uint32",
         "uint64",
         "bool",
-        "complex64",
-        "complex128",
-        "string",
     }
 )
+# Every dtype name an op argument can carry (KM2xx).
+DTYPE_NAMES = REAL_DTYPE_NAMES | {"complex64", "complex128", "string"}
 _DTYPE_SYNONYMS = {"half": "float16", "double": "float64"}
 
 

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from kmigrate.model import ArgOut, CallEdit, CallSite, ReplaceNode
 from kmigrate.names import code_walk
-from kmigrate.rules.km3_random._table import KERAS_RANDOM, RANDOM_DTYPES, RandomMapping
+from kmigrate.rules.common.dtypes import REAL_DTYPE_NAMES
+from kmigrate.rules.km3_random._table import KERAS_RANDOM, RandomMapping
 
 
 class NotExactError(Exception):
@@ -49,10 +50,10 @@ def _dtype_name(site: CallSite, node: ast.expr) -> str | None:
     """``"float32"`` for ``tf.float32`` / ``np.float32`` / ``"float32"``, else None."""
     literal = site.module.literal(node)
     if isinstance(literal, str):
-        return literal if literal in RANDOM_DTYPES else None
+        return literal if literal in REAL_DTYPE_NAMES else None
     symbol = site.module.resolve(node) or ""
     for prefix in ("tf.dtypes.", "tf.", "np."):
-        if symbol.startswith(prefix) and symbol[len(prefix) :] in RANDOM_DTYPES:
+        if symbol.startswith(prefix) and symbol[len(prefix) :] in REAL_DTYPE_NAMES:
             return symbol[len(prefix) :]
     return None
 

@@ -203,23 +203,6 @@ GENERATOR_PREFIXES = (
 TF_RANDOM_PREFIXES = ("tf.random.", "tf.compat.v1.random.", "tf.compat.v1.random_")
 NOT_A_DRAW = frozenset({"tf.random.get_seed", "tf.compat.v1.random.get_seed"})
 
-RANDOM_DTYPES = frozenset(
-    {
-        "bfloat16",
-        "float16",
-        "float32",
-        "float64",
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "uint8",
-        "uint16",
-        "uint32",
-        "uint64",
-        "bool",
-    }
-)
 NON_LAYER_FAMILIES = (
     "losses.",
     "metrics.",
