@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kmigrate.model import MISSING, CallSite
+from kmigrate.rules.common.binding import BindError, BoundArg, bind_call
 from kmigrate.rules.ops_catalog import OpEntry
 
 
@@ -20,18 +21,10 @@ class ManualPortError(Exception):
 
 
 @dataclass
-class Arg:
-    """One bound argument: where it was written and its expression."""
-
-    source: int | str  # positional index or the keyword as written
-    node: ast.expr
-
-
-@dataclass
 class Binding:
     entry: OpEntry
     site: CallSite
-    args: dict[str, Arg]
+    args: dict[str, BoundArg]
     star: list[int]  # positional indices that went to the *args parameter
 
     def given(self, name: str) -> bool:
@@ -88,30 +81,32 @@ ATOMS = (
 
 def bind(entry: OpEntry, site: CallSite) -> Binding:
     """Match the call's arguments to the entry's TF parameters (or refuse)."""
-    if site.has_star_args:
-        raise ManualPortError(
-            "the call passes *args/**kwargs, so its arguments cannot be matched statically",
-            "spell the arguments out",
-        )
     positional = [p for p in entry.params if not p.varargs]
     varargs = next((p for p in entry.params if p.varargs), None)
     if varargs is not None:
         positional = positional[: entry.params.index(varargs)]
-    bound: dict[str, Arg] = {}
-    star: list[int] = []
-    for index, node in enumerate(site.args):
-        if index < len(positional):
-            bound[positional[index].name] = Arg(index, node)
-        elif varargs is not None:
-            star.append(index)
-        else:
-            raise ManualPortError(f"more positional arguments than {entry.symbol} takes")
-    names = set(entry.param_names)
-    for keyword, node in site.keywords.items():
-        name = entry.legacy.get(keyword, keyword)
-        if name not in names or (varargs is not None and name == varargs.name):
-            raise ManualPortError(f"unknown argument `{keyword}=` for {entry.symbol}")
-        if name in bound:
-            raise ManualPortError(f"`{name}` is given twice")
-        bound[name] = Arg(keyword, node)
+    accepted = set(entry.param_names) - ({varargs.name} if varargs is not None else set())
+    try:
+        bound, star = bind_call(
+            site,
+            [p.name for p in positional],
+            accepted,
+            varargs=varargs is not None,
+            renames=entry.legacy,
+        )
+    except BindError as error:
+        raise _refusal(error, entry) from None
     return Binding(entry, site, bound, star)
+
+
+def _refusal(error: BindError, entry: OpEntry) -> ManualPortError:
+    if error.kind == BindError.STAR_ARGS:
+        return ManualPortError(
+            "the call passes *args/**kwargs, so its arguments cannot be matched statically",
+            "spell the arguments out",
+        )
+    if error.kind == BindError.TOO_MANY:
+        return ManualPortError(f"more positional arguments than {entry.symbol} takes")
+    if error.kind == BindError.UNKNOWN:
+        return ManualPortError(f"unknown argument `{error.name}=` for {entry.symbol}")
+    return ManualPortError(f"`{error.name}` is given twice")

@@ -3,25 +3,16 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 
 from kmigrate.model import ArgOut, CallEdit, CallSite, ReplaceNode
 from kmigrate.names import code_walk
+from kmigrate.rules.common.binding import BindError, BoundArg, bind_call
 from kmigrate.rules.common.dtypes import REAL_DTYPE_NAMES
 from kmigrate.rules.km3_random._table import KERAS_RANDOM, RandomMapping
 
 
 class NotExactError(Exception):
     """Why a call cannot be rewritten exactly; becomes part of the finding's message."""
-
-
-@dataclass(frozen=True)
-class _Bound:
-    """One argument of the source call: where it came from and its node."""
-
-    ref: int | str  # positional index or keyword, as ArgOut.source wants it
-    node: ast.expr
-    positional: bool
 
 
 def short_symbol(symbol: str) -> str:
@@ -32,18 +23,21 @@ def is_none(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 
-def bind_arguments(site: CallSite, params: tuple[str, ...]) -> dict[str, _Bound]:
+def bind_arguments(site: CallSite, params: tuple[str, ...]) -> dict[str, BoundArg]:
     """The call's arguments by source parameter name; literal None counts as omitted."""
-    if site.has_star_args:
-        raise NotExactError("it is called with *args/**kwargs, so its arguments cannot be mapped")
-    if len(site.args) > len(params):
-        raise NotExactError(f"it has more positional arguments than `{site.symbol}` takes")
-    bound = {params[i]: _Bound(i, node, True) for i, node in enumerate(site.args)}
-    for keyword, node in site.keywords.items():
-        if keyword not in params:
-            raise NotExactError(f"`{site.symbol}` has no argument `{keyword}`")
-        bound[keyword] = _Bound(keyword, node, False)
+    try:
+        bound, _ = bind_call(site, params, params, repeat_ok=True)
+    except BindError as error:
+        raise NotExactError(_refusal(error, site)) from None
     return {name: arg for name, arg in bound.items() if not is_none(arg.node)}
+
+
+def _refusal(error: BindError, site: CallSite) -> str:
+    if error.kind == BindError.STAR_ARGS:
+        return "it is called with *args/**kwargs, so its arguments cannot be mapped"
+    if error.kind == BindError.TOO_MANY:
+        return f"it has more positional arguments than `{site.symbol}` takes"
+    return f"`{site.symbol}` has no argument `{error.name}`"
 
 
 def _dtype_name(site: CallSite, node: ast.expr) -> str | None:
@@ -66,7 +60,7 @@ def _dtype_text(site: CallSite, node: ast.expr) -> str | None:
     return f'"{name}"'
 
 
-def seed_problem(site: CallSite, seed: _Bound | None) -> str | None:
+def seed_problem(site: CallSite, seed: BoundArg | None) -> str | None:
     """None when the call's seed can become the layer's generator (absent, int, self.seed)."""
     if seed is None:
         return None
@@ -95,7 +89,7 @@ def _parenthesized(site: CallSite, node: ast.expr) -> str:
     return text if simple else f"({text})"
 
 
-def _check_special(site: CallSite, mapping: RandomMapping, bound: dict[str, _Bound]) -> str:
+def _check_special(site: CallSite, mapping: RandomMapping, bound: dict[str, BoundArg]) -> str:
     """Apply the mapping's extra rule; returns the target (it may change), or raises."""
     target = mapping.target
     if mapping.special == "uniform" and "dtype" in bound:
@@ -136,7 +130,7 @@ def _check_special(site: CallSite, mapping: RandomMapping, bound: dict[str, _Bou
 
 
 def _call_arguments(
-    site: CallSite, mapping: RandomMapping, target: str, bound: dict[str, _Bound]
+    site: CallSite, mapping: RandomMapping, target: str, bound: dict[str, BoundArg]
 ) -> list[ArgOut]:
     """The complete new argument list, seed excluded, in ``target``'s order.
 
@@ -166,7 +160,7 @@ def _call_arguments(
             if param == "dtype" and value is None:
                 value = _dtype_text(site, arg.node)
             positional = positional and arg.positional
-            out.append(ArgOut(arg.ref, None if positional else param, value))
+            out.append(ArgOut(arg.source, None if positional else param, value))
         elif param in implied:
             positional = False
             out.append(ArgOut(None, param, implied[param]))
@@ -199,11 +193,11 @@ def plan_rewrite(site: CallSite, mapping: RandomMapping, seed_expr: str | None):
         return _shuffle_rows(site, bound.get("value"), seed_part)
     args = _call_arguments(site, mapping, target, bound)
     if seed_expr is not None:
-        args.append(ArgOut(seed.ref if seed else None, "seed", seed_expr))
+        args.append(ArgOut(seed.source if seed else None, "seed", seed_expr))
     return CallEdit(site.span, target, tuple(args))
 
 
-def _shuffle_rows(site: CallSite, value: _Bound | None, seed_part: list[str]) -> ReplaceNode:
+def _shuffle_rows(site: CallSite, value: BoundArg | None, seed_part: list[str]) -> ReplaceNode:
     """``tf.random.shuffle(x)`` as a row permutation that every backend computes alike.
 
     ``keras.random.shuffle`` itself is not used: on JAX it calls
