@@ -1,6 +1,6 @@
 """KM2xx: TensorFlow ops inside model code -> ``keras.ops`` (the ops catalog, interpreted).
 
-The knowledge lives in ``rules/ops_catalog.py`` (a table). This package binds a call's
+The knowledge lives in ``rules/ops_catalog/`` (a table). This package binds a call's
 arguments to the TF signature of its catalog entry, translates argument values
 (``"SAME"`` -> ``"same"``, ``tf.float32`` -> ``"float32"``, ``[1, s, s, 1]`` -> ``s``),
 and either builds an edit plan or says why the call must be ported by hand:
