@@ -89,7 +89,7 @@ def _is_checked(settings: RunSettings, jobs, result):
 
 def unused_suppression_findings(settings: RunSettings, jobs, result) -> list:
     """KM903 findings for the suppression comments that suppressed nothing."""
-    from kmigrate.rules.km9_suppressions import UnusedSuppression
+    from kmigrate.rules.km9_internal.unused_suppression import UnusedSuppression
     from kmigrate.sources import SourceError, read_source
 
     by_display = {j.display: j for j in jobs}

@@ -574,7 +574,7 @@ def scan_text(
     findings = analysis.findings
     fingerprint_findings(findings)
     if select and analysis.suppressions is not None and "KM903" in ruleset.ids:
-        from kmigrate.rules.km9_suppressions import UnusedSuppression
+        from kmigrate.rules.km9_internal.unused_suppression import UnusedSuppression
 
         unused = analysis.suppressions.unused()
         findings += UnusedSuppression.findings_for(path, text, unused, ruleset.ids)

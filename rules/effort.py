@@ -15,6 +15,9 @@ but someone has to decide about them, so they count at a reduced rate.
 
 from __future__ import annotations
 
+from kmigrate.rules.km9_internal.rule_crashed import RuleCrashed
+from kmigrate.rules.km9_internal.unparseable_file import UnparseableFile
+
 # Per family (the first three characters of the id: "KM2" covers KM2xx).
 FAMILY_MINUTES: dict[str, float] = {
     "KM1": 3,  # an import or namespace the rewriter could not map: look up the Keras 3 name
@@ -32,8 +35,8 @@ RULE_MINUTES: dict[str, float] = {
     "KM102": 2,  # an import the rewriter had to leave
     "KM103": 5,  # a Keras 2 module path that Keras 3 removed
     "KM104": 20,  # code pinned to Keras 2 (tf_keras / TF_USE_LEGACY_KERAS): a decision, then work
-    "KM901": 30,
-    "KM902": 5,  # a rule crashed: report it, look at the file by hand
+    UnparseableFile.id: 30,
+    RuleCrashed.id: 5,  # a rule crashed: report it, look at the file by hand
 }
 
 DEFAULT_MINUTES: float = 10

@@ -1,6 +1,9 @@
-"""Finds every rule: each ``Rule`` subclass with an ``id`` in a ``rules/km*.py`` module.
+"""Finds every rule: each ``Rule`` subclass with an ``id`` in a ``rules/km*`` module.
 
-Discovery instead of a hand-kept list, so adding a rule is adding a class.
+A family is either one module (``rules/km1_imports.py``) or a package with one rule per
+file (``rules/km5_keras2/add_weight_arguments.py``); in a package every public module is
+searched (``_``-prefixed modules hold the family's shared helpers, not rules). Discovery
+instead of a hand-kept list, so adding a rule is adding a class.
 """
 
 from __future__ import annotations
@@ -8,20 +11,33 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from types import ModuleType
 
 import kmigrate.rules
 from kmigrate.rules.base import Rule
+
+
+def _family_modules() -> Iterator[ModuleType]:
+    """Each ``km*`` module, and each public module of a ``km*`` package, in name order."""
+    for info in sorted(pkgutil.iter_modules(kmigrate.rules.__path__), key=lambda i: i.name):
+        if not info.name.startswith("km"):
+            continue
+        module = importlib.import_module(f"kmigrate.rules.{info.name}")
+        yield module
+        if not info.ispkg:
+            continue
+        members = sorted(pkgutil.iter_modules(module.__path__), key=lambda i: i.name)
+        for member in members:
+            if not member.name.startswith("_"):
+                yield importlib.import_module(f"{module.__name__}.{member.name}")
 
 
 @functools.lru_cache(maxsize=1)
 def all_rules() -> tuple[type[Rule], ...]:
     """All registered rule classes, sorted by id; duplicate ids are a bug."""
     found: dict[str, type[Rule]] = {}
-    for info in sorted(pkgutil.iter_modules(kmigrate.rules.__path__), key=lambda i: i.name):
-        if not info.name.startswith("km"):
-            continue
-        module = importlib.import_module(f"kmigrate.rules.{info.name}")
+    for module in _family_modules():
         for value in vars(module).values():
             if (
                 isinstance(value, type)

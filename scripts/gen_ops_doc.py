@@ -1,4 +1,4 @@
-"""Write docs/ops.md, the ops catalog's reference page, from rules/ops_catalog.py.
+"""Write docs/ops.md, the ops catalog's reference page, from rules/ops_catalog/.
 
 Usage: python scripts/gen_ops_doc.py [--check]
 With --check, exit 1 when docs/ops.md is out of date (tests/test_ops_catalog.py checks too).

@@ -58,7 +58,7 @@ MUTATIONS = (
         "the catalog rewrites tf.nn.gelu(x) with keras.ops.gelu's approximate=True default",
         (
             Edit(
-                "rules/ops_catalog.py",
+                "rules/ops_catalog/sections/nn.py",
                 '"features, approximate=lit(approximate) | False"',
                 '"features, approximate=lit(approximate) | True"',
             ),
@@ -70,7 +70,7 @@ MUTATIONS = (
         "K.l2_normalize is rewritten with epsilon=1e-12 on the norm instead of 1e-6",
         (
             Edit(
-                "rules/ops_catalog.py",
+                "rules/ops_catalog/sections/nn.py",
                 '"x, axis=axis | None, epsilon=1e-06",',
                 '"x, axis=axis | None, epsilon=1e-12",',
             ),
@@ -85,7 +85,7 @@ MUTATIONS = (
         "the catalog's tf.nn.gelu signature gains a parameter TensorFlow does not have",
         (
             Edit(
-                "rules/ops_catalog.py",
+                "rules/ops_catalog/sections/nn.py",
                 '"features, approximate=False, name=None",',
                 '"features, approximate=False, name=None, fast=False",',
             ),
@@ -97,7 +97,7 @@ MUTATIONS = (
         'tf.pad mode "SYMMETRIC" becomes an automatic rewrite (different numbers on torch)',
         (
             Edit(
-                "rules/ops_catalog.py",
+                "rules/ops_catalog/sections/arrays.py",
                 "mode=lower(mode, 'constant', 'reflect'), ",
                 "mode=lower(mode, 'constant', 'reflect', 'symmetric'), ",
             ),
@@ -174,7 +174,7 @@ MUTATIONS = (
         "TF-only random ops without a keras.random twin (tf.random.poisson) go unreported",
         (
             Edit(
-                "rules/km3_random.py",
+                "rules/km3_random/tf_random_without_keras_equivalent.py",
                 "or symbol.startswith(GENERATOR_PREFIXES)\n        ):\n            return\n",
                 "or True\n        ):\n            return\n",
             ),
@@ -186,7 +186,7 @@ MUTATIONS = (
         "another rule family (KM2: tf.exp) stops rewriting, so the vae sample keeps TensorFlow",
         (
             Edit(
-                "rules/ops_catalog.py",
+                "rules/ops_catalog/sections/elementwise.py",
                 '("tf.math.exp tf.exp tf.compat.v1.exp", "exp"),',
                 '("tf.math.exp tf.compat.v1.exp", "exp"),',
             ),

@@ -16,7 +16,8 @@ import pytest
 from kmigrate.apply import apply_to_text
 from kmigrate.model import Severity
 from kmigrate.names import canonical
-from kmigrate.rules import km2_ops
+from kmigrate.rules.km2_ops._builders import BUILDERS
+from kmigrate.rules.km2_ops._translators import TRANSLATORS
 from kmigrate.rules.ops_catalog import (
     CATALOG,
     REFUSING_TRANSLATORS,
@@ -77,7 +78,7 @@ def test_catalog_size() -> None:
 
 
 def test_every_entry_is_well_formed() -> None:
-    assert set(REFUSING_TRANSLATORS) | SAFE_TRANSLATORS == set(km2_ops.TRANSLATORS)
+    assert set(REFUSING_TRANSLATORS) | SAFE_TRANSLATORS == set(TRANSLATORS)
     for entry in CATALOG:
         assert entry.section, entry.symbol
         if not entry.automatic:
@@ -86,10 +87,10 @@ def test_every_entry_is_well_formed() -> None:
         assert entry.params is not None
         names = set(entry.param_names)
         if entry.builder:
-            assert entry.builder in km2_ops.BUILDERS or entry.builder == "variable"
+            assert entry.builder in BUILDERS or entry.builder == "variable"
         for out in entry.out:
             assert out.param is None or out.param in names, (entry.symbol, out)
-            assert out.translator is None or out.translator in km2_ops.TRANSLATORS
+            assert out.translator is None or out.translator in TRANSLATORS
         for old, new in entry.legacy.items():
             assert new in names, (entry.symbol, old)
         for name in (*entry.accept, *entry.needs):

@@ -118,7 +118,7 @@ def _message(codes: list[str], known: list[str]) -> str:
 
 
 def _fingerprint(path: str, line_text: str, seen: Counter[str]) -> str:
-    base = f"{path}\x1fKM903\x1f{line_text}"
+    base = f"{path}\x1f{UnusedSuppression.id}\x1f{line_text}"
     occurrence = seen[base]
     seen[base] += 1
     return hashlib.sha1(f"{base}\x1f{occurrence}".encode()).hexdigest()[:16]

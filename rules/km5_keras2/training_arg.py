@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from kmigrate.model import ClassEdit, EditPlan, ModuleInfo, ReplaceNode, Severity
 from kmigrate.names import code_walk
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
-from kmigrate.rules.km5_keras2 import keras_classes
+from kmigrate.rules.km5_keras2._helpers import keras_classes
 
 
 def _training_reads(call: ast.FunctionDef, kwargs: str) -> list[ast.AST]:

@@ -15,7 +15,7 @@ from kmigrate.model import EditPlan, ModuleInfo, ReplaceNode, Severity
 from kmigrate.names import code_walk
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.keras_api import keras3_api
-from kmigrate.rules.km5_keras2 import module_site
+from kmigrate.rules.km5_keras2._helpers import module_site
 
 # Where a string names an activation or a loss, and which table Keras 3 reads it from.
 _STRING_KEYWORDS = {"activation": "activations", "recurrent_activation": "activations"}

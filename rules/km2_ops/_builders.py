@@ -1,0 +1,340 @@
+"""Catalog entries whose rewrite depends on argument values (``tf.matmul``'s transposes,
+``tf.slice``'s sizes, ...), and ``plan_call``, which picks the builder or the table.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from kmigrate.model import MISSING, NOT_LITERAL, ArgOut, CallEdit, CallSite, EditPlan, ReplaceNode
+from kmigrate.rules.batch_dot import batch_dot_axes, einsum_subscripts, static_rank
+from kmigrate.rules.km2_ops._binding import Binding, ManualPortError, bind
+from kmigrate.rules.km2_ops._plan import Rewrite, check_conditions, plain_names, table_rewrite
+from kmigrate.rules.ops_catalog import OpEntry, py_literal
+from kmigrate.rules.shape_uses import shape_use_ok
+
+
+def call_text(callee: str, items: Iterable[tuple[str | None, str]]) -> str:
+    parts = [text if keyword is None else f"{keyword}={text}" for keyword, text in items]
+    return "{name:" + callee + "}(" + ", ".join(parts) + ")"
+
+
+def _bool_flag(binding: Binding, name: str) -> bool:
+    literal = binding.literal(name)
+    if literal is MISSING:
+        return False
+    if not isinstance(literal, bool):
+        raise ManualPortError(
+            f"`{name}={binding.text(name)}` is not a literal True/False, and the rewrite "
+            "depends on it",
+            f"write ops.matmul(a, ops.swapaxes(b, -1, -2)) when {name} is true",
+        )
+    return literal
+
+
+def _build_matmul(binding: Binding) -> Rewrite:
+    check_conditions(binding)
+    args = []
+    for operand, flag in (("a", "transpose_a"), ("b", "transpose_b")):
+        arg = binding.args.get(operand)
+        if arg is None:
+            raise ManualPortError(f"`{operand}` is not given")
+        value = None
+        if _bool_flag(binding, flag):
+            value = call_text(
+                "keras.ops.swapaxes", [(None, binding.text(operand)), (None, "-1"), (None, "-2")]
+            )
+        args.append(ArgOut(arg.source, None, value))
+    edit = CallEdit(binding.site.span, callee="keras.ops.matmul", args=tuple(args))
+    return Rewrite(EditPlan((edit,)), "keras.ops.matmul")
+
+
+def _build_shape(binding: Binding) -> Rewrite:
+    check_conditions(binding)
+    if not shape_use_ok(binding.site):
+        raise ManualPortError(
+            f"{binding.entry.symbol} returns a tensor, keras.ops.shape a tuple (of ints, "
+            "and scalar tensors for unknown dimensions); this use of the whole shape "
+            "(arithmetic, which repeats or concatenates a tuple, tf-only methods, indexing "
+            "with a tensor, or passing it to a function that may need a tensor) may not "
+            "work with a tuple",
+            "index it with a constant (ops.shape(x)[0]), unpack it, or pass it straight to "
+            "a shape argument; where a tensor is needed write "
+            'ops.convert_to_tensor(ops.shape(x), dtype="int32")',
+        )
+    first = binding.entry.params[0].name
+    edit = CallEdit(binding.site.span, "keras.ops.shape", (ArgOut(binding.source(first)),))
+    return Rewrite(EditPlan((edit,)), "keras.ops.shape")
+
+
+def _top_k_items(binding: Binding) -> list[tuple[str | None, str]]:
+    items: list[tuple[str | None, str]] = [(None, binding.text("input"))]
+    items.append((None, binding.text("k") if binding.given("k") else "1"))
+    if binding.given("sorted"):
+        items.append(("sorted", binding.text("sorted")))
+    return items
+
+
+def _build_top_k(binding: Binding) -> Rewrite:
+    check_conditions(binding)
+    site = binding.site
+    parent = site.module.parent_of(site.node)
+    if isinstance(parent, ast.Attribute) and parent.value is site.node:
+        index = {"values": "0", "indices": "1"}.get(parent.attr)
+        if index is None:
+            raise ManualPortError(f"`.{parent.attr}` of a top_k result has no keras.ops equivalent")
+        text = call_text("keras.ops.top_k", _top_k_items(binding)) + f"[{index}]"
+        edit = ReplaceNode(site.module.span_of(parent), text)
+        return Rewrite(EditPlan((edit,)), "keras.ops.top_k")
+    args = [ArgOut(binding.source("input"))]
+    if binding.given("k"):
+        args.append(ArgOut(binding.args["k"].source))
+    else:
+        args.append(ArgOut(None, None, "1"))
+    if binding.given("sorted"):
+        args.append(ArgOut(binding.args["sorted"].source, "sorted"))
+    edit = CallEdit(site.span, "keras.ops.top_k", tuple(args))
+    return Rewrite(EditPlan((edit,)), "keras.ops.top_k")
+
+
+def _int_literal(binding: Binding, name: str) -> int:
+    literal = binding.literal(name)
+    if not isinstance(literal, int) or isinstance(literal, bool):
+        raise ManualPortError(
+            f"`{name}` is not a literal int: which of ops.tril/ops.triu applies depends on it",
+            "ops.tril(x, k) keeps j - i <= k, ops.triu(x, k) keeps j - i >= k",
+        )
+    return literal
+
+
+def _build_band_part(binding: Binding) -> Rewrite:
+    check_conditions(binding)
+    lower, upper = _int_literal(binding, "num_lower"), _int_literal(binding, "num_upper")
+    site, source = binding.site, binding.source("input")
+    if lower < 0 and upper < 0:
+        call = CallEdit(site.span, "keras.ops.copy", (ArgOut(source),))
+    elif lower < 0:
+        extra = () if upper == 0 else (ArgOut(None, None, str(upper)),)
+        call = CallEdit(site.span, "keras.ops.tril", (ArgOut(source), *extra))
+    elif upper < 0:
+        extra = () if lower == 0 else (ArgOut(None, None, str(-lower)),)
+        call = CallEdit(site.span, "keras.ops.triu", (ArgOut(source), *extra))
+    else:
+        inner = call_text("keras.ops.tril", [(None, binding.text("input")), (None, str(upper))])
+        text = call_text("keras.ops.triu", [(None, inner), (None, str(-lower))])
+        return Rewrite(EditPlan((ReplaceNode(site.span, text),)), "keras.ops.triu")
+    return Rewrite(EditPlan((call,)), call.callee or "")
+
+
+def _build_sort(binding: Binding) -> Rewrite:
+    check_conditions(binding)
+    entry, site = binding.entry, binding.site
+    target = "keras.ops.argsort" if entry.symbol == "tf.argsort" else "keras.ops.sort"
+    direction = binding.literal("direction")
+    if direction is MISSING:
+        direction = "ASCENDING"
+    if not isinstance(direction, str) or direction.upper() not in ("ASCENDING", "DESCENDING"):
+        raise ManualPortError(
+            '`direction` is not a literal "ASCENDING"/"DESCENDING"',
+            f"{target}(x, axis) sorts ascending; ops.flip(..., axis) reverses it",
+        )
+    axis_node = binding.node("axis")
+    if direction.upper() == "ASCENDING":
+        args = [ArgOut(binding.source("values"))]
+        if axis_node is not None:
+            args.append(ArgOut(binding.args["axis"].source, "axis"))
+        return Rewrite(EditPlan((CallEdit(site.span, target, tuple(args)),)), target)
+    if axis_node is not None and not isinstance(axis_node, (ast.Constant, ast.UnaryOp, ast.Name)):
+        raise ManualPortError("`axis` is an expression that the descending rewrite would repeat")
+    axis = binding.text("axis") if axis_node is not None else "-1"
+    inner = call_text(target, [(None, binding.text("values")), ("axis", axis)])
+    text = call_text("keras.ops.flip", [(None, inner), ("axis", axis)])
+    return Rewrite(EditPlan((ReplaceNode(site.span, text),)), target)
+
+
+def _build_scan(binding: Binding) -> Rewrite:
+    check_conditions(binding)
+    reverse = binding.literal("reverse")
+    if reverse is not MISSING and not isinstance(reverse, bool):
+        raise ManualPortError("`reverse` is not a literal True/False")
+    step = (
+        "lambda _acc, _elem: (lambda _new: (_new, _new))(" + binding.atom("fn") + "(_acc, _elem))"
+    )
+    items = [(None, step), (None, binding.text("initializer")), (None, binding.text("elems"))]
+    if reverse is True:
+        items.append(("reverse", "True"))
+    text = call_text("keras.ops.scan", items) + "[1]"
+    return Rewrite(EditPlan((ReplaceNode(binding.site.span, text),)), "keras.ops.scan")
+
+
+def _build_window(binding: Binding) -> Rewrite:
+    check_conditions(binding)
+    target = "keras.ops.hanning" if "hann" in binding.entry.symbol else "keras.ops.hamming"
+    periodic = binding.literal("periodic")
+    if periodic is MISSING:
+        periodic = True
+    if not isinstance(periodic, bool):
+        raise ManualPortError("`periodic` is not a literal True/False")
+    length = binding.args.get("window_length")
+    if length is None:
+        raise ManualPortError("`window_length` is not given")
+    if not periodic:
+        return Rewrite(
+            EditPlan((CallEdit(binding.site.span, target, (ArgOut(length.source),)),)), target
+        )
+    text = "{name:" + target + "}(" + binding.atom("window_length") + " + 1)[:-1]"
+    return Rewrite(EditPlan((ReplaceNode(binding.site.span, text),)), target)
+
+
+def _build_fill(binding: Binding) -> Rewrite:
+    """tf.fill keeps the value's dtype; keras.ops.full defaults to floatx."""
+    check_conditions(binding)
+    value = binding.literal("value")
+    if value is MISSING or value is NOT_LITERAL or not isinstance(value, (bool, int, float)):
+        raise ManualPortError(
+            "`value` is not a literal number: tf.fill keeps its dtype, keras.ops.full "
+            "would use floatx",
+            "ops.full(dims, value, dtype=...) with the dtype written out",
+        )
+    args = [ArgOut(binding.source("dims")), ArgOut(binding.source("value"))]
+    if isinstance(value, bool):
+        args.append(ArgOut(None, "dtype", py_literal("bool")))
+    elif isinstance(value, int):
+        args.append(ArgOut(None, "dtype", py_literal("int32")))
+    edit = CallEdit(binding.site.span, "keras.ops.full", tuple(args))
+    return Rewrite(EditPlan((edit,)), "keras.ops.full")
+
+
+def _build_name_scope(binding: Binding) -> Rewrite:
+    """``with tf.name_scope("block"):`` -> ``with keras.name_scope("block"):``."""
+    check_conditions(binding)
+    site = binding.site
+    item = site.module.parent_of(site.node)
+    if not (isinstance(item, ast.withitem) and item.context_expr is site.node):
+        raise ManualPortError("it is not the expression of a `with` statement")
+    if item.optional_vars is not None:
+        raise ManualPortError(
+            "`as` binds the scope's name string in TensorFlow but the scope object in Keras"
+        )
+    name = binding.literal(binding.entry.params[0].name)
+    if not isinstance(name, str) or "/" in name:
+        raise ManualPortError(
+            "the name is not a literal string without '/': keras.name_scope raises on a "
+            "name containing '/' (TensorFlow accepts it), so only a literal name is known "
+            "to be safe",
+            "with keras.name_scope(name): with a name without '/', or drop the scope",
+        )
+    edit = CallEdit(site.span, "keras.name_scope", (ArgOut(binding.source("name")),))
+    return Rewrite(EditPlan((edit,)), "keras.name_scope")
+
+
+def _build_batch_dot(binding: Binding) -> Rewrite:
+    """K.batch_dot -> ops.einsum with subscripts for the ranks the code states."""
+    check_conditions(binding)
+    site = binding.site
+    ranks = [static_rank(site, binding.node(name)) for name in ("x", "y")]
+    if None in ranks:
+        unknown = list(dict.fromkeys(f"`{binding.text(n)}`" for n, r in zip("xy", ranks) if not r))
+        which = f"rank of {unknown[0]} is"
+        if len(unknown) == 2:
+            which = f"ranks of {unknown[0]} and {unknown[1]} are"
+        raise ManualPortError(
+            f"the {which} not stated in the code (a literal reshape, permute_dimensions or "
+            "keras.Input shape), and K.batch_dot's result layout depends on both ranks"
+        )
+    x_rank, y_rank = ranks
+    if x_rank < 2 or y_rank < 2:
+        raise ManualPortError("an input of rank < 2 (K.batch_dot raises on it)")
+    axes = binding.literal("axes") if binding.given("axes") else None
+    pair = batch_dot_axes(axes, x_rank, y_rank)
+    if pair is None:
+        raise ManualPortError(
+            "`axes` is not a literal int or pair of non-batch axes within both ranks"
+        )
+    subscripts, keep = einsum_subscripts(x_rank, y_rank, pair)
+    items = [(None, py_literal(subscripts)), (None, binding.text("x")), (None, binding.text("y"))]
+    text = call_text("keras.ops.einsum", items)
+    if keep:
+        text = call_text("keras.ops.expand_dims", [(None, text), (None, "-1")])
+    return Rewrite(EditPlan((ReplaceNode(site.span, text),)), plain_names(text))
+
+
+def _int_list(value: Any) -> list[int] | None:
+    if not isinstance(value, (list, tuple)):
+        return None
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return None
+    return list(value)
+
+
+def _build_slice(binding: Binding) -> Rewrite:
+    """tf.slice -> ops.slice, or a subscript where `size` says 'to the end' (-1)."""
+    check_conditions(binding)
+    site = binding.site
+    size = _int_list(binding.literal("size"))
+    if size is not None and all(s >= 0 for s in size):
+        args = (
+            ArgOut(binding.source("input_")),
+            ArgOut(binding.source("begin")),
+            ArgOut(binding.source("size")),
+        )
+        return Rewrite(EditPlan((CallEdit(site.span, "keras.ops.slice", args),)), "keras.ops.slice")
+    begin = _int_list(binding.literal("begin"))
+    if (
+        size is None
+        or begin is None
+        or len(begin) != len(size)
+        or any(b < 0 for b in begin)
+        or any(s < -1 for s in size)
+    ):
+        raise ManualPortError(
+            "`size` is not a literal list of sizes, or it uses -1 ('to the end', which "
+            "keras.ops.slice lacks) with a `begin` that is not a literal list",
+            "a subscript, x[b0:b0 + s0, b1:] (`b:` where the size is -1), or "
+            "keras.ops.slice with the sizes computed from ops.shape(x)",
+        )
+    parts = []
+    for start, length in zip(begin, size):
+        if length == -1:
+            parts.append(f"{start}:" if start else ":")
+        else:
+            parts.append(f"{start}:{start + length}")
+    text = f"{binding.atom('input_')}[{', '.join(parts)}]"
+    return Rewrite(EditPlan((ReplaceNode(site.span, text),)), text)
+
+
+BUILDERS: dict[str, Callable[[Binding], Rewrite]] = {
+    "slice": _build_slice,
+    "batch_dot": _build_batch_dot,
+    "name_scope": _build_name_scope,
+    "fill": _build_fill,
+    "matmul": _build_matmul,
+    "shape": _build_shape,
+    "top_k": _build_top_k,
+    "band_part": _build_band_part,
+    "sort": _build_sort,
+    "scan": _build_scan,
+    "window": _build_window,
+}
+
+
+def plan_call(entry: OpEntry, site: CallSite) -> Rewrite | ManualPortError:
+    """The rewrite of one catalog call, or the reason there is none."""
+    if not entry.automatic:
+        return ManualPortError(entry.reason, entry.suggestion)
+    try:
+        binding = bind(entry, site)
+        if entry.builder:
+            return BUILDERS[entry.builder](binding)
+        return table_rewrite(binding)
+    except ManualPortError as manual:
+        if not manual.suggestion:
+            manual.suggestion = entry.suggestion or _default_suggestion(entry)
+        return manual
+
+
+def _default_suggestion(entry: OpEntry) -> str:
+    target = entry.target or "keras.ops"
+    return f"port the call by hand to {target} (see `kmigrate explain {entry.symbol}`)"

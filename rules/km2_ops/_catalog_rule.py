@@ -1,0 +1,67 @@
+"""What KM201 and KM202 share: the plan of each catalog call, made once per call."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from kmigrate.model import CallSite, Context, ReferenceSite, Severity
+from kmigrate.rules.base import Rule
+from kmigrate.rules.km2_ops._binding import ManualPortError
+from kmigrate.rules.km2_ops._builders import plan_call
+from kmigrate.rules.km2_ops._plan import Rewrite
+from kmigrate.rules.ops_catalog import OpEntry, by_symbol, lookup
+
+_CATALOG_SYMBOLS = frozenset(s for s in by_symbol() if lookup(s).builder != "variable")
+VARIABLE_SYMBOLS = frozenset(s for s in by_symbol() if lookup(s).builder == "variable")
+
+# KM201 and KM202 see the same call sites: the plan is made once per call, kept with
+# the module (so nothing outlives the module's analysis). The callee nodes of the
+# catalog calls are kept too: the walker visits a call before its callee, so a
+# reference that is a callee is skipped.
+_PLANS = "KM2-plans"
+_CALLEES = "KM2-callees"
+
+
+def plan_for(site: CallSite) -> tuple[OpEntry, Rewrite | ManualPortError] | None:
+    site.module.memo(_CALLEES, set).add(id(site.node.func))  # type: ignore[attr-defined]
+    plans: dict[int, Any] = site.module.memo(_PLANS, dict)
+    key = id(site.node)
+    if key not in plans:
+        entry = lookup(site.symbol)
+        plans[key] = None if entry is None else (entry, plan_call(entry, site))
+    return plans[key]
+
+
+def passed_function(site: ReferenceSite) -> OpEntry | None:
+    """The catalog entry of a TF function used as a value (``activation=tf.nn.relu``)."""
+    if site.context is not Context.MODEL:
+        return None
+    entry = lookup(site.symbol)
+    if entry is None or entry.builder == "variable":
+        return None
+    if id(site.node) in site.module.memo(_CALLEES, set):
+        return None  # the callee of a call: check_call reported the call
+    parent = site.module.parent_of(site.node)
+    if isinstance(parent, ast.Call) and parent.func is site.node:
+        return None  # a call no rule selected here; not a function passed around
+    return entry
+
+
+_REFERENCE_PREFIXES = ("tf.", "K.")
+
+
+OUTSIDE = (
+    " (outside model code: TensorFlow runs it as it is; convert it if it runs inside a "
+    "model on another backend)"
+)
+
+
+class CatalogRule(Rule):
+    """What KM201 and KM202 share: both read the catalog's plan of every catalog call
+    (and function reference) in model code; KM201 reports the rewrites, KM202 the rest."""
+
+    severity = Severity.ERROR
+    contexts = frozenset({Context.MODEL, Context.OTHER})
+    call_symbols = _CATALOG_SYMBOLS
+    reference_prefixes = _REFERENCE_PREFIXES

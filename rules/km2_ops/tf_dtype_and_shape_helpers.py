@@ -1,0 +1,182 @@
+"""KM204: TensorFlow dtype constants and ``TensorShape`` helpers in model code."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from kmigrate.model import CallSite, Context, EditPlan, ReferenceSite, ReplaceNode, Severity
+from kmigrate.rules.base import Clean, Flagged, Report, Rule
+from kmigrate.rules.common.dtypes import dtype_of_symbol
+from kmigrate.rules.km2_ops._binding import ATOMS
+from kmigrate.rules.ops_catalog import by_symbol, py_literal
+from kmigrate.rules.shape_uses import argument_of
+
+_DTYPE_PREFIXES = (
+    "tf.float",
+    "tf.int",
+    "tf.uint",
+    "tf.bool",
+    "tf.bfloat16",
+    "tf.half",
+    "tf.double",
+    "tf.complex",
+    "tf.string",
+    "tf.dtypes.",
+    "tf.compat.v1.float",
+    "tf.compat.v1.int",
+)
+
+
+class TfDtypeAndShapeHelpers(Rule):
+    id = "KM204"
+    name = "tf-dtype-and-shape-helpers"
+    summary = (
+        "TensorFlow dtype constants (tf.float32) and TensorShape helpers "
+        "(x.shape.as_list(), x.get_shape()) in model code."
+    )
+    rationale = (
+        'Keras 3 names dtypes with strings ("float32") on every backend, and shapes are '
+        "tuples: TensorShape's as_list() and get_shape() exist only on TensorFlow tensors "
+        "(a build() input_shape is a plain tuple in Keras 3)."
+    )
+    fix_safety = (
+        'tf.float32 -> "float32" (keras.ops, layers and add_weight accept dtype names); '
+        "x.shape.as_list() -> list(x.shape) and input_shape.as_list() -> list(input_shape) "
+        "in build(); x.get_shape() -> x.shape. A dtype compared with == is reported instead "
+        "(x.dtype is a torch.dtype on PyTorch, which never equals a string): compare "
+        'keras.backend.standardize_dtype(x.dtype) == "float32".'
+    )
+    severity = Severity.WARNING
+    contexts = frozenset({Context.MODEL})
+    reference_prefixes = _DTYPE_PREFIXES
+    method_names = frozenset({"as_list", "get_shape"})
+    examples = [
+        Flagged(
+            """
+            import tensorflow as tf
+            from tensorflow import keras
+
+
+            class Pool(keras.layers.Layer):
+                def build(self, input_shape):
+                    dims = input_shape.as_list()
+                    self.w = self.add_weight(shape=(dims[-1],), dtype=tf.float32)
+
+                def call(self, x):
+                    n = x.shape.as_list()[-1]
+                    return x * self.w / n
+            """,
+            """
+            from tensorflow import keras
+
+
+            class Pool(keras.layers.Layer):
+                def build(self, input_shape):
+                    dims = list(input_shape)
+                    self.w = self.add_weight(shape=(dims[-1],), dtype="float32")
+
+                def call(self, x):
+                    n = list(x.shape)[-1]
+                    return x * self.w / n
+            """,
+        ),
+        Flagged(
+            """
+            import tensorflow as tf
+            from tensorflow import keras
+
+
+            class Guard(keras.layers.Layer):
+                def call(self, x):
+                    if x.dtype == tf.float16:
+                        x = x * 2
+                    return x
+            """
+        ),
+        Clean(
+            """
+            import tensorflow as tf
+
+            DTYPE = tf.float32
+
+
+            def parse(record):
+                return tf.io.parse_tensor(record, out_type=tf.float32)
+            """
+        ),
+    ]
+
+    def check_reference(self, site: ReferenceSite) -> Iterable[Report]:
+        symbol = site.symbol
+        base, _, attribute = symbol.rpartition(".")
+        name = dtype_of_symbol(symbol)
+        if name is None:
+            name = dtype_of_symbol(base) if attribute else None
+            if name is None:
+                return
+            if attribute != "name":
+                yield Report(
+                    site,
+                    f"`{symbol}` uses a TensorFlow DType attribute; Keras 3 dtypes are "
+                    "strings. Instead: keras.backend.standardize_dtype / "
+                    "keras.backend.is_float_dtype, np.finfo(name) for limits",
+                )
+                return
+        if name == "string":
+            yield Report(site, f"`{symbol}`: string tensors exist only on TensorFlow")
+            return
+        parent = site.module.parent_of(site.node)
+        if isinstance(parent, ast.Compare):
+            yield Report(
+                site,
+                f"`{symbol}` compared to a dtype: on PyTorch x.dtype is a torch.dtype and "
+                "never equals a TensorFlow dtype or a string. Instead: "
+                f'keras.backend.standardize_dtype(x.dtype) == "{name}"',
+            )
+            return
+        argument = argument_of(site, site.node)
+        if argument is not None and site.module.resolve(argument[0].func) in by_symbol():
+            return  # KM201/KM202 translate (or report) the whole call
+        fix = EditPlan((ReplaceNode(site.span, py_literal(name)),))
+        yield Report(site, f'`{symbol}` -> `"{name}"`: Keras 3 names dtypes with strings', fix=fix)
+
+    def check_call(self, site: CallSite) -> Iterable[Report]:
+        receiver = site.receiver
+        if receiver is None or site.args or site.keywords:
+            return
+        method = site.symbol.rpartition(".")[2]
+        if method == "get_shape":
+            text = site.text(receiver)
+            if not isinstance(receiver, ATOMS):
+                text = f"({text})"
+            fix = EditPlan((ReplaceNode(site.span, f"{text}.shape"),))
+            yield Report(
+                site,
+                "`x.get_shape()` is TensorFlow-only: use `x.shape`",
+                fix=fix,
+                severity=Severity.ERROR,
+            )
+            return
+        if isinstance(receiver, ast.Attribute) and receiver.attr == "shape":
+            shape_text = site.text(receiver)
+        elif isinstance(receiver, ast.Name) and _is_build_input_shape(site, receiver.id):
+            shape_text = receiver.id
+        else:
+            return
+        fix = EditPlan((ReplaceNode(site.span, f"list({shape_text})"),))
+        yield Report(
+            site,
+            "`.as_list()` is a TensorShape method; Keras 3 shapes are tuples: use "
+            f"`list({shape_text})`",
+            fix=fix,
+            severity=Severity.ERROR,
+        )
+
+
+def _is_build_input_shape(site: CallSite, name: str) -> bool:
+    function = site.scope.function_node
+    if site.scope.function_name != "build" or not isinstance(function, ast.FunctionDef):
+        return False
+    params = function.args.args
+    return len(params) >= 2 and params[1].arg == name

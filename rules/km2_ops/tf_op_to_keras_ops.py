@@ -1,0 +1,180 @@
+"""KM201: a TensorFlow or Keras 2 backend op in model code with an exact ``keras.ops`` form."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from kmigrate.model import CallSite, Context, EditPlan, ReferenceSite, ReplaceNode, Severity
+from kmigrate.rules.base import Clean, Flagged, Report
+from kmigrate.rules.km2_ops._catalog_rule import OUTSIDE, CatalogRule, passed_function, plan_for
+from kmigrate.rules.km2_ops._plan import Rewrite
+
+
+class TfOpToKerasOps(CatalogRule):
+    id = "KM201"
+    name = "tf-op-to-keras-ops"
+    summary = "A TensorFlow or Keras 2 backend op in model code that has an exact keras.ops form."
+    rationale = (
+        "Keras 3 runs a layer's call() on TensorFlow, JAX or PyTorch tensors; tf.* and "
+        "tf.keras.backend functions only accept TensorFlow tensors (and the K.* functions "
+        "are gone from Keras 3). keras.ops is the NumPy-style API every backend implements."
+    )
+    fix_safety = (
+        "The rewrite is exact: arguments are mapped through TensorFlow's real signature "
+        '(positional or keyword, old keyword names), values are translated ("SAME" -> '
+        '"same", tf.float32 -> "float32", [1, s, s, 1] -> s, split sizes -> split '
+        "indices) and defaults that differ are written out (tf.argmax axis=0, "
+        "approximate=False for tf.nn.gelu, K.concatenate axis=-1). When a value the rewrite "
+        "depends on is not a literal, the call is left alone and KM202 says why. Every "
+        "automatic catalog entry is proven by a differential test on the tensorflow, jax "
+        "and torch backends. Only model code (layers, models, losses, metrics and what they "
+        "call) is rewritten."
+    )
+    examples = [
+        Flagged(
+            """
+            import tensorflow as tf
+            from tensorflow import keras
+
+
+            class RMSNorm(keras.layers.Layer):
+                def call(self, x):
+                    ms = tf.reduce_mean(tf.square(x), axis=-1, keep_dims=True)
+                    return x * tf.math.rsqrt(ms + 1e-6)
+            """,
+            """
+            from tensorflow import keras
+            from keras import ops
+
+
+            class RMSNorm(keras.layers.Layer):
+                def call(self, x):
+                    ms = ops.mean(ops.square(x), axis=-1, keepdims=True)
+                    return x * ops.rsqrt(ms + 1e-6)
+            """,
+        ),
+        Flagged(
+            """
+            import tensorflow as tf
+            from tensorflow import keras
+
+
+            class Heads(keras.layers.Layer):
+                def call(self, qkv):
+                    q, k, v = tf.split(qkv, 3, axis=-1)
+                    a, b = tf.split(v, [8, 24], axis=-1)
+                    scores = tf.matmul(q, k, transpose_b=True)
+                    top = tf.argmax(a)
+                    return tf.nn.gelu(scores), top, tf.cast(b, tf.float32)
+            """,
+            """
+            from tensorflow import keras
+            from keras import ops
+
+
+            class Heads(keras.layers.Layer):
+                def call(self, qkv):
+                    q, k, v = ops.split(qkv, 3, axis=-1)
+                    a, b = ops.split(v, [8], axis=-1)
+                    scores = ops.matmul(q, ops.swapaxes(k, -1, -2))
+                    top = ops.argmax(a, axis=0)
+                    return ops.gelu(scores, approximate=False), top, ops.cast(b, "float32")
+            """,
+        ),
+        Flagged(
+            """
+            import keras
+            from tensorflow.keras import backend as K
+
+
+            def rmse(y_true, y_pred):
+                err = K.square(y_pred - y_true)
+                return K.sqrt(K.mean(err, axis=-1) + K.epsilon())
+
+
+            model = keras.Sequential([keras.layers.Dense(1)])
+            model.compile(loss=rmse)
+            """,
+            """
+            import keras
+
+
+            def rmse(y_true, y_pred):
+                err = keras.ops.square(y_pred - y_true)
+                return keras.ops.sqrt(keras.ops.mean(err, axis=-1) + keras.config.epsilon())
+
+
+            model = keras.Sequential([keras.layers.Dense(1)])
+            model.compile(loss=rmse)
+            """,
+        ),
+        Flagged(
+            """
+            import tensorflow as tf
+            import keras
+
+
+            def build_model():
+                inputs = keras.Input(shape=(8,))
+                x = keras.layers.Dense(16, activation=tf.nn.leaky_relu)(inputs)
+                return keras.Model(inputs, keras.layers.Lambda(tf.math.square)(x))
+            """,
+            """
+            import keras
+
+
+            def build_model():
+                inputs = keras.Input(shape=(8,))
+                x = keras.layers.Dense(16, activation=keras.ops.leaky_relu)(inputs)
+                return keras.Model(inputs, keras.layers.Lambda(keras.ops.square)(x))
+            """,
+        ),
+        Clean(
+            """
+            import tensorflow as tf
+
+
+            def preprocess(image, label):
+                return tf.image.resize(image, (32, 32)), tf.cast(label, tf.int64)
+
+
+            ds = tf.data.Dataset.from_tensor_slices(([0.0], [1])).map(preprocess)
+            """
+        ),
+        Clean(
+            """
+            from keras import layers, ops
+
+
+            class Scale(layers.Layer):
+                def call(self, x):
+                    tf = ops  # a local name `tf` is not TensorFlow
+                    return tf.mean(x, axis=-1)
+            """
+        ),
+    ]
+
+    def check_call(self, site: CallSite) -> Iterable[Report]:
+        found = plan_for(site)
+        if found is None or not isinstance(found[1], Rewrite):
+            return
+        entry, rewrite = found
+        more = f" (see `kmigrate explain {site.symbol}`)" if entry.note else ""
+        if site.context is Context.MODEL:
+            message = f"`{site.symbol}` is TensorFlow-only: use `{rewrite.target}`{more}"
+            yield Report(site, message, fix=rewrite.plan)
+        else:
+            message = f"`{site.symbol}` has a Keras 3 form, `{rewrite.target}`{OUTSIDE}"
+            yield Report(site, message, severity=Severity.INFO)
+
+    def check_reference(self, site: ReferenceSite) -> Iterable[Report]:
+        entry = passed_function(site)
+        if entry is None or not entry.renames_only:
+            return
+        assert entry.target is not None
+        fix = EditPlan((ReplaceNode(site.span, "{name:" + entry.target + "}"),))
+        message = (
+            f"`{site.symbol}` passed as a function only accepts TensorFlow tensors: "
+            f"pass `{entry.target}`"
+        )
+        yield Report(site, message, fix=fix)

@@ -1,0 +1,74 @@
+"""KM502: optimizers built with `lr=` or `jit_compile=`, which Keras 3 rejects."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from kmigrate.model import ArgOut, CallEdit, CallSite, EditPlan, Severity
+from kmigrate.rules.base import Clean, Flagged, Report, Rule
+from kmigrate.rules.km5_keras2._helpers import CURRENT_OPTIMIZERS, keywords_in_order
+
+
+class OptimizerKeras2Arguments(Rule):
+    id = "KM502"
+    name = "optimizer-keras2-arguments"
+    summary = "Optimizer built with `lr=` or `jit_compile=`; Keras 3 rejects both."
+    rationale = (
+        "Keras 3 optimizers raise `ValueError: Argument(s) not recognized` for `lr=` and "
+        "`jit_compile=`. Note that TF-Keras >= 2.11 (non-legacy optimizers) silently "
+        "ignored `lr=` and trained with the default rate: the rewrite restores the rate "
+        "the code asks for, as on Keras <= 2.10."
+    )
+    fix_safety = (
+        "`lr=` becomes `learning_rate=` (not offered when both are given); `jit_compile=` "
+        "is dropped (Keras 3 compiles the whole train step: `model.compile(jit_compile=)`)."
+    )
+    severity = Severity.ERROR
+    call_symbols = CURRENT_OPTIMIZERS
+    examples = [
+        Flagged(
+            """
+            from tensorflow import keras
+
+            optimizer = keras.optimizers.Adam(lr=3e-4, jit_compile=False)
+            """,
+            """
+            from tensorflow import keras
+
+            optimizer = keras.optimizers.Adam(learning_rate=3e-4)
+            """,
+        ),
+        Flagged(
+            """
+            import keras
+
+            optimizer = keras.optimizers.SGD(0.1, lr=0.2)
+            """
+        ),
+        Clean(
+            """
+            import keras
+
+            optimizer = keras.optimizers.Adam(learning_rate=3e-4)
+            """
+        ),
+    ]
+
+    def check_call(self, site: CallSite) -> Iterable[Report]:
+        if not {"lr", "jit_compile"} & set(site.keywords):
+            return
+        if site.has_star_args:
+            yield Report(site, "`lr=`/`jit_compile=` are not Keras 3 arguments (manual: **kwargs)")
+            return
+        if "lr" in site.keywords and site.arg(0, "learning_rate") is not None:
+            yield Report(site, "both `lr=` and `learning_rate=` given (manual: keep one)")
+            return
+        args = [ArgOut(i) for i in range(len(site.args))]
+        for keyword in keywords_in_order(site):
+            if keyword == "jit_compile":
+                continue
+            args.append(ArgOut(keyword, keyword="learning_rate" if keyword == "lr" else keyword))
+        plan = EditPlan((CallEdit(site.span, args=tuple(args)),), "learning_rate=")
+        wrong = " and ".join(f"`{k}=`" for k in ("lr", "jit_compile") if k in site.keywords)
+        verb = "raise" if " and " in wrong else "raises"
+        yield Report(site, f"{wrong} {verb} in Keras 3 optimizers", fix=plan)

@@ -1,0 +1,99 @@
+"""Ops catalog section "Control flow": data only."""
+
+from __future__ import annotations
+
+from kmigrate.rules.ops_catalog._model import manual, op
+from kmigrate.rules.ops_catalog._wording import GRAPH_ONLY
+
+CONTROL_FLOW = [
+    op(
+        "tf.cond",
+        "pred, true_fn=None, false_fn=None, name=None",
+        "cond",
+        "pred, true_fn, false_fn",
+        needs=("true_fn", "false_fn"),
+        legacy={"fn1": "true_fn", "fn2": "false_fn"},
+    ),
+    op(
+        "tf.while_loop",
+        "cond, body, loop_vars, shape_invariants=None, parallel_iterations=10, "
+        "back_prop=True, swap_memory=False, maximum_iterations=None, name=None",
+        "while_loop",
+        "cond, body, loop_vars, maximum_iterations=maximum_iterations",
+        drop=["parallel_iterations", "swap_memory"],
+        note="parallel_iterations and swap_memory are performance hints, dropped.",
+    ),
+    op(
+        "tf.map_fn",
+        "fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap_memory=False, "
+        "infer_shape=True, name=None, fn_output_signature=None",
+        "map",
+        "fn, elems",
+        drop=["dtype", "fn_output_signature", "parallel_iterations", "swap_memory", "infer_shape"],
+        note="keras.ops.map infers the output structure by calling fn; dtype and "
+        "fn_output_signature are dropped.",
+    ),
+    op("K.map_fn", "fn, elems, name=None, dtype=None", "map", "fn, elems", drop=["dtype"]),
+    op(
+        "tf.scan",
+        "fn, elems, initializer=None, parallel_iterations=10, back_prop=True, "
+        "swap_memory=False, infer_shape=True, reverse=False, name=None",
+        builder="scan",
+        drop=["parallel_iterations", "swap_memory", "infer_shape"],
+        accept={"back_prop": [True]},
+        needs=("initializer",),
+        when="`reverse` is a literal; fn(acc, x) -> acc is wrapped into keras.ops.scan's "
+        "f(carry, x) -> (carry, y) and the stacked accumulators ([1]) are returned",
+        reason="without an initializer TF starts from elems[0] and emits it first",
+        suggestion="pass initializer=elems[0] and drop the first element "
+        "(ops.scan(f, elems[0], elems[1:]))",
+    ),
+    op(
+        "tf.vectorized_map",
+        "fn, elems, fallback_to_while_loop=True, warn=True",
+        "vectorized_map",
+        "fn, elems",
+        drop=["fallback_to_while_loop", "warn"],
+    ),
+    manual(
+        "tf.switch_case tf.case",
+        "out-of-range and negative branch indices run the default (last) branch in TF; "
+        "keras.ops.switch clamps the index",
+        "ops.switch(ops.clip(index, 0, n - 1), branches) if the index is in range",
+    ),
+    manual(
+        "K.switch",
+        "K.switch takes tensors or callables and broadcasts the condition",
+        "ops.where(condition, then, else) for tensors; ops.cond for callables",
+    ),
+    manual(
+        "tf.foldl tf.foldr K.foldl K.foldr",
+        "keras.ops.scan returns (carry, ys)",
+        "ops.scan(lambda c, x: (fn(c, x), None), initializer, elems)[0] (reverse=True for foldr)",
+    ),
+    manual(
+        "K.in_train_phase K.in_test_phase",
+        "Keras 3 has no global learning phase",
+        "take a `training` argument in call() and branch on it (ops.cond for tensors)",
+    ),
+    manual(
+        "K.rnn",
+        "Keras 2 backend RNN loop",
+        "keras.layers.RNN with a cell, or ops.scan over the time axis",
+    ),
+    manual(
+        "tf.custom_gradient tf.recompute_grad tf.grad_pass_through",
+        "the gradient function conventions differ between backends",
+        "ops.custom_gradient(f) (see its docstring for the per-backend grad signature)",
+    ),
+    manual(
+        "tf.gradients tf.hessians K.gradients",
+        GRAPH_ONLY,
+        "differentiate in a train_step override or a backend-specific training loop",
+    ),
+    manual(
+        "tf.TensorArray",
+        "TensorArray is TensorFlow's loop accumulator",
+        "collect results in a Python list and ops.stack them, or return them from ops.scan",
+    ),
+]
