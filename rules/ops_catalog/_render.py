@@ -169,7 +169,7 @@ def catalog_markdown() -> str:
     lines = [
         "# The ops catalog: TensorFlow / Keras 2 backend -> keras.ops",
         "",
-        "Generated from `rules/ops_catalog.py` by `python scripts/gen_ops_doc.py`; do not "
+        "Generated from `rules/ops_catalog/` by `python scripts/gen_ops_doc.py`; do not "
         "edit by hand. `kmigrate explain tf.reduce_mean` shows one entry, "
         "`kmigrate rules --catalog` the counts.",
         "",
