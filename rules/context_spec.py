@@ -3,7 +3,7 @@
 Kept here, as data, so that ``migrate/`` never names a TensorFlow symbol.
 """
 
-from kmigrate.contexts import ContextSpec
+from kmigrate.engine import ContextSpec
 
 _KERAS_NAMESPACES = ("tf.keras.", "keras.", "tf_keras.")
 _MODEL_BASES = (

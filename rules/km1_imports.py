@@ -10,8 +10,15 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from kmigrate.model import EditPlan, ImportSite, ModuleInfo, ReferenceSite, ReplaceNode, Severity
-from kmigrate.names import canonical
+from kmigrate.engine import (
+    EditPlan,
+    ImportSite,
+    ModuleInfo,
+    ReferenceSite,
+    ReplaceNode,
+    Severity,
+    canonical,
+)
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.keras_api import keras3_path, keras3_reference, removal_note
 from kmigrate.rules.module_escapes import check_module_uses, escaping_reference

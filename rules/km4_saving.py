@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from kmigrate.model import (
+from kmigrate.engine import (
     ArgOut,
     CallEdit,
     CallSite,
@@ -25,8 +25,10 @@ from kmigrate.model import (
     ReplaceNode,
     Severity,
     Span,
+    code_children,
+    code_walk,
+    scope_bindings,
 )
-from kmigrate.names import code_children, code_walk, scope_bindings
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 
 _NAMESPACES = ("tf.keras.", "keras.", "tf_keras.")

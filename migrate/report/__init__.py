@@ -5,7 +5,7 @@ lazily, so a JSON report never imports rich. Options every format understands:
 
 - ``root``: the project root (a path); files are read from it to measure each file's
   framework footprint when the engine did not (the portability score's denominator);
-- ``backend_pins``: the :class:`~kmigrate.backend_pins.BackendPin` list found for the
+- ``backend_pins``: the :class:`~kmigrate.commands.backend_pins.BackendPin` list found for the
   project, or None when it was not checked;
 - ``top``: how many offending files to list (default 10).
 
@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 from kmigrate.report.summary import TOP_FILES, ReportData, build_report
 
 if TYPE_CHECKING:
-    from kmigrate.backend_pins import BackendPin
-    from kmigrate.runner import RunResult
+    from kmigrate.commands.backend_pins import BackendPin
+    from kmigrate.commands.runner import RunResult
 
 FORMATS: dict[str, str] = {
     "table": "kmigrate.report.table:render",
@@ -45,7 +45,7 @@ def build(
     """The numbers behind every format (see :mod:`kmigrate.report.summary`)."""
     backend = None
     if backend_pins is not None:
-        from kmigrate.backend_pins import BackendStatus
+        from kmigrate.commands.backend_pins import BackendStatus
 
         backend = BackendStatus(tuple(backend_pins))
     return build_report(result, root=root or None, backend=backend, top=top)

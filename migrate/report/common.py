@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from kmigrate import __version__
 
 if TYPE_CHECKING:
-    from kmigrate.model import Finding
+    from kmigrate.engine.model import Finding
 
 TOOL_NAME = "kmigrate"
 TOOL_VERSION = __version__

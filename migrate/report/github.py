@@ -10,7 +10,7 @@ last line is a notice with the totals; use SARIF for the full list in code scann
 
 from __future__ import annotations
 
-from kmigrate.model import Finding
+from kmigrate.engine.model import Finding
 from kmigrate.report.common import one_line, rule_class
 from kmigrate.report.summary import ReportData, format_minutes, format_score
 

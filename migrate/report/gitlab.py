@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kmigrate.model import Finding
+from kmigrate.engine.model import Finding
 from kmigrate.report import indented_json
 from kmigrate.report.common import fingerprint_of, one_line
 from kmigrate.report.summary import ReportData

@@ -14,8 +14,8 @@ from kmigrate.report.common import fingerprint_of
 from kmigrate.report.summary import FileStats, FolderStats, ReportData, Tally, format_minutes
 
 if TYPE_CHECKING:
-    from kmigrate.model import Finding
-    from kmigrate.runner import RunResult
+    from kmigrate.commands.runner import RunResult
+    from kmigrate.engine.model import Finding
 
 SCHEMA_VERSION = 1
 

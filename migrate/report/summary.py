@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kmigrate.model import Context, Finding, Severity
+from kmigrate.engine.model import Context, Finding, Severity
 from kmigrate.rules.effort import minutes_for
 
 if TYPE_CHECKING:
-    from kmigrate.backend_pins import BackendStatus
-    from kmigrate.runner import FileReport, RunResult
+    from kmigrate.commands.backend_pins import BackendStatus
+    from kmigrate.commands.runner import FileReport, RunResult
 
 TOP_FILES = 10
 
@@ -249,8 +249,8 @@ def _footprint(report: FileReport, root: Path | None) -> int | None:
         return 0
     if not report.parsed or root is None:
         return None
+    from kmigrate.engine.sources import SourceError, decode_source
     from kmigrate.report.footprint import count_text
-    from kmigrate.sources import SourceError, decode_source
 
     for candidate in (root / report.path, Path(report.path)):
         try:
@@ -332,7 +332,7 @@ def _tf_leftovers(report: FileReport, root: Path | None) -> list[str] | None:
 
 
 def _source_text(report: FileReport, root: Path | None) -> str | None:
-    from kmigrate.sources import SourceError, decode_source
+    from kmigrate.engine.sources import SourceError, decode_source
 
     for candidate in (*((root / report.path,) if root else ()), Path(report.path)):
         try:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kmigrate.model import Severity
+from kmigrate.engine import Severity
 from kmigrate.rules.base import Rule
 
 

@@ -1,7 +1,7 @@
 """KM903: suppression comments that no longer suppress anything.
 
 The engine knows which ``# kmigrate: ignore[...]`` codes were used while a file
-was analysed (``kmigrate.suppress.Suppressions``); this rule turns the unused ones
+was analysed (``kmigrate.engine.suppress.Suppressions``); this rule turns the unused ones
 into findings. It is reported on request only (``kmigrate check
 --report-unused-suppressions``), because whether a comment is dead depends on
 every other rule having run on the file.
@@ -14,9 +14,8 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from kmigrate.model import Context, Finding, Severity, Span
+from kmigrate.engine import ALL, Context, Finding, Severity, Span
 from kmigrate.rules.base import Clean, Flagged, Rule
-from kmigrate.suppress import ALL
 
 _COMMENT = re.compile(r"#\s*kmigrate:\s*ignore", re.IGNORECASE)
 

@@ -17,11 +17,11 @@ from kmigrate import __version__
 
 # Commands implemented in their own modules, imported only when invoked.
 LAZY_COMMANDS: dict[str, str] = {
-    "check": "kmigrate.check:check_command",
-    "baseline": "kmigrate.check:baseline_command",
-    "merge": "kmigrate.merge:merge_command",
+    "check": "kmigrate.commands.check:check_command",
+    "baseline": "kmigrate.commands.check:baseline_command",
+    "merge": "kmigrate.commands.merge:merge_command",
     "parity": "kmigrate.parity.cli:parity_command",
-    "convert-weights": "kmigrate.convert_weights:convert_weights_command",
+    "convert-weights": "kmigrate.commands.convert_weights:convert_weights_command",
 }
 
 REPORT_FORMATS = ("table", "json", "sarif", "markdown", "html", "github", "gitlab")
@@ -63,7 +63,7 @@ class RunSettings:
     """Options shared by the commands that run rules, merged with the config file."""
 
     def __init__(self, paths, select, ignore, jobs, config_path) -> None:
-        from kmigrate.config import ConfigError, load_config
+        from kmigrate.commands.config import ConfigError, load_config
 
         self.paths = [Path(p) for p in paths] or [Path(".")]
         start = self.paths[0]
@@ -74,7 +74,7 @@ class RunSettings:
         self.select = _codes(select) or self.config.select
         self.ignore = _codes(ignore) + self.config.ignore
         self._check_codes()
-        from kmigrate.runner import default_jobs, select_ids
+        from kmigrate.commands.runner import default_jobs, select_ids
 
         self.rule_ids = select_ids(self.select, self.ignore)
         self.jobs = jobs or self.config.jobs or default_jobs()
@@ -87,7 +87,7 @@ class RunSettings:
         """The result cache for these rules and this config; None with --no-cache."""
         if not self.use_cache:
             return None
-        from kmigrate.cache import ResultCache
+        from kmigrate.commands.cache import ResultCache
 
         return ResultCache.open(self.config.root, self.rule_ids, self.config.cache_key())
 
@@ -101,7 +101,7 @@ class RunSettings:
             )
 
     def jobs_for(self, fix: bool = False):
-        from kmigrate.runner import plan_jobs
+        from kmigrate.commands.runner import plan_jobs
 
         return plan_jobs(
             self.paths,
@@ -115,7 +115,7 @@ class RunSettings:
 
 def run_with_progress(settings: RunSettings, jobs, quiet: bool, label: str):
     """Run jobs with a progress bar on a terminal (never when piped or in CI)."""
-    from kmigrate.runner import run_jobs
+    from kmigrate.commands.runner import run_jobs
 
     show = not quiet and sys.stderr.isatty() and len(jobs) > 20
     cache = settings.result_cache()
@@ -149,7 +149,7 @@ _NO_CACHE_KEY = "kmigrate.no_cache"
 
 def _remember_shard(ctx: click.Context, param: click.Parameter, value: str | None):
     if value is not None:
-        from kmigrate.runner import parse_shard
+        from kmigrate.commands.runner import parse_shard
 
         try:
             ctx.meta[_SHARD_KEY] = parse_shard(value)
@@ -262,7 +262,7 @@ def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, statistic
 
         _emit(render_statistics(build(result), "json" if fmt == "json" else "table"), output)
         return
-    from kmigrate.backend_pins import find_backend_pins
+    from kmigrate.commands.backend_pins import find_backend_pins
 
     root = settings.config.root
     pins = find_backend_pins(settings.paths, root, [r.path for r in result.files])
@@ -277,8 +277,8 @@ def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, statistic
 def _add_unused_suppressions(settings: RunSettings, planned, result, select) -> None:
     """KM903 is opt-in: only when selected by its id (or `check --report-unused-...`)."""
     if not select:
-        return  # nothing selected explicitly; and kmigrate.check stays unimported
-    from kmigrate.check import selects_unused_suppressions, unused_suppression_findings
+        return  # nothing selected explicitly; and kmigrate.commands.check stays unimported
+    from kmigrate.commands.check import selects_unused_suppressions, unused_suppression_findings
 
     if not selects_unused_suppressions(select):
         return
@@ -388,7 +388,7 @@ def apply(paths, select, ignore, jobs, config_path, quiet, diff, check_only, all
 
 def _parity_after_apply(settings: RunSettings, written, planned) -> bool:
     """Prove the rewritten factories against their originals (kept in memory)."""
-    from kmigrate.apply_parity import check_parity, entry_points, original_texts
+    from kmigrate.commands.apply_parity import check_parity, entry_points, original_texts
 
     locations = {job.display: Path(job.path) for job in planned}
     changed = [
@@ -409,7 +409,7 @@ def _write_changes(settings: RunSettings, changed, locations=None, allow_dirty=T
     is read-only or hard-linked, cannot be written, or has uncommitted git changes
     (unless ``allow_dirty``). Ctrl-C stops between two files, never inside one.
     """
-    from kmigrate.sources import SourceError, deferred_signals, read_source, write_atomic
+    from kmigrate.engine.sources import SourceError, deferred_signals, read_source, write_atomic
 
     locations = locations or {}
     paths = {}
@@ -449,7 +449,7 @@ def _dirty(changed, paths) -> set[str]:
     """The reports (by path) whose file has uncommitted git changes; says which and why."""
     if not changed:
         return set()
-    from kmigrate.gitstate import dirty_files
+    from kmigrate.commands.gitstate import dirty_files
 
     dirty = {d.path: d for d in dirty_files([paths[r.path] for r in changed])}
     pairs = [(r, dirty[paths[r.path]]) for r in changed if paths[r.path] in dirty]
@@ -489,11 +489,11 @@ def unified_diff(path: str, old: str, new: str) -> str:
 def rules_command(fmt: str, catalog: bool) -> None:
     """List every rule: id, name, fixable, summary."""
     if catalog:
-        from kmigrate.catalog_doc import catalog_size_text
+        from kmigrate.commands.catalog_doc import catalog_size_text
 
         click.echo(catalog_size_text(fmt), nl=False)
         return
-    from kmigrate.catalog_doc import render_rules
+    from kmigrate.commands.catalog_doc import render_rules
 
     click.echo(render_rules(fmt), nl=False)
 
@@ -502,7 +502,7 @@ def rules_command(fmt: str, catalog: bool) -> None:
 @click.argument("code")
 def explain(code: str) -> None:
     """Explain one rule (KM201) or ops-catalog entry (tf.reduce_mean): what, why, examples."""
-    from kmigrate.catalog_doc import explain_text
+    from kmigrate.commands.catalog_doc import explain_text
 
     text = explain_text(code)
     if text is None:

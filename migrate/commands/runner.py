@@ -15,23 +15,23 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kmigrate.analyze import (
+from kmigrate.commands.cache import trim_for_reports
+from kmigrate.commands.config import Config
+from kmigrate.commands.discover import discover, display_path
+from kmigrate.engine.analyze import (
     UNPARSEABLE,
     RuleSet,
     analyze_module_text,
     fingerprint_findings,
     unparseable_finding,
 )
-from kmigrate.cache import trim_for_reports
-from kmigrate.config import Config
-from kmigrate.discover import discover, display_path
-from kmigrate.model import Finding
-from kmigrate.sources import SourceError, decode_source, read_bytes
+from kmigrate.engine.model import Finding
+from kmigrate.engine.sources import SourceError, decode_source, read_bytes
 
 if TYPE_CHECKING:
-    from kmigrate.cache import ResultCache
-    from kmigrate.project_index import ModuleFacts
-    from kmigrate.project_scan import PendingProject
+    from kmigrate.commands.cache import ResultCache
+    from kmigrate.commands.project_scan import PendingProject
+    from kmigrate.engine.project_index import ModuleFacts
 
 Progress = Callable[[int], None]
 
@@ -133,10 +133,16 @@ def _run_job(job: Job, rule_ids: tuple[str, ...], data: bytes | None) -> FileRep
     notebook's cells and encodes in the file's encoding; otherwise ``error`` says
     why and the findings are those of the untouched file.
     """
-    from kmigrate.analyze import RULE_CRASHED
-    from kmigrate.notebook import NotebookError, load_notebook
+    from kmigrate.commands.notebook import NotebookError, load_notebook
+    from kmigrate.engine.analyze import RULE_CRASHED
+    from kmigrate.engine.sources import (
+        MAX_FILE_MB,
+        MAX_REWRITE_MB,
+        megabytes,
+        read_bytes,
+        size_limit,
+    )
     from kmigrate.rules.context_spec import CONTEXT_SPEC, SOURCE_MARKERS
-    from kmigrate.sources import MAX_FILE_MB, MAX_REWRITE_MB, megabytes, read_bytes, size_limit
 
     report = FileReport(path=job.display)
 
@@ -176,7 +182,7 @@ def _run_job(job: Job, rule_ids: tuple[str, ...], data: bytes | None) -> FileRep
     facts = None if notebook is not None else job.facts
     rewrite_limit = size_limit("KMIGRATE_MAX_REWRITE_MB", MAX_REWRITE_MB)
     if job.fix and len(data) <= rewrite_limit:
-        from kmigrate.apply import fix_module_text
+        from kmigrate.engine.apply import fix_module_text
 
         outcome = fix_module_text(job.display, text, ruleset, CONTEXT_SPEC, job.package, facts)
         findings = outcome.remaining
@@ -317,7 +323,7 @@ def plan_jobs(
             )
         )
     if index and jobs:
-        from kmigrate.project_scan import attach_facts
+        from kmigrate.commands.project_scan import attach_facts
 
         jobs = attach_facts(jobs, paths, config, index_cache, workers)
     return jobs
@@ -330,7 +336,7 @@ def filter_jobs(jobs: Sequence[Job], keep: Callable[[Job], bool]) -> Sequence[Jo
     pending = getattr(jobs, "pending", None)
     if pending is None:
         return kept
-    from kmigrate.project_scan import PlannedJobs
+    from kmigrate.commands.project_scan import PlannedJobs
 
     planned = PlannedJobs(kept)
     planned.pending = pending
@@ -542,7 +548,7 @@ def _run_in_pool(
 
 def _trimmed_result(job: Job, rule_ids: tuple[str, ...], cache: ResultCache | None) -> FileReport:
     """:func:`run_cached_job`; a scan's report trimmed to what reports read
-    (:func:`~kmigrate.cache.trim_for_reports`) in the worker, so that the parent unpickles
+    (:func:`~kmigrate.commands.cache.trim_for_reports`) in the worker, so that the parent unpickles
     no edit plans, and the result is the same whether it came from the cache or not."""
     report = run_cached_job(job, rule_ids, cache)
     if not job.fix:

@@ -16,23 +16,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kmigrate.contexts import ContextIndex, ContextSpec, build_context_index
-from kmigrate.model import (
-    CallSite,
-    Context,
-    Finding,
-    ImportSite,
-    Node,
-    ReferenceSite,
-    Scope,
-    Severity,
-    Span,
-)
-from kmigrate.module_info import ModuleInfo
-from kmigrate.names import LEAF_KINDS, Resolver, child_nodes, code_children, scope_bindings
-from kmigrate.project_index import ModuleFacts, module_facts_for_text
-from kmigrate.rules.base import Report, Rule
-from kmigrate.suppress import Suppressions
+from kmigrate.engine.contexts import ContextIndex, ContextSpec, build_context_index
+from kmigrate.engine.model import Context, Finding, Severity, Span
+from kmigrate.engine.module_info import ModuleInfo
+from kmigrate.engine.names import LEAF_KINDS, Resolver, child_nodes, code_children, scope_bindings
+from kmigrate.engine.project_index import ModuleFacts, module_facts_for_text
+from kmigrate.engine.rule_api import Report, Rule
+from kmigrate.engine.sites import CallSite, ImportSite, Node, ReferenceSite, Scope
+from kmigrate.engine.suppress import Suppressions
 
 UNPARSEABLE = "KM901"
 RULE_CRASHED = "KM902"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from kmigrate.cli import RunSettings, common_run_options, run_with_progress
+from kmigrate.commands.cli import RunSettings, common_run_options, run_with_progress
 
 UNUSED_SUPPRESSION = "KM903"
 CHECK_FORMATS = ("concise", "github", "json")
@@ -40,7 +40,7 @@ def _baseline_file(settings: RunSettings, option: str | None) -> Path:
 
 def _load_baseline(settings: RunSettings, option: str | None):
     """(path, Baseline); a malformed file is a usage error (exit 2)."""
-    from kmigrate.baseline import Baseline, BaselineError
+    from kmigrate.commands.baseline import Baseline, BaselineError
 
     path = _baseline_file(settings, option)
     try:
@@ -59,7 +59,7 @@ def _excluded(display: str, globs: list[str]) -> bool:
 def _planned_jobs(settings: RunSettings):
     jobs = settings.jobs_for()
     if settings.config.exclude:
-        from kmigrate.runner import filter_jobs
+        from kmigrate.commands.runner import filter_jobs
 
         exclude = settings.config.exclude
         jobs = filter_jobs(jobs, lambda j: not _excluded(j.display, exclude))
@@ -89,8 +89,8 @@ def _is_checked(settings: RunSettings, jobs, result):
 
 def unused_suppression_findings(settings: RunSettings, jobs, result) -> list:
     """KM903 findings for the suppression comments that suppressed nothing."""
+    from kmigrate.engine.sources import SourceError, read_source
     from kmigrate.rules.km9_internal.unused_suppression import UnusedSuppression
-    from kmigrate.sources import SourceError, read_source
 
     by_display = {j.display: j for j in jobs}
     findings = []
@@ -250,7 +250,7 @@ def check_command(
     Meant for pre-commit and CI; FILES default to the whole project. Prints one line
     per new finding (`path:line:col: KM201 message`) and a summary on stderr.
     """
-    from kmigrate.baseline import match_findings
+    from kmigrate.commands.baseline import match_findings
 
     settings = _settings(paths, select, ignore, jobs, config_path)
     baseline_path, baseline = _load_baseline(settings, baseline_option)
@@ -258,7 +258,7 @@ def check_command(
     result = run_with_progress(settings, planned, quiet, "checking")
     at_ref: Counter[str] | None = None
     if baseline_ref:
-        from kmigrate.git_baseline import GitError, findings_at_ref
+        from kmigrate.commands.git_baseline import GitError, findings_at_ref
 
         try:
             at_ref = findings_at_ref(

@@ -19,11 +19,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kmigrate.model import Context
-from kmigrate.names import Resolver, code_children
+from kmigrate.engine.model import Context
+from kmigrate.engine.names import Resolver, code_children
 
 if TYPE_CHECKING:
-    from kmigrate.project_index import ModuleFacts
+    from kmigrate.engine.project_index import ModuleFacts
 
 
 @dataclass(frozen=True)
