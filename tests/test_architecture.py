@@ -45,13 +45,13 @@ def module_files() -> dict[str, Path]:
 
 
 def _known(name: str, modules: dict[str, Path]) -> str | None:
-    """The longest known module that ``name`` is or lies inside (``pkg.mod.attr`` -> ``pkg.mod``)."""
+    """The longest known module that ``name`` is or lies in (``pkg.mod.attr`` -> ``pkg.mod``)."""
     while name and name not in modules:
         name = name.rpartition(".")[0]
     return name or None
 
 
-def _imported_names(module: str, path: Path) -> Iterator[str]:
+def _imported_names(module: str, path: Path, modules: dict[str, Path]) -> Iterator[str]:
     is_package = path.name == "__init__.py"
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
@@ -63,8 +63,12 @@ def _imported_names(module: str, path: Path) -> Iterator[str]:
                 source = ".".join([*base, *([node.module] if node.module else [])])
             else:
                 source = node.module or ""
-            yield source
-            yield from (f"{source}.{alias.name}" for alias in node.names)
+            names = [f"{source}.{alias.name}" for alias in node.names]
+            yield from names
+            # ``from pkg import submodule`` needs only the submodule (the package's own
+            # __init__ runs first in any case, for every import of anything inside it)
+            if any(name not in modules for name in names):
+                yield source
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             match = _MODULE_STRING.fullmatch(node.value)
             if match:
@@ -76,7 +80,7 @@ def import_graph(modules: dict[str, Path] | None = None) -> dict[str, set[str]]:
     modules = module_files() if modules is None else modules
     graph: dict[str, set[str]] = {}
     for module, path in modules.items():
-        targets = {_known(name, modules) for name in _imported_names(module, path)}
+        targets = {_known(name, modules) for name in _imported_names(module, path, modules)}
         graph[module] = {t for t in targets if t and t != module}
     return graph
 

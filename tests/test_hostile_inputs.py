@@ -304,7 +304,8 @@ main(sys.argv[1:])
 def test_unreadable_file_is_reported_and_skipped(tmp_path: Path, monkeypatch) -> None:
     """chmod 000 does not stop root (CI runs as root), so the read failure is injected:
     in process, and through the real CLI in a subprocess."""
-    from kmigrate.commands.runner import Job, run_job, select_ids
+    from kmigrate.commands.jobs import Job
+    from kmigrate.commands.runner import run_job, select_ids
     from kmigrate.engine import sources
 
     path = tmp_path / "secret.py"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kmigrate.commands.runner import FileReport, RunResult
+from kmigrate.commands.jobs import FileReport, RunResult
 from kmigrate.engine.model import Context, Finding, Severity, Span
 from kmigrate.report import render
 

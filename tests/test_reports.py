@@ -19,7 +19,7 @@ import pytest
 from contract import FINDING_FIELDS
 
 from kmigrate.commands.backend_pins import BackendPin, BackendStatus, find_backend_pins
-from kmigrate.commands.runner import FileReport, RunResult
+from kmigrate.commands.jobs import FileReport, RunResult
 from kmigrate.engine.model import Context, EditPlan, Finding, Severity, Span
 from kmigrate.engine.names import import_bindings
 from kmigrate.report import FORMATS, build, render

@@ -228,7 +228,7 @@ def test_diff_mode_ignores_dirty_state(repo: Path) -> None:
 
 def test_a_file_changed_during_the_run_is_not_overwritten(tmp_path: Path, capsys) -> None:
     from kmigrate.commands.cli import _write_changes
-    from kmigrate.commands.runner import FileReport
+    from kmigrate.commands.jobs import FileReport
 
     path = tmp_path / "m.py"
     path.write_text("edited by the user meanwhile\n")

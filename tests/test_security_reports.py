@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from markdown_it import MarkdownIt
 
 from kmigrate.commands.cli import main
-from kmigrate.commands.runner import FileReport, RunResult
+from kmigrate.commands.jobs import FileReport, RunResult
 from kmigrate.engine.model import Context, Finding, Severity, Span
 from kmigrate.report import render
 from kmigrate.report.common import printable

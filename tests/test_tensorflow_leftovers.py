@@ -10,8 +10,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from kmigrate.commands.jobs import Job, RunResult
 from kmigrate.commands.rewrite import apply_to_text
-from kmigrate.commands.runner import Job, RunResult, run_job, select_ids
+from kmigrate.commands.runner import run_job, select_ids
 from kmigrate.report import build, render_data
 from kmigrate.report.footprint import leftovers, tensorflow_uses
 

@@ -618,7 +618,7 @@ def decode_report(value: Any) -> Any:
     """A ``FileReport`` from what :func:`encode_report` stored; raises
     :class:`InvalidEntryError` (or ``KeyError``, ``IndexError``, ``TypeError``) when
     ``value`` does not fit."""
-    from kmigrate.commands.runner import FileReport
+    from kmigrate.commands.jobs import FileReport
 
     if type(value) is not dict:
         raise InvalidEntryError("not an object")

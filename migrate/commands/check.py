@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from kmigrate.commands.cli import RunSettings, common_run_options, run_with_progress
+from kmigrate.commands.run_settings import RunSettings, common_run_options, run_with_progress
 
 UNUSED_SUPPRESSION = "KM903"
 CHECK_FORMATS = ("concise", "github", "json")

@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 from kmigrate.commands.gitstate import GIT_SAFETY
-from kmigrate.commands.runner import Job, run_jobs
+from kmigrate.commands.jobs import Job
+from kmigrate.commands.runner import run_jobs
 
 
 class GitError(Exception):

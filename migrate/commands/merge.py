@@ -143,7 +143,7 @@ def _finding(item: dict[str, Any]) -> Finding:
 
 def _run_result(files: list[dict[str, Any]], findings: list[dict[str, Any]], rule_ids):
     """A RunResult standing for the merged reports, for the report module's summary."""
-    from kmigrate.commands.runner import FileReport, RunResult
+    from kmigrate.commands.jobs import FileReport, RunResult
 
     reports: dict[str, FileReport] = {}
     for entry in files:

@@ -8,7 +8,6 @@ promises them is this list; ``tests/test_architecture.py`` holds both sides to i
 LibCST is not imported here: ``scan`` and ``check`` never load it.
 """
 
-from kmigrate.engine.contexts import ContextSpec
 from kmigrate.engine.model import (
     MISSING,
     NOT_LITERAL,
@@ -34,6 +33,7 @@ from kmigrate.engine.names import (
 )
 from kmigrate.engine.rule_api import Clean, Example, Flagged, Report, Rule
 from kmigrate.engine.sites import CallSite, ImportSite, Node, ReferenceSite, Scope
+from kmigrate.engine.spec import ContextSpec
 from kmigrate.engine.suppress import ALL
 
 __all__ = [

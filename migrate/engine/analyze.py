@@ -16,13 +16,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kmigrate.engine.contexts import ContextIndex, ContextSpec, build_context_index
+from kmigrate.engine.contexts import ContextIndex, build_context_index
 from kmigrate.engine.model import Context, Finding, Severity, Span
 from kmigrate.engine.module_info import ModuleInfo
 from kmigrate.engine.names import LEAF_KINDS, Resolver, child_nodes, code_children, scope_bindings
 from kmigrate.engine.project_index import ModuleFacts, module_facts_for_text
 from kmigrate.engine.rule_api import Report, Rule
 from kmigrate.engine.sites import CallSite, ImportSite, Node, ReferenceSite, Scope
+from kmigrate.engine.spec import ContextSpec
 from kmigrate.engine.suppress import Suppressions
 
 UNPARSEABLE = "KM901"

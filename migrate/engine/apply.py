@@ -13,9 +13,9 @@ import warnings
 from dataclasses import dataclass, field
 
 from kmigrate.engine.analyze import RULE_CRASHED, RuleSet, analyze_module_text
-from kmigrate.engine.contexts import ContextSpec
 from kmigrate.engine.model import Finding
 from kmigrate.engine.project_index import ModuleFacts
+from kmigrate.engine.spec import ContextSpec
 
 MAX_ROUNDS = 5
 

@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from kmigrate.engine.contexts import ContextSpec, function_refs
 from kmigrate.engine.names import canonical as _canonical
 from kmigrate.engine.names import code_walk, dotted_parts
+from kmigrate.engine.spec import ContextSpec, function_refs
 
 ENTRY_FORMAT = 3
 MAX_DEPTH = 24  # alias and re-export chains longer than this are left unresolved

@@ -14,7 +14,7 @@ from kmigrate.report.common import fingerprint_of
 from kmigrate.report.summary import FileStats, FolderStats, ReportData, Tally, format_minutes
 
 if TYPE_CHECKING:
-    from kmigrate.commands.runner import RunResult
+    from kmigrate.commands.jobs import RunResult
     from kmigrate.engine.model import Finding
 
 SCHEMA_VERSION = 1
@@ -145,6 +145,6 @@ def render(data: ReportData, **_: object) -> str:
 
 def report_data(result: RunResult, **options: Any) -> dict[str, Any]:
     """The JSON report of a run as a dict (for tools that post-process it)."""
-    from kmigrate.report import build
+    from kmigrate.report.summary import build
 
     return report_json(build(result, **options))

@@ -27,8 +27,10 @@ from kmigrate.engine.model import Context, Finding, Severity
 from kmigrate.rules.effort import minutes_for
 
 if TYPE_CHECKING:
-    from kmigrate.commands.backend_pins import BackendStatus
-    from kmigrate.commands.runner import FileReport, RunResult
+    from collections.abc import Sequence
+
+    from kmigrate.commands.backend_pins import BackendPin, BackendStatus
+    from kmigrate.commands.jobs import FileReport, RunResult
 
 TOP_FILES = 10
 
@@ -429,3 +431,19 @@ def format_minutes(minutes: float) -> str:
 
 def format_score(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.0f}%" if value in (0.0, 100.0) else f"{value}%"
+
+
+def build(
+    result: RunResult,
+    root: object = None,
+    backend_pins: Sequence[BackendPin] | None = None,
+    top: int = TOP_FILES,
+    **_: object,
+) -> ReportData:
+    """The numbers behind every format (see :mod:`kmigrate.report.summary`)."""
+    backend = None
+    if backend_pins is not None:
+        from kmigrate.commands.backend_pins import BackendStatus
+
+        backend = BackendStatus(tuple(backend_pins))
+    return build_report(result, root=root or None, backend=backend, top=top)
