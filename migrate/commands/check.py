@@ -16,8 +16,10 @@ from pathlib import Path
 import click
 
 from kmigrate.commands.run_settings import RunSettings, common_run_options, run_with_progress
+from kmigrate.engine.model import RULE_CRASHED
+from kmigrate.rules.km9_internal.unused_suppression import UnusedSuppression
 
-UNUSED_SUPPRESSION = "KM903"
+UNUSED_SUPPRESSION = UnusedSuppression.id
 CHECK_FORMATS = ("concise", "github", "json")
 
 
@@ -72,7 +74,7 @@ def _is_checked(settings: RunSettings, jobs, result):
     rule_ids = set(settings.rule_ids)
     reports = {r.path: r for r in result.files}
     ignored = {j.display: j.ignored_codes for j in jobs}
-    crashed = {(f.path, f.symbol) for f in result.findings if f.rule == "KM902"}
+    crashed = {(f.path, f.symbol) for f in result.findings if f.rule == RULE_CRASHED}
 
     def checked(entry) -> bool:
         if not (root / entry.path).exists():
@@ -90,7 +92,6 @@ def _is_checked(settings: RunSettings, jobs, result):
 def unused_suppression_findings(settings: RunSettings, jobs, result) -> list:
     """KM903 findings for the suppression comments that suppressed nothing."""
     from kmigrate.engine.sources import SourceError, read_source
-    from kmigrate.rules.km9_internal.unused_suppression import UnusedSuppression
 
     by_display = {j.display: j for j in jobs}
     findings = []

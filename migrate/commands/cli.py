@@ -19,6 +19,7 @@ from kmigrate.commands.run_settings import (
     common_run_options,
     run_with_progress,
 )
+from kmigrate.engine.model import RULE_CRASHED
 
 # Commands implemented in their own modules, imported only when invoked.
 LAZY_COMMANDS: dict[str, str] = {
@@ -136,10 +137,11 @@ def _add_unused_suppressions(settings: RunSettings, planned, result, select) -> 
 
 def exit_if_incomplete(findings) -> None:
     """Exit 3 when a rule crashed (KM902): the report is missing that rule's findings."""
-    crashed = sorted({f.symbol or f.rule for f in findings if f.rule == "KM902"})
+    crashed = sorted({f.symbol or f.rule for f in findings if f.rule == RULE_CRASHED})
     if crashed:
         click.echo(
-            f"kmigrate: incomplete run: rule(s) {', '.join(crashed)} crashed (KM902 findings); "
+            f"kmigrate: incomplete run: rule(s) {', '.join(crashed)} crashed "
+            f"({RULE_CRASHED} findings); "
             "please report the bug",
             err=True,
         )
@@ -210,7 +212,7 @@ def apply(paths, select, ignore, jobs, config_path, quiet, diff, check_only, all
         locations = {job.display: Path(job.path) for job in planned}
         written = _write_changes(settings, changed, locations, allow_dirty)
     remaining = result.findings
-    crashed = sorted({f.symbol or f.rule for f in remaining if f.rule == "KM902"})
+    crashed = sorted({f.symbol or f.rule for f in remaining if f.rule == RULE_CRASHED})
     if not quiet:
         fixed = sum(r.fixed for r in written)
         verb = "would rewrite" if diff else "rewrote"
@@ -222,7 +224,8 @@ def apply(paths, select, ignore, jobs, config_path, quiet, diff, check_only, all
         )
     if crashed:
         click.echo(
-            f"kmigrate: incomplete run: rule(s) {', '.join(crashed)} crashed (KM902 findings); "
+            f"kmigrate: incomplete run: rule(s) {', '.join(crashed)} crashed "
+            f"({RULE_CRASHED} findings); "
             "their fixes are missing from the files concerned (please report the bug)",
             err=True,
         )

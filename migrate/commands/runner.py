@@ -142,14 +142,14 @@ def _run_job(job: Job, rule_ids: tuple[str, ...], data: bytes | None) -> FileRep
         if new_text and text.endswith(("\n", "\r")) and not new_text.endswith(("\n", "\r")):
             new_text += "\r\n" if text.endswith("\r\n") else text[-1]  # LibCST drops a last lone CR
         if new_text is not None and any(f.rule == UNPARSEABLE for f in findings):
-            report.error = "the rewritten code did not re-scan cleanly (KM901)"
+            report.error = f"the rewritten code did not re-scan cleanly ({UNPARSEABLE})"
         elif new_text is not None and any(f.rule == RULE_CRASHED for f in findings):
             before = analyze_module_text(
                 job.display, text, ruleset, CONTEXT_SPEC, job.package, facts
             )
             crashes = sum(f.rule == RULE_CRASHED for f in before.findings)
             if sum(f.rule == RULE_CRASHED for f in findings) > crashes:
-                report.error = "a rule crashed on the rewritten code (KM902)"
+                report.error = f"a rule crashed on the rewritten code ({RULE_CRASHED})"
         if new_text is not None and report.error is None:
             try:
                 if notebook is not None:
@@ -514,9 +514,9 @@ def scan_text(
     analysis = analyze_module_text(path, text, ruleset, CONTEXT_SPEC)
     findings = analysis.findings
     fingerprint_findings(findings)
-    if select and analysis.suppressions is not None and "KM903" in ruleset.ids:
-        from kmigrate.rules.km9_internal.unused_suppression import UnusedSuppression
+    from kmigrate.rules.km9_internal.unused_suppression import UnusedSuppression
 
+    if select and analysis.suppressions is not None and UnusedSuppression.id in ruleset.ids:
         unused = analysis.suppressions.unused()
         findings += UnusedSuppression.findings_for(path, text, unused, ruleset.ids)
     return sorted(findings, key=Finding.sort_key)

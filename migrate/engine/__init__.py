@@ -8,9 +8,12 @@ promises them is this list; ``tests/test_architecture.py`` holds both sides to i
 LibCST is not imported here: ``scan`` and ``check`` never load it.
 """
 
+from kmigrate.engine.fingerprint import Occurrences
 from kmigrate.engine.model import (
     MISSING,
     NOT_LITERAL,
+    RULE_CRASHED,
+    UNPARSEABLE,
     ArgOut,
     CallEdit,
     ClassEdit,
@@ -40,6 +43,9 @@ __all__ = [
     "ALL",
     "MISSING",
     "NOT_LITERAL",
+    "Occurrences",
+    "RULE_CRASHED",
+    "UNPARSEABLE",
     "ArgOut",
     "CallEdit",
     "CallSite",

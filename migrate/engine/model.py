@@ -165,6 +165,10 @@ class EditPlan:
     description: str = ""
 
 
+# The findings the engine makes itself (rules/km9_internal/ describes them to users).
+UNPARSEABLE = "KM901"  # the file cannot be read, decoded or parsed
+RULE_CRASHED = "KM902"  # a rule raised on the file: its findings there are incomplete
+
 FINDING_FIELDS = (
     "rule",
     "severity",

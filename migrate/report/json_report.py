@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kmigrate.engine.model import RULE_CRASHED
 from kmigrate.report import indented_json
 from kmigrate.report.common import fingerprint_of
 from kmigrate.report.summary import FileStats, FolderStats, ReportData, Tally, format_minutes
@@ -85,7 +86,7 @@ def summary_json(data: ReportData) -> dict[str, Any]:
         "files_portable": data.files_portable,
         "files_unparsed": data.files_unparsed,
         # A rule crashed on some file (KM902): its findings there are missing.
-        "incomplete": any(f.rule == "KM902" for f in data.findings),
+        "incomplete": any(f.rule == RULE_CRASHED for f in data.findings),
         "findings": total.findings,
         "fixable": total.fixable,
         "manual": total.manual,
