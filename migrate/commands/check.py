@@ -133,22 +133,22 @@ def _concise(finding, color: bool, note: str = "") -> str:
     return f"{location} {rule} {one_line(finding.message)}{note}"
 
 
-def _github_escape(text: str, property_value: bool = False) -> str:
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    if property_value:
-        text = text.replace(":", "%3A").replace(",", "%2C")
-    return text
-
-
 def _github(finding) -> str:
-    level = {"error": "error", "warning": "warning"}.get(finding.severity.value, "notice")
+    """A workflow annotation in the report's own format (``report.github``): the rule id
+    leads the message, and the span is always given in full (a hook checks new lines)."""
+    from kmigrate.report import github
+
     span = finding.span
-    props = (
-        f"file={_github_escape(finding.path, True)},line={span.line},col={span.column + 1},"
-        f"endLine={span.end_line},endColumn={span.end_column + 1},"
-        f"title={_github_escape(finding.rule, True)}"
+    return github.command(
+        github.level(finding),
+        f"{finding.rule} {finding.message}",
+        file=finding.path,
+        line=span.line,
+        col=span.column + 1,
+        endLine=span.end_line,
+        endColumn=span.end_column + 1,
+        title=finding.rule,
     )
-    return f"::{level} {props}::{_github_escape(f'{finding.rule} {finding.message}')}"
 
 
 def _summary_line(new: list, match, baseline_total: int, ref: str | None, updated) -> str:
