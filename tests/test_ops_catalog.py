@@ -1,4 +1,4 @@
-"""Fast tests of the ops catalog (KM2xx): the table's integrity, the traps DESIGN.md lists,
+"""Fast tests of the ops catalog (KM2xx): the table's integrity, the known traps,
 argument handling, contexts, census coverage and the differential-case count.
 
 No TensorFlow here: the backends run in ``tests/differential/`` (marked ``backends``).
@@ -173,7 +173,7 @@ def test_case_inputs_are_deterministic() -> None:
 
 
 # ---------------------------------------------------------------------------
-# DESIGN.md's traps, one test each.
+# Traps: a TensorFlow op whose Keras 3 twin differs in a default, one test each.
 # ---------------------------------------------------------------------------
 
 

@@ -169,6 +169,9 @@ class EditPlan:
 UNPARSEABLE = "KM901"  # the file cannot be read, decoded or parsed
 RULE_CRASHED = "KM902"  # a rule raised on the file: its findings there are incomplete
 
+# The keys of a JSON finding (docs/report.md, migrate/report/schema.json), in the order
+# reports write them; anything else a finding carries (a notebook cell ...) lives in
+# ``Finding.extra``.
 FINDING_FIELDS = (
     "rule",
     "severity",
@@ -187,7 +190,7 @@ FINDING_FIELDS = (
 
 @dataclass
 class Finding:
-    """One reported problem, in the JSON shape DESIGN.md fixes."""
+    """One reported problem, in the JSON shape docs/report.md describes."""
 
     rule: str
     severity: Severity

@@ -167,10 +167,3 @@ class ModuleInfo:
                 parents[id(child)] = parent
             todo.extend(children)
         self._parents = parents
-
-    def imported_as(self, qualified: str) -> str | None:
-        """The module-level local name bound to ``qualified`` by an import, if any."""
-        for local, target in self.module_scope.imports.items():
-            if target == qualified:
-                return local
-        return None

@@ -100,7 +100,3 @@ class ImportSite(Node):
     aliases: tuple[str | None, ...] = ()
     is_from: bool = False
     level: int = 0
-
-
-# The keys of a JSON finding (DESIGN.md), in the order reports write them; anything
-# else a finding carries (a notebook cell ...) lives in ``Finding.extra``.

@@ -1,4 +1,4 @@
-"""The JSON report (DESIGN.md's schema, formalised in ``schema.json``).
+"""The JSON report (described in docs/report.md, formalised in ``schema.json``).
 
 ``{"version": 1, "summary": {...}, "files": [...], "findings": [...]}``; everything is
 sorted and nothing depends on the time or the machine, so two runs over the same tree
