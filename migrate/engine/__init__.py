@@ -2,7 +2,8 @@
 
 The engine reads Python with stdlib ``ast`` (source model, name resolution, contexts,
 the project index), dispatches sites to rules, and executes their edit plans with one
-LibCST editor. It knows no TensorFlow symbol and no command line. Rules
+LibCST editor. It has no command line and never imports the rules (they are passed in;
+docs/architecture.md lists the few TensorFlow spellings still left in it). Rules
 (``kmigrate.rules``) import the engine only through this module, so what the engine
 promises them is this list; ``tests/test_architecture.py`` holds both sides to it.
 LibCST is not imported here: ``scan`` and ``check`` never load it.
