@@ -152,11 +152,13 @@ def test_the_graph_sees_every_layer():
 
 
 def test_no_import_cycles():
-    assert cycles(import_graph()) == []
+    found = cycles(import_graph())
+    assert not found, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in found)
 
 
 def test_imports_point_down_the_layers():
-    assert layer_violations(import_graph()) == []
+    wrong = layer_violations(import_graph())
+    assert not wrong, "imports against the layers:\n" + "\n".join(wrong)
 
 
 @pytest.mark.parametrize(
