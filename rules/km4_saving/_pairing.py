@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from kmigrate.model import ArgOut, CallEdit, CallSite, EditPlan, ReplaceNode, Span
 from kmigrate.rules.base import Report, Rule
-from kmigrate.rules.km4_saving._scopes import own_nodes
+from kmigrate.rules.common.scopes import own_nodes
 from kmigrate.rules.km4_saving._uses import (
     CHECKPOINT_CALLBACKS,
     LOAD_MODEL_FUNCTIONS,

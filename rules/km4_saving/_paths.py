@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from kmigrate.model import CallSite
 from kmigrate.names import code_walk, scope_bindings
-from kmigrate.rules.km4_saving._scopes import single_assignment
+from kmigrate.rules.common.scopes import single_assignment
 
 # Suffixes that name a legacy format and are replaced (not kept) by the new one.
 _MODEL_LEGACY_SUFFIXES = (".hdf5", ".h5", ".tf")

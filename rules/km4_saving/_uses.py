@@ -9,8 +9,8 @@ import re
 from dataclasses import dataclass, field
 
 from kmigrate.model import CallSite, Context, ReplaceNode
+from kmigrate.rules.common.scopes import single_assignment
 from kmigrate.rules.km4_saving._paths import PathAnalyzer, PathInfo, rewrite_literal_tail
-from kmigrate.rules.km4_saving._scopes import single_assignment
 
 _NAMESPACES = ("tf.keras.", "keras.", "tf_keras.")
 SAVE_MODEL_FUNCTIONS = frozenset(
