@@ -9,17 +9,13 @@ import re
 from dataclasses import dataclass, field
 
 from kmigrate.model import CallSite, Context, ReplaceNode
+from kmigrate.rules.common.namespaces import KERAS_NAMESPACES, in_keras_namespaces
 from kmigrate.rules.common.scopes import single_assignment
 from kmigrate.rules.km4_saving._paths import PathAnalyzer, PathInfo, rewrite_literal_tail
 
-_NAMESPACES = ("tf.keras.", "keras.", "tf_keras.")
-SAVE_MODEL_FUNCTIONS = frozenset(
-    ns + path for ns in _NAMESPACES for path in ("models.save_model", "saving.save_model")
-)
-LOAD_MODEL_FUNCTIONS = frozenset(
-    ns + path for ns in _NAMESPACES for path in ("models.load_model", "saving.load_model")
-)
-CHECKPOINT_CALLBACKS = frozenset(ns + "callbacks.ModelCheckpoint" for ns in _NAMESPACES)
+SAVE_MODEL_FUNCTIONS = in_keras_namespaces("models.save_model", "saving.save_model")
+LOAD_MODEL_FUNCTIONS = in_keras_namespaces("models.load_model", "saving.load_model")
+CHECKPOINT_CALLBACKS = in_keras_namespaces("callbacks.ModelCheckpoint")
 SAVED_MODEL_SAVE = frozenset({"tf.saved_model.save", "tf.compat.v1.saved_model.save"})
 
 WRITER_METHODS = frozenset({"save", "save_weights"})
@@ -77,7 +73,7 @@ def _assigned_from_keras(site: CallSite, name: str) -> bool:
     value = single_assignment(scope, name)
     if isinstance(value, ast.Call):
         symbol = site.module.resolve(value.func) or ""
-        return symbol.startswith(_NAMESPACES)
+        return symbol.startswith(KERAS_NAMESPACES)
     return False
 
 
