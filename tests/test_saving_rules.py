@@ -8,7 +8,7 @@ import pytest
 
 from kmigrate.apply import apply_to_text
 from kmigrate.model import ReplaceNode
-from kmigrate.rules.km4_saving import PathInfo, rewrite_literal_tail
+from kmigrate.rules.km4_saving._paths import PathInfo, rewrite_literal_tail
 from kmigrate.runner import scan_text
 
 
