@@ -18,7 +18,7 @@ from kmigrate.rules.km1_imports._helpers import (
     legacy_path,
     path_is_portable,
 )
-from kmigrate.rules.module_escapes import check_module_uses
+from kmigrate.rules.module_escapes import check_module_uses, patched_attributes
 
 
 def _unportable_uses(module: ModuleInfo, local: str, base: str) -> list[str]:
@@ -31,17 +31,6 @@ def _unportable_uses(module: ModuleInfo, local: str, base: str) -> list[str]:
         if not path_is_portable(path):
             broken.add(".".join(parts))
     return sorted(broken)
-
-
-def _assigns_attributes(tree: ast.Module, local: str) -> bool:
-    """Whether the module sets attributes on ``local`` (``K.flatten = flatten``)."""
-    return any(
-        isinstance(node, ast.Attribute)
-        and isinstance(node.ctx, ast.Store)
-        and isinstance(node.value, ast.Name)
-        and node.value.id == local
-        for node in ast.walk(tree)
-    )
 
 
 class TfKerasImport(Rule):
@@ -237,7 +226,7 @@ class TfKerasImport(Rule):
             return canonical(".".join(p for p in (TF_KERAS, base, chain.partition(".")[2]) if p))
 
         uses = {symbol(".".join(parts)) for parts in site.module.attribute_chains(local)}
-        if _assigns_attributes(site.module.tree, local):  # `K.flatten = flatten` stays
+        if patched_attributes(site.module, local):  # `K.flatten = flatten` stays
             uses.add(f"{local}.<assigned>")
         return Report(
             site,
