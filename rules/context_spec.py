@@ -4,8 +4,8 @@ Kept here, as data, so that ``migrate/`` never names a TensorFlow symbol.
 """
 
 from kmigrate.engine import ContextSpec
+from kmigrate.rules.common.namespaces import KERAS_NAMESPACES
 
-_KERAS_NAMESPACES = ("tf.keras.", "keras.", "tf_keras.")
 _MODEL_BASES = (
     "layers.",
     "Layer",
@@ -32,7 +32,7 @@ _KERAS2_ENGINE_BASES = tuple(
 )
 
 CONTEXT_SPEC = ContextSpec(
-    model_base_prefixes=tuple(ns + base for ns in _KERAS_NAMESPACES for base in _MODEL_BASES)
+    model_base_prefixes=tuple(ns + base for ns in KERAS_NAMESPACES for base in _MODEL_BASES)
     + _KERAS2_ENGINE_BASES
     + ("tf.Module", "tf.experimental.ExtensionType"),
     # A base class imported from the user's own package cannot be resolved; these

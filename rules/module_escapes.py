@@ -114,7 +114,7 @@ def check_module_uses(module: ModuleInfo, local: str, base: str, depth: int = 0)
     """What breaks if ``local`` (bound to ``keras.<base>`` in Keras 2) named the Keras 3
     object instead. ``base`` is relative to ``keras.`` (``""`` for ``keras`` itself)."""
     found = EscapeCheck()
-    patched = _patched_attributes(module, local)
+    patched = patched_attributes(module, local)
     for name in _name_loads(module, local):
         node, parts = _outer_chain(module, name)
         if len(parts) > 1 and parts[1] in patched:
@@ -140,17 +140,24 @@ def check_module_uses(module: ModuleInfo, local: str, base: str, depth: int = 0)
     return found
 
 
-def _patched_attributes(module: ModuleInfo, local: str) -> frozenset[str]:
+def patched_attributes(module: ModuleInfo, local: str) -> frozenset[str]:
     """Attributes the module assigns on ``local`` (``K.flatten = flatten``): they exist
-    after the rename too, whatever Keras 3's module holds."""
-    return frozenset(
-        node.attr
-        for node in code_walk(module.tree)
-        if isinstance(node, ast.Attribute)
-        and isinstance(node.ctx, ast.Store)
-        and isinstance(node.value, ast.Name)
-        and node.value.id == local
+    after the rename too, whatever Keras 3's module holds. One walk per module."""
+    return module.memo(("module-escapes-patches",), lambda: _patches_by_name(module)).get(
+        local, frozenset()
     )
+
+
+def _patches_by_name(module: ModuleInfo) -> dict[str, frozenset[str]]:
+    found: dict[str, set[str]] = {}
+    for node in code_walk(module.tree):
+        if (
+            node.__class__ is ast.Attribute
+            and node.ctx.__class__ is ast.Store  # type: ignore[attr-defined]
+            and node.value.__class__ is ast.Name  # type: ignore[attr-defined]
+        ):
+            found.setdefault(node.value.id, set()).add(node.attr)  # type: ignore[attr-defined]
+    return {name: frozenset(attrs) for name, attrs in found.items()}
 
 
 # Builtins that look at a module without taking anything from it: a feature check such as

@@ -1,6 +1,6 @@
 """Finds every rule: each ``Rule`` subclass with an ``id`` in a ``rules/km*`` module.
 
-A family is either one module (``rules/km1_imports.py``) or a package with one rule per
+A family is either one module (``rules/kmN_<family>.py``) or a package with one rule per
 file (``rules/km5_keras2/add_weight_arguments.py``); in a package every public module is
 searched (``_``-prefixed modules hold the family's shared helpers, not rules). Discovery
 instead of a hand-kept list, so adding a rule is adding a class.

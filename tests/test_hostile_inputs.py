@@ -428,7 +428,7 @@ def test_scan_says_the_run_is_incomplete_when_a_rule_crashes(tmp_path, monkeypat
     from click.testing import CliRunner
 
     from kmigrate.commands.cli import main
-    from kmigrate.rules.km1_imports import TfKerasNamespace
+    from kmigrate.rules.km1_imports.tf_keras_namespace import TfKerasNamespace
 
     def boom(self, site):
         raise RuntimeError("boom")

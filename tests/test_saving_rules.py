@@ -9,7 +9,7 @@ import pytest
 from kmigrate.commands.rewrite import apply_to_text
 from kmigrate.commands.runner import scan_text
 from kmigrate.engine.model import ReplaceNode
-from kmigrate.rules.km4_saving import PathInfo, rewrite_literal_tail
+from kmigrate.rules.km4_saving._paths import PathInfo, rewrite_literal_tail
 
 
 def _code(text: str) -> str:

@@ -1,0 +1,132 @@
+"""KM101: `tf.keras.X` used through the TensorFlow namespace; Keras 3 is `keras.X`."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from kmigrate.engine import EditPlan, ReferenceSite, ReplaceNode, Severity
+from kmigrate.rules.base import Clean, Flagged, Report, Rule
+from kmigrate.rules.keras_api import keras3_reference, removal_note
+from kmigrate.rules.km1_imports._helpers import (
+    LEFT_TO_OTHER_RULES,
+    PORT_ADVICE,
+    TF_KERAS,
+    keras_name,
+    legacy_path,
+)
+from kmigrate.rules.module_escapes import escaping_reference
+
+
+class TfKerasNamespace(Rule):
+    id = "KM101"
+    name = "tf-keras-namespace"
+    summary = "`tf.keras.X` used through the TensorFlow namespace; Keras 3 is `keras.X`."
+    rationale = (
+        "`tf.keras` ties model code to TensorFlow: it is only an alias of Keras on the "
+        "TensorFlow backend, and on TensorFlow < 2.16 it is Keras 2. Importing `keras` "
+        "directly gives the same classes on every backend."
+    )
+    fix_safety = (
+        "Exact when the name exists in Keras 3 (checked against the public Keras 3 API, "
+        "including moved namespaces such as `layers.experimental.preprocessing`); otherwise "
+        "reported for a manual port with what replaces it."
+    )
+    reference_prefixes = ("tf.keras",)
+    examples = [
+        Flagged(
+            """
+            import tensorflow as tf
+
+            dense = tf.keras.layers.Dense(4)  # a comment that stays
+            """,
+            """
+            import keras
+
+            dense = keras.layers.Dense(4)  # a comment that stays
+            """,
+        ),
+        Flagged(
+            """
+            import tensorflow as tfx
+
+            class Block(tfx.keras.layers.Layer):
+                def call(self, x):
+                    return tfx.keras.activations.relu(x)
+            """,
+            """
+            import keras
+
+            class Block(keras.layers.Layer):
+                def call(self, x):
+                    return keras.activations.relu(x)
+            """,
+        ),
+        Flagged(
+            """
+            import tensorflow as tf
+
+            scale = tf.keras.layers.experimental.preprocessing.Rescaling(1 / 255)
+            """,
+            """
+            import keras
+
+            scale = keras.layers.Rescaling(1 / 255)
+            """,
+        ),
+        Flagged(
+            """
+            import tensorflow as tf
+
+            rnn = tf.keras.layers.CuDNNLSTM(8)
+            """
+        ),
+        Clean(
+            """
+            import keras
+
+            dense = keras.layers.Dense(4)
+            """
+        ),
+        Clean(
+            """
+            def build(tf):
+                return tf.keras.layers.Dense(4)  # `tf` is a parameter, not TensorFlow
+            """
+        ),
+    ]
+
+    def check_reference(self, site: ReferenceSite) -> Iterable[Report]:
+        root_name = site.node
+        while isinstance(root_name, ast.Attribute):
+            root_name = root_name.value
+        assert isinstance(root_name, ast.Name)
+        root_target = site.module.resolver.qualified_name(root_name.id) or ""
+        qualified = site.module.resolver.resolve(site.node) or ""
+        legacy = legacy_path(qualified, TF_KERAS)
+        if legacy is None or legacy.startswith(LEFT_TO_OTHER_RULES):
+            return
+        through_tensorflow = root_target in ("tensorflow", "tensorflow.compat.v2")
+        target = keras3_reference(legacy)
+        if target is None:
+            yield Report(
+                site,
+                f"`{site.symbol}` does not exist in Keras 3: {removal_note(legacy)}",
+                severity=Severity.ERROR,
+            )
+            return
+        if not through_tensorflow and target == legacy:
+            return  # e.g. `layers.Dense` after `from tensorflow.keras import layers`: KM102
+        new = keras_name(target)
+        escape = escaping_reference(site.module, site.node, target)
+        if escape:
+            yield Report(
+                site,
+                f"`{site.symbol}` was not renamed to `{new}`: {escape.sentence()}. {PORT_ADVICE}",
+            )
+            return
+        yield Report(
+            site,
+            f"`{site.symbol}` is `{new}` in Keras 3",
+            fix=EditPlan((ReplaceNode(site.span, f"{{name:{new}}}"),), f"use {new}"),
+        )
