@@ -237,3 +237,18 @@ def test_standalone_backend_module_passed_on_is_reported():
     """
     (finding,) = found(text, "KM105")
     assert finding.span.line == 7
+
+
+def test_keras_version_is_public_in_keras3():
+    """`keras.__version__` exists in Keras 3 (bert4keras reads it to pick code paths):
+    no "not in Keras 3" finding, and no rewrite of a line that works."""
+    text = """
+    import keras
+
+    if keras.__version__[0] == "2":
+        legacy = True
+    """
+    assert found(text, "KM103") == []
+    assert apply_to_text(textwrap.dedent(text).lstrip(), select=["KM1"]) == (
+        textwrap.dedent(text).lstrip()
+    )
