@@ -1,7 +1,7 @@
 """Both editors on every round of ``apply`` over real folders: same bytes? how much CPU?
 
-While the whole-module editor (``kmigrate.editor``) and the splice editor
-(``kmigrate.splice_editor``) both exist, this runs apply's fix loop (in memory: no
+While the whole-module editor (``kmigrate.engine.editor``) and the splice editor
+(``kmigrate.engine.splice_editor``) both exist, this runs apply's fix loop (in memory: no
 file is written) on every ``.py`` file under the given folders, hands each round's
 plans to both editors, and reports the rounds where they differ and the CPU each
 editor spent::
@@ -20,9 +20,9 @@ import time
 import warnings
 from pathlib import Path
 
-from kmigrate import editor, splice_editor
-from kmigrate.analyze import RuleSet
-from kmigrate.apply import fix_module_text
+from kmigrate.engine import editor, splice_editor
+from kmigrate.engine.analyze import RuleSet
+from kmigrate.engine.apply import fix_module_text
 from kmigrate.rules.context_spec import CONTEXT_SPEC
 from kmigrate.rules.registry import select_rules
 

@@ -22,10 +22,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from kmigrate.analyze import RuleSet, _parse, analyze_module_text  # noqa: E402
+from kmigrate.engine.analyze import RuleSet, _parse, analyze_module_text  # noqa: E402
+from kmigrate.engine.sources import SourceError, decode_source  # noqa: E402
 from kmigrate.rules.context_spec import CONTEXT_SPEC, SOURCE_MARKERS  # noqa: E402
 from kmigrate.rules.registry import all_rules  # noqa: E402
-from kmigrate.sources import SourceError, decode_source  # noqa: E402
 
 
 def _texts(root: Path, every: int) -> list[str]:

@@ -1,3 +1,3 @@
-from kmigrate.cli import main
+from kmigrate.commands.cli import main
 
 main()

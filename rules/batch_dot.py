@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import string
 
-from kmigrate.model import CallSite
+from kmigrate.engine import CallSite
 
 # Calls whose result rank is the length of a literal argument: symbol -> (position, keyword).
 _RANK_FROM_LITERAL: dict[str, tuple[int, str]] = {

@@ -3,7 +3,7 @@
 Kept here, as data, so that ``migrate/`` never names a TensorFlow symbol.
 """
 
-from kmigrate.contexts import ContextSpec
+from kmigrate.engine import ContextSpec
 from kmigrate.rules.common.namespaces import KERAS_NAMESPACES
 
 _MODEL_BASES = (

@@ -15,8 +15,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from kmigrate.model import ModuleInfo
-from kmigrate.names import code_walk, dotted_parts
+from kmigrate.engine import ModuleInfo, code_walk, dotted_parts
 from kmigrate.rules.keras_api import is_module, keras3_reference
 
 _MAX_DEPTH = 3  # name -> name -> name: beyond that, report rather than follow

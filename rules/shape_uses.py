@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 
-from kmigrate.model import Node
+from kmigrate.engine import Node
 
 # Calls whose argument is a shape: tf.shape(x) there may become a tuple.
 SHAPE_ARGUMENTS: dict[str, tuple[int, str]] = {

@@ -1,4 +1,4 @@
-"""The JSON finding fields DESIGN.md fixes, in order: tests check every format against it."""
+"""The JSON finding fields (docs/report.md), in order: tests check every format against it."""
 
 FINDING_FIELDS = (
     "rule",

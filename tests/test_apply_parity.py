@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kmigrate.apply_parity import entry_points
-from kmigrate.config import Config
+from kmigrate.commands.apply_parity import entry_points
+from kmigrate.commands.config import Config
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kmigrate.config import load_config
-from kmigrate.discover import discover
+from kmigrate.commands.config import load_config
+from kmigrate.commands.discover import discover
 
 
 def touch(root: Path, relative: str, text: str = "import tensorflow as tf\n") -> Path:

@@ -7,13 +7,13 @@ import textwrap
 
 from contract import FINDING_FIELDS
 
-from kmigrate.apply import apply_to_text
-from kmigrate.contexts import build_context_index
-from kmigrate.model import Context
-from kmigrate.module_info import ModuleInfo
-from kmigrate.names import Resolver, canonical, scope_bindings
+from kmigrate.commands.rewrite import apply_to_text
+from kmigrate.commands.runner import scan_text
+from kmigrate.engine.contexts import build_context_index
+from kmigrate.engine.model import Context
+from kmigrate.engine.module_info import ModuleInfo
+from kmigrate.engine.names import Resolver, canonical, scope_bindings
 from kmigrate.rules.context_spec import CONTEXT_SPEC
-from kmigrate.runner import scan_text
 
 
 def code(text: str) -> str:
@@ -298,7 +298,7 @@ def test_loss_chosen_through_a_name_and_conditional_is_model_code() -> None:
 
 
 def test_analysing_a_file_leaves_no_tree_in_reference_cycles() -> None:
-    """Workers pause the garbage collector per file (kmigrate.runner.run_job): that is
+    """Workers pause the garbage collector per file (kmigrate.commands.runner.run_job): that is
     only sound while reference counting frees each file's tree, sites and reports.
     (The stdlib's ast.literal_eval and ast.dump leave small cycles of their own helper
     closures, which hold no node.)"""

@@ -2,7 +2,7 @@
 
 A fingerprint is path + rule + symbol + enclosing class/function + the node's
 ``ast.dump`` + its occurrence number among identical findings
-(``kmigrate.analyze.fingerprint_findings``). docs/precommit.md describes the same
+(``kmigrate.engine.analyze.fingerprint_findings``). docs/precommit.md describes the same
 behaviour for users; these tests are its proof.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import textwrap
 
-from kmigrate.runner import scan_text
+from kmigrate.commands.runner import scan_text
 
 # KM301 (tf.random.normal in a layer) is a call-site finding: its fingerprint
 # covers the whole call, arguments included.

@@ -199,8 +199,8 @@ def module(draw) -> tuple[str, list[str]]:
 
 
 def fix(text: str):
-    from kmigrate.analyze import RuleSet
-    from kmigrate.apply import fix_module_text
+    from kmigrate.engine.analyze import RuleSet
+    from kmigrate.engine.apply import fix_module_text
     from kmigrate.rules.context_spec import CONTEXT_SPEC
     from kmigrate.rules.registry import all_rules
 
@@ -226,7 +226,7 @@ def in_order(needles: list[str], haystack: str) -> bool:
 @FUZZ
 @given(module())
 def test_scan_and_apply_properties(generated: tuple[str, list[str]]) -> None:
-    from kmigrate.runner import scan_text
+    from kmigrate.commands.runner import scan_text
 
     text, plain_lines = generated
     ast.parse(text)  # the generator only writes valid Python
@@ -289,7 +289,7 @@ def notebook(draw) -> tuple[str, list[str]]:
 @settings(FUZZ, max_examples=max(EXAMPLES // 3, 10))
 @given(notebook())
 def test_notebook_properties(generated: tuple[str, list[str]]) -> None:
-    from kmigrate.notebook import load_notebook
+    from kmigrate.commands.notebook import load_notebook
 
     raw, magics = generated
     book = load_notebook(raw)

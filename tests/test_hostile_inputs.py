@@ -282,11 +282,11 @@ def test_a_missing_path_is_a_usage_error(tmp_path: Path) -> None:
 
 
 # The CLI with reading one file denied at the layer every read goes through
-# (kmigrate.sources): holds as root, whom chmod 000 does not stop.
+# (kmigrate.engine.sources): holds as root, whom chmod 000 does not stop.
 _DENY_READ = """
 import sys
-from kmigrate import sources
-from kmigrate.cli import main
+from kmigrate.engine import sources
+from kmigrate.commands.cli import main
 
 denied = sys.argv.pop(1)
 real_open = open
@@ -304,8 +304,9 @@ main(sys.argv[1:])
 def test_unreadable_file_is_reported_and_skipped(tmp_path: Path, monkeypatch) -> None:
     """chmod 000 does not stop root (CI runs as root), so the read failure is injected:
     in process, and through the real CLI in a subprocess."""
-    from kmigrate import sources
-    from kmigrate.runner import Job, run_job, select_ids
+    from kmigrate.commands.jobs import Job
+    from kmigrate.commands.runner import run_job, select_ids
+    from kmigrate.engine import sources
 
     path = tmp_path / "secret.py"
     path.write_bytes(utf8(TF, LAYER))
@@ -386,7 +387,7 @@ def crashing_rule():
 
 
 def test_a_crashing_rule_becomes_km902_and_the_other_rules_still_report() -> None:
-    from kmigrate.analyze import RuleSet, analyze_module_text
+    from kmigrate.engine.analyze import RuleSet, analyze_module_text
     from kmigrate.rules.context_spec import CONTEXT_SPEC
     from kmigrate.rules.registry import select_rules
 
@@ -403,7 +404,7 @@ def test_a_crashing_rule_becomes_km902_and_the_other_rules_still_report() -> Non
 def test_apply_exits_3_when_a_rule_crashed(tmp_path: Path, monkeypatch) -> None:
     from click.testing import CliRunner
 
-    from kmigrate import cli, runner
+    from kmigrate.commands import cli, runner
     from kmigrate.rules import registry
 
     (tmp_path / "a.py").write_bytes(utf8(TF, LAYER))
@@ -426,7 +427,7 @@ def test_scan_says_the_run_is_incomplete_when_a_rule_crashes(tmp_path, monkeypat
 
     from click.testing import CliRunner
 
-    from kmigrate.cli import main
+    from kmigrate.commands.cli import main
     from kmigrate.rules.km1_imports.tf_keras_namespace import TfKerasNamespace
 
     def boom(self, site):

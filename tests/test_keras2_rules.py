@@ -6,8 +6,8 @@ import textwrap
 
 import pytest
 
-from kmigrate.apply import apply_to_text
-from kmigrate.runner import scan_text
+from kmigrate.commands.rewrite import apply_to_text
+from kmigrate.commands.runner import scan_text
 
 
 def found(text: str, rule: str):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
-from kmigrate.apply import apply_to_text
-from kmigrate.runner import scan_text
+from kmigrate.commands.rewrite import apply_to_text
+from kmigrate.commands.runner import scan_text
 
 
 def _code(text: str) -> str:

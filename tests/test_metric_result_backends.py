@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from kmigrate.apply import apply_to_text
+from kmigrate.commands.rewrite import apply_to_text
 
 pytestmark = pytest.mark.backends
 

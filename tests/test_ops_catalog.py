@@ -1,4 +1,4 @@
-"""Fast tests of the ops catalog (KM2xx): the table's integrity, the traps DESIGN.md lists,
+"""Fast tests of the ops catalog (KM2xx): the table's integrity, the known traps,
 argument handling, contexts, census coverage and the differential-case count.
 
 No TensorFlow here: the backends run in ``tests/differential/`` (marked ``backends``).
@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from kmigrate.apply import apply_to_text
-from kmigrate.model import Severity
-from kmigrate.names import canonical
+from kmigrate.commands.rewrite import apply_to_text
+from kmigrate.commands.runner import scan_text
+from kmigrate.engine.model import Severity
+from kmigrate.engine.names import canonical
 from kmigrate.rules.km2_ops._builders import BUILDERS
 from kmigrate.rules.km2_ops._translators import TRANSLATORS
 from kmigrate.rules.ops_catalog import (
@@ -29,7 +30,6 @@ from kmigrate.rules.ops_catalog import (
     explain_entry,
     lookup,
 )
-from kmigrate.runner import scan_text
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -173,7 +173,7 @@ def test_case_inputs_are_deterministic() -> None:
 
 
 # ---------------------------------------------------------------------------
-# DESIGN.md's traps, one test each.
+# Traps: a TensorFlow op whose Keras 3 twin differs in a default, one test each.
 # ---------------------------------------------------------------------------
 
 

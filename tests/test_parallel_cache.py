@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from kmigrate import cache as cache_module
-from kmigrate.analyze import node_dump
-from kmigrate.cache import ResultCache
-from kmigrate.config import load_config
-from kmigrate.names import LEAF_KINDS, child_nodes, code_children, walk
-from kmigrate.runner import in_shard, parse_shard, plan_jobs, run_jobs, select_ids
+from kmigrate.commands import cache as cache_module
+from kmigrate.commands.cache import ResultCache
+from kmigrate.commands.config import load_config
+from kmigrate.commands.runner import in_shard, parse_shard, plan_jobs, run_jobs, select_ids
+from kmigrate.engine.analyze import node_dump
+from kmigrate.engine.names import LEAF_KINDS, child_nodes, code_children, walk
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -99,7 +99,7 @@ def _run(project: Path, rule_ids=None, cache=True):
 
 def _analysed(monkeypatch) -> list[str]:
     """Paths run_job analyses from now on (a cache hit never calls it)."""
-    import kmigrate.runner as runner
+    import kmigrate.commands.runner as runner
 
     calls: list[str] = []
     real = runner.run_job
@@ -282,7 +282,7 @@ HEAVY = ("libcst", "tensorflow", "keras", "jax", "torch", "rich")
 
 _PROBE = """
 import json, sys
-from kmigrate.cli import main
+from kmigrate.commands.cli import main
 try:
     main(sys.argv[1:], standalone_mode=False)
 except SystemExit:

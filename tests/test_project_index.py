@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kmigrate.project_index import (
+from kmigrate.engine.project_index import (
     ModuleRecord,
     ProjectIndex,
     build_entry,
@@ -183,7 +183,7 @@ def test_module_names_cover_src_layouts_namespace_packages_and_scripts(tmp_path:
 
 
 def test_entries_are_signed_plain_json_and_anything_else_is_a_miss(tmp_path: Path) -> None:
-    from kmigrate.cache import ResultCache
+    from kmigrate.commands.cache import ResultCache
 
     data = b"import tensorflow as tf\nclass L(tf.keras.layers.Layer): pass\n"
     entry = build_entry(ast.parse(data), CONTEXT_SPEC)
@@ -211,8 +211,8 @@ def test_entries_are_signed_plain_json_and_anything_else_is_a_miss(tmp_path: Pat
 
 
 def test_cached_entries_give_the_same_findings(tmp_path: Path) -> None:
-    from kmigrate.config import Config
-    from kmigrate.runner import plan_jobs, run_jobs, select_ids
+    from kmigrate.commands.config import Config
+    from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
 
     root = copy_repo("backend_reexport", tmp_path)
     config = Config(root=root)
@@ -314,8 +314,8 @@ def test_an_ambiguous_base_is_said_in_the_finding(tmp_path: Path) -> None:
 def test_a_cold_scan_parses_scanned_files_once_and_filtering_keeps_the_index(
     tmp_path: Path,
 ) -> None:
-    from kmigrate.config import Config
-    from kmigrate.runner import filter_jobs, plan_jobs, run_jobs, select_ids
+    from kmigrate.commands.config import Config
+    from kmigrate.commands.runner import filter_jobs, plan_jobs, run_jobs, select_ids
 
     root = copy_repo("three_level", tmp_path)
     jobs = plan_jobs([root], Config(root=root), index_cache=False)

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from kmigrate.model import Context, Finding, Severity, Span
+from kmigrate.commands.jobs import FileReport, RunResult
+from kmigrate.engine.model import Context, Finding, Severity, Span
 from kmigrate.report import render
-from kmigrate.runner import FileReport, RunResult
 
 BROWSERS = ("chromium-headless-shell", "chromium", "chromium-browser", "google-chrome")
 BROWSER = next((path for path in map(shutil.which, BROWSERS) if path), None)

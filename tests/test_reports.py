@@ -18,16 +18,16 @@ import jsonschema
 import pytest
 from contract import FINDING_FIELDS
 
-from kmigrate.backend_pins import BackendPin, BackendStatus, find_backend_pins
-from kmigrate.model import Context, EditPlan, Finding, Severity, Span
-from kmigrate.names import import_bindings
+from kmigrate.commands.backend_pins import BackendPin, BackendStatus, find_backend_pins
+from kmigrate.commands.jobs import FileReport, RunResult
+from kmigrate.engine.model import Context, EditPlan, Finding, Severity, Span
+from kmigrate.engine.names import import_bindings
 from kmigrate.report import FORMATS, build, render
 from kmigrate.report.footprint import count_text, count_tf_statements
 from kmigrate.report.github import escape_data, escape_property
 from kmigrate.report.sarif import MAX_DESCRIPTION, clip
 from kmigrate.report.summary import format_minutes, score
 from kmigrate.rules.effort import FRAMEWORK_MODULES, minutes_for
-from kmigrate.runner import FileReport, RunResult
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "report"

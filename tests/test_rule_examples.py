@@ -12,9 +12,9 @@ import ast
 
 import pytest
 
-from kmigrate.apply import apply_to_text
+from kmigrate.commands.rewrite import apply_to_text
+from kmigrate.commands.runner import scan_text
 from kmigrate.rules.registry import all_rules
-from kmigrate.runner import scan_text
 
 CASES = [
     pytest.param(

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from test_hostile_inputs import run  # the CLI in a subprocess
 
-from kmigrate import sources
-from kmigrate.model import EditPlan, ReplaceNode
+from kmigrate.engine import sources
+from kmigrate.engine.model import EditPlan, ReplaceNode
+from kmigrate.engine.sources import WriteRefusedError, deferred_signals, write_atomic
 from kmigrate.rules.base import Report, Rule
-from kmigrate.sources import WriteRefusedError, deferred_signals, write_atomic
 
 LEGACY = "import tensorflow as tf\n\nx = tf.keras.layers.Dense(3)\n"
 
@@ -113,8 +113,8 @@ def layer_module(number: int) -> str:
 # a real signal, sent at a chosen moment rather than raced from outside.
 _CTRL_C_AT_THIRD_WRITE = """
 import os, signal, sys
-from kmigrate import sources
-from kmigrate.cli import main
+from kmigrate.engine import sources
+from kmigrate.commands.cli import main
 
 real_write = sources.write_atomic
 calls = []
@@ -227,8 +227,8 @@ def test_diff_mode_ignores_dirty_state(repo: Path) -> None:
 
 
 def test_a_file_changed_during_the_run_is_not_overwritten(tmp_path: Path, capsys) -> None:
-    from kmigrate.cli import _write_changes
-    from kmigrate.runner import FileReport
+    from kmigrate.commands.cli import _write_changes
+    from kmigrate.commands.jobs import FileReport
 
     path = tmp_path / "m.py"
     path.write_text("edited by the user meanwhile\n")
@@ -267,8 +267,8 @@ class CrashOnBar(Rule):
 
 
 def run_fix(tmp_path: Path, monkeypatch, text: bytes, *rule_classes):
-    from kmigrate import runner
-    from kmigrate.analyze import RuleSet
+    from kmigrate.commands import runner
+    from kmigrate.engine.analyze import RuleSet
 
     path = tmp_path / "m.py"
     path.write_bytes(text)

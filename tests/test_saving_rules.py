@@ -6,10 +6,10 @@ import textwrap
 
 import pytest
 
-from kmigrate.apply import apply_to_text
-from kmigrate.model import ReplaceNode
+from kmigrate.commands.rewrite import apply_to_text
+from kmigrate.commands.runner import scan_text
+from kmigrate.engine.model import ReplaceNode
 from kmigrate.rules.km4_saving._paths import PathInfo, rewrite_literal_tail
-from kmigrate.runner import scan_text
 
 
 def _code(text: str) -> str:
@@ -28,8 +28,8 @@ def fixed(text: str, rule: str) -> str:
 
 def test_editor_replaces_one_statement_with_several() -> None:
     """KM402 needs it (a folder created before the save): a capability, never optional."""
-    from kmigrate.editor import apply_plans
-    from kmigrate.model import EditPlan, Span
+    from kmigrate.engine.editor import apply_plans
+    from kmigrate.engine.model import EditPlan, Span
 
     plan = EditPlan((ReplaceNode(Span(1, 0, 1, 3), "a()\nb()", kind="stmt"),))
     assert apply_plans("f()\n", [plan]).text == "a()\nb()\n"

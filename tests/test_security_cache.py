@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from kmigrate import cache as cache_module
-from kmigrate.cache import RESULTS, ResultCache, content_key, secret_path
-from kmigrate.config import load_config
-from kmigrate.runner import plan_jobs, run_jobs, select_ids
+from kmigrate.commands import cache as cache_module
+from kmigrate.commands.cache import RESULTS, ResultCache, content_key, secret_path
+from kmigrate.commands.config import load_config
+from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
 
 LAYER = """\
 import tensorflow as tf

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kmigrate import git_baseline
-from kmigrate.cli import main
+from kmigrate.commands import git_baseline
+from kmigrate.commands.cli import main
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 

@@ -17,11 +17,11 @@ import pytest
 from click.testing import CliRunner
 from markdown_it import MarkdownIt
 
-from kmigrate.cli import main
-from kmigrate.model import Context, Finding, Severity, Span
+from kmigrate.commands.cli import main
+from kmigrate.commands.jobs import FileReport, RunResult
+from kmigrate.engine.model import Context, Finding, Severity, Span
 from kmigrate.report import render
 from kmigrate.report.common import printable
-from kmigrate.runner import FileReport, RunResult
 
 CODE = """\
 import tensorflow as tf

@@ -1,7 +1,7 @@
 """The splice editor gives the whole-module editor's output, byte for byte.
 
-``kmigrate.splice_editor`` parses only the statements that hold edits; while the
-whole-module ``kmigrate.editor`` exists, every round of ``apply`` on every rule
+``kmigrate.engine.splice_editor`` parses only the statements that hold edits; while the
+whole-module ``kmigrate.engine.editor`` exists, every round of ``apply`` on every rule
 example, sample and fixture (and on hand-made modules aimed at the splice editor's
 edges: line endings, indentation, decorators, semicolons, left-out method bodies,
 imports) is run through both and the results compared.
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from kmigrate import editor, splice_editor
-from kmigrate.analyze import RuleSet
-from kmigrate.apply import fix_module_text
-from kmigrate.model import CallEdit, EditPlan, Span
+from kmigrate.engine import editor, splice_editor
+from kmigrate.engine.analyze import RuleSet
+from kmigrate.engine.apply import fix_module_text
+from kmigrate.engine.model import CallEdit, EditPlan, Span
 from kmigrate.rules.context_spec import CONTEXT_SPEC
 from kmigrate.rules.registry import all_rules, select_rules
 

@@ -98,7 +98,7 @@ def _run(folder: Path, backend: str, legacy: bool, *args: str) -> dict:
 
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory) -> tuple[Path, Path]:
-    from kmigrate.apply import apply_to_text
+    from kmigrate.commands.rewrite import apply_to_text
 
     original = tmp_path_factory.mktemp("original")
     (original / "layer.py").write_text(textwrap.dedent(LAYER))

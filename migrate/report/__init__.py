@@ -5,7 +5,7 @@ lazily, so a JSON report never imports rich. Options every format understands:
 
 - ``root``: the project root (a path); files are read from it to measure each file's
   framework footprint when the engine did not (the portability score's denominator);
-- ``backend_pins``: the :class:`~kmigrate.backend_pins.BackendPin` list found for the
+- ``backend_pins``: the :class:`~kmigrate.commands.backend_pins.BackendPin` list found for the
   project, or None when it was not checked;
 - ``top``: how many offending files to list (default 10).
 
@@ -15,14 +15,12 @@ Format-specific ones: ``color`` and ``width`` (table), ``max_items`` (markdown).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from kmigrate.report.summary import TOP_FILES, ReportData, build_report
+from kmigrate.report.summary import ReportData, build
 
 if TYPE_CHECKING:
-    from kmigrate.backend_pins import BackendPin
-    from kmigrate.runner import RunResult
+    from kmigrate.commands.jobs import RunResult
 
 FORMATS: dict[str, str] = {
     "table": "kmigrate.report.table:render",
@@ -33,22 +31,7 @@ FORMATS: dict[str, str] = {
     "markdown": "kmigrate.report.markdown:render",
     "html": "kmigrate.report.html_report:render",
 }
-
-
-def build(
-    result: RunResult,
-    root: object = None,
-    backend_pins: Sequence[BackendPin] | None = None,
-    top: int = TOP_FILES,
-    **_: object,
-) -> ReportData:
-    """The numbers behind every format (see :mod:`kmigrate.report.summary`)."""
-    backend = None
-    if backend_pins is not None:
-        from kmigrate.backend_pins import BackendStatus
-
-        backend = BackendStatus(tuple(backend_pins))
-    return build_report(result, root=root or None, backend=backend, top=top)
+__all__ = ["FORMATS", "build", "one_line_summary", "render", "render_data"]
 
 
 def render_data(data: ReportData, fmt: str, **options: object) -> str:

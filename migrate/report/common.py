@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from typing import TYPE_CHECKING
 
 from kmigrate import __version__
+from kmigrate.engine.fingerprint import fingerprint
 
 if TYPE_CHECKING:
-    from kmigrate.model import Finding
+    from kmigrate.engine.model import Finding
 
 TOOL_NAME = "kmigrate"
 TOOL_VERSION = __version__
@@ -31,8 +31,7 @@ def fingerprint_of(finding: Finding) -> str:
     cannot be read) may lack one, so derive a stable one from what is known."""
     if finding.fingerprint:
         return finding.fingerprint
-    base = "\x1f".join((finding.path, finding.rule, finding.symbol, finding.message))
-    return hashlib.sha1(base.encode("utf-8")).hexdigest()[:16]
+    return fingerprint(finding.path, finding.rule, finding.symbol, finding.message)
 
 
 def rule_class(rule_id: str) -> type | None:

@@ -17,7 +17,7 @@ import json
 import warnings
 from collections.abc import Iterator
 
-from kmigrate.names import code_children, import_bindings
+from kmigrate.engine.names import code_children, import_bindings
 from kmigrate.rules.effort import FRAMEWORK_MODULES
 
 

@@ -10,7 +10,7 @@ last line is a notice with the totals; use SARIF for the full list in code scann
 
 from __future__ import annotations
 
-from kmigrate.model import Finding
+from kmigrate.engine.model import Finding
 from kmigrate.report.common import one_line, rule_class
 from kmigrate.report.summary import ReportData, format_minutes, format_score
 
@@ -34,6 +34,11 @@ def command(name: str, message: str, **properties: object) -> str:
     return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
 
 
+def level(finding: Finding) -> str:
+    """The workflow command for the finding's severity: error, warning or notice."""
+    return _COMMANDS.get(finding.severity.value, "warning")
+
+
 def annotation(finding: Finding) -> str:
     span = finding.span
     single_line = span.end_line <= span.line
@@ -41,7 +46,7 @@ def annotation(finding: Finding) -> str:
     title = f"{finding.rule} {rule.name}" if rule is not None else finding.rule
     how = "fixable by `kmigrate apply`" if finding.fixable else "manual"
     return command(
-        _COMMANDS.get(finding.severity.value, "warning"),
+        level(finding),
         f"{one_line(finding.message)} ({finding.context.value} code, {how})",
         file=finding.path,
         line=span.line,

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from kmigrate.model import Finding
+from kmigrate.engine.model import UNPARSEABLE, Finding
 from kmigrate.report import indented_json
 from kmigrate.report.common import fingerprint_of, one_line
 from kmigrate.report.summary import ReportData
 
 _SEVERITY = {"error": "major", "warning": "minor", "info": "info"}
-_CRITICAL_RULES = frozenset({"KM901"})
+_CRITICAL_RULES = frozenset({UNPARSEABLE})
 
 
 def issue(finding: Finding) -> dict[str, Any]:

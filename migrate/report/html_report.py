@@ -12,7 +12,7 @@ import html
 from itertools import groupby
 from pathlib import Path
 
-from kmigrate.model import Finding
+from kmigrate.engine.model import Finding
 from kmigrate.report.common import TOOL_NAME, TOOL_VERSION, one_line, rule_url
 from kmigrate.report.summary import (
     FolderStats,
@@ -70,7 +70,7 @@ def _source_lines(root: object, path: str) -> list[str] | None:
     """The file's lines, for showing each finding's code; None when unavailable."""
     if not root or path.endswith(".ipynb"):
         return None
-    from kmigrate.sources import SourceError, decode_source
+    from kmigrate.engine.sources import SourceError, decode_source
 
     for candidate in (Path(str(root)) / path, Path(path)):
         try:

@@ -1,4 +1,4 @@
-"""The JSON report (DESIGN.md's schema, formalised in ``schema.json``).
+"""The JSON report (described in docs/report.md, formalised in ``schema.json``).
 
 ``{"version": 1, "summary": {...}, "files": [...], "findings": [...]}``; everything is
 sorted and nothing depends on the time or the machine, so two runs over the same tree
@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kmigrate.engine.model import RULE_CRASHED
 from kmigrate.report import indented_json
 from kmigrate.report.common import fingerprint_of
 from kmigrate.report.summary import FileStats, FolderStats, ReportData, Tally, format_minutes
 
 if TYPE_CHECKING:
-    from kmigrate.model import Finding
-    from kmigrate.runner import RunResult
+    from kmigrate.commands.jobs import RunResult
+    from kmigrate.engine.model import Finding
 
 SCHEMA_VERSION = 1
 
@@ -85,7 +86,7 @@ def summary_json(data: ReportData) -> dict[str, Any]:
         "files_portable": data.files_portable,
         "files_unparsed": data.files_unparsed,
         # A rule crashed on some file (KM902): its findings there are missing.
-        "incomplete": any(f.rule == "KM902" for f in data.findings),
+        "incomplete": any(f.rule == RULE_CRASHED for f in data.findings),
         "findings": total.findings,
         "fixable": total.fixable,
         "manual": total.manual,
@@ -145,6 +146,6 @@ def render(data: ReportData, **_: object) -> str:
 
 def report_data(result: RunResult, **options: Any) -> dict[str, Any]:
     """The JSON report of a run as a dict (for tools that post-process it)."""
-    from kmigrate.report import build
+    from kmigrate.report.summary import build
 
     return report_json(build(result, **options))

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from kmigrate.model import Finding
+from kmigrate.engine.model import Finding
 from kmigrate.report import indented_json
 from kmigrate.report.common import (
     PROJECT_URL,
@@ -73,7 +73,7 @@ def rule_descriptor(rule_id: str) -> dict[str, Any]:
             "defaultConfiguration": {"level": "warning"},
             "properties": {"tags": ["keras3", "portability"]},
         }
-    from kmigrate.catalog_doc import rule_markdown
+    from kmigrate.commands.catalog_doc import rule_markdown
 
     severity = rule.severity.value
     return {

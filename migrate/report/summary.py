@@ -23,12 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kmigrate.model import Context, Finding, Severity
+from kmigrate.engine.model import Context, Finding, Severity
 from kmigrate.rules.effort import minutes_for
 
 if TYPE_CHECKING:
-    from kmigrate.backend_pins import BackendStatus
-    from kmigrate.runner import FileReport, RunResult
+    from collections.abc import Sequence
+
+    from kmigrate.commands.backend_pins import BackendPin, BackendStatus
+    from kmigrate.commands.jobs import FileReport, RunResult
 
 TOP_FILES = 10
 
@@ -249,8 +251,8 @@ def _footprint(report: FileReport, root: Path | None) -> int | None:
         return 0
     if not report.parsed or root is None:
         return None
+    from kmigrate.engine.sources import SourceError, decode_source
     from kmigrate.report.footprint import count_text
-    from kmigrate.sources import SourceError, decode_source
 
     for candidate in (root / report.path, Path(report.path)):
         try:
@@ -332,7 +334,7 @@ def _tf_leftovers(report: FileReport, root: Path | None) -> list[str] | None:
 
 
 def _source_text(report: FileReport, root: Path | None) -> str | None:
-    from kmigrate.sources import SourceError, decode_source
+    from kmigrate.engine.sources import SourceError, decode_source
 
     for candidate in (*((root / report.path,) if root else ()), Path(report.path)):
         try:
@@ -429,3 +431,19 @@ def format_minutes(minutes: float) -> str:
 
 def format_score(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.0f}%" if value in (0.0, 100.0) else f"{value}%"
+
+
+def build(
+    result: RunResult,
+    root: object = None,
+    backend_pins: Sequence[BackendPin] | None = None,
+    top: int = TOP_FILES,
+    **_: object,
+) -> ReportData:
+    """The numbers behind every format (see :mod:`kmigrate.report.summary`)."""
+    backend = None
+    if backend_pins is not None:
+        from kmigrate.commands.backend_pins import BackendStatus
+
+        backend = BackendStatus(tuple(backend_pins))
+    return build_report(result, root=root or None, backend=backend, top=top)

@@ -15,7 +15,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from kmigrate.model import Finding
+from kmigrate.engine.model import Finding
 from kmigrate.report.common import one_line, printable
 from kmigrate.report.summary import ReportData, format_minutes, format_score
 

@@ -11,7 +11,7 @@ import ast
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from kmigrate.model import CallSite
+from kmigrate.engine import CallSite
 
 
 @dataclass(frozen=True)

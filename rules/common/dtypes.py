@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from kmigrate.model import Node
+from kmigrate.engine import Node
 
 # Real-valued dtypes: what a random draw (KM3xx) can produce.
 REAL_DTYPE_NAMES = frozenset(

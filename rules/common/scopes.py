@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from kmigrate.names import code_children
+from kmigrate.engine import code_children
 
 
 def single_assignment(scope: ast.AST, name: str) -> ast.expr | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kmigrate.model import ReferenceSite
+from kmigrate.engine import ReferenceSite
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.km1_imports._helpers import PORT_CALLS
 from kmigrate.rules.module_escapes import escaping_reference

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from kmigrate.model import EditPlan, ImportSite, ReplaceNode
+from kmigrate.engine import EditPlan, ImportSite, ReplaceNode
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.km1_imports._helpers import (
     format_alias,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from kmigrate.model import ImportSite
+from kmigrate.engine import ImportSite
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from kmigrate.model import EditPlan, ImportSite, ModuleInfo, ReplaceNode, Severity
-from kmigrate.names import canonical
+from kmigrate.engine import EditPlan, ImportSite, ModuleInfo, ReplaceNode, Severity, canonical
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.keras_api import keras3_path, removal_note
 from kmigrate.rules.km1_imports._helpers import (

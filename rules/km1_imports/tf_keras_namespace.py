@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from kmigrate.model import EditPlan, ReferenceSite, ReplaceNode, Severity
+from kmigrate.engine import EditPlan, ReferenceSite, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.keras_api import keras3_reference, removal_note
 from kmigrate.rules.km1_imports._helpers import (

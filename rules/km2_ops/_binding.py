@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from kmigrate.model import MISSING, CallSite
+from kmigrate.engine import MISSING, CallSite
 from kmigrate.rules.common.binding import BindError, BoundArg, bind_call
 from kmigrate.rules.ops_catalog import OpEntry
 

@@ -8,7 +8,7 @@ import ast
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from kmigrate.model import MISSING, NOT_LITERAL, ArgOut, CallEdit, CallSite, EditPlan, ReplaceNode
+from kmigrate.engine import MISSING, NOT_LITERAL, ArgOut, CallEdit, CallSite, EditPlan, ReplaceNode
 from kmigrate.rules.batch_dot import batch_dot_axes, einsum_subscripts, static_rank
 from kmigrate.rules.km2_ops._binding import Binding, ManualPortError, bind
 from kmigrate.rules.km2_ops._plan import Rewrite, check_conditions, plain_names, table_rewrite

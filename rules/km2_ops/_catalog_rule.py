@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from kmigrate.model import CallSite, Context, ReferenceSite, Severity
+from kmigrate.engine import CallSite, Context, ReferenceSite, Severity
 from kmigrate.rules.base import Rule
 from kmigrate.rules.km2_ops._binding import ManualPortError
 from kmigrate.rules.km2_ops._builders import plan_call

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kmigrate.model import NOT_LITERAL, ArgOut, CallEdit, EditPlan, ReplaceNode
+from kmigrate.engine import NOT_LITERAL, ArgOut, CallEdit, EditPlan, ReplaceNode
 from kmigrate.rules.common.dtypes import dtype_name
 from kmigrate.rules.km2_ops._binding import Binding, ManualPortError
 from kmigrate.rules.km2_ops._translators import OMIT, TRANSLATORS, Translation, Value

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from kmigrate.model import CallSite, Context, EditPlan, ReferenceSite, ReplaceNode, Severity
+from kmigrate.engine import CallSite, Context, EditPlan, ReferenceSite, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.common.dtypes import dtype_of_symbol
 from kmigrate.rules.km2_ops._binding import ATOMS

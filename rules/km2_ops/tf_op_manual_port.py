@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kmigrate.model import CallSite, Context, ReferenceSite, Severity
+from kmigrate.engine import CallSite, Context, ReferenceSite, Severity
 from kmigrate.rules.base import Clean, Flagged, Report
 from kmigrate.rules.km2_ops._binding import ManualPortError
 from kmigrate.rules.km2_ops._catalog_rule import OUTSIDE, CatalogRule, passed_function, plan_for

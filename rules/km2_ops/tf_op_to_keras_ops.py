@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kmigrate.model import CallSite, Context, EditPlan, ReferenceSite, ReplaceNode, Severity
+from kmigrate.engine import CallSite, Context, EditPlan, ReferenceSite, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report
 from kmigrate.rules.km2_ops._catalog_rule import OUTSIDE, CatalogRule, passed_function, plan_for
 from kmigrate.rules.km2_ops._plan import Rewrite

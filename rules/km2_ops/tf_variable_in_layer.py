@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from kmigrate.model import NOT_LITERAL, CallSite, Context, EditPlan, ReplaceNode, Severity
+from kmigrate.engine import NOT_LITERAL, CallSite, Context, EditPlan, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.common.dtypes import dtype_name
 from kmigrate.rules.km2_ops._binding import Binding, ManualPortError, bind

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from kmigrate.model import ArgOut, CallEdit, CallSite, ReplaceNode
-from kmigrate.names import code_walk
+from kmigrate.engine import ArgOut, CallEdit, CallSite, ReplaceNode, code_walk
 from kmigrate.rules.common.binding import BindError, BoundArg, bind_call
 from kmigrate.rules.common.dtypes import REAL_DTYPE_NAMES
 from kmigrate.rules.km3_random._table import KERAS_RANDOM, RandomMapping

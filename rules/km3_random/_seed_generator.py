@@ -7,12 +7,11 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from kmigrate.model import CallSite, ClassEdit, EditPlan
-from kmigrate.names import code_walk, statements
+from kmigrate.engine import CallSite, ClassEdit, EditPlan, code_walk, statements
 from kmigrate.rules.base import Report
 
 if TYPE_CHECKING:
-    from kmigrate.module_info import ModuleInfo
+    from kmigrate.engine import ModuleInfo
 from kmigrate.rules.km3_random._rewrite import (
     NotExactError,
     bind_arguments,

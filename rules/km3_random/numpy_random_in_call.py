@@ -6,12 +6,11 @@ import ast
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from kmigrate.model import CallSite, Context, Severity
-from kmigrate.names import code_walk
+from kmigrate.engine import CallSite, Context, Severity, code_walk
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 
 if TYPE_CHECKING:
-    from kmigrate.module_info import ModuleInfo
+    from kmigrate.engine import ModuleInfo
 from kmigrate.rules.km3_random._seed_generator import layer_report
 from kmigrate.rules.km3_random._table import NUMPY_RANDOM
 

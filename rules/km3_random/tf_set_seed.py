@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kmigrate.model import CallEdit, CallSite, EditPlan, Severity
+from kmigrate.engine import CallEdit, CallSite, EditPlan, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.km3_random._rewrite import is_none
 from kmigrate.rules.km3_random._table import SET_SEED

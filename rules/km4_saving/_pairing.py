@@ -8,7 +8,7 @@ import ast
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from kmigrate.model import ArgOut, CallEdit, CallSite, EditPlan, ReplaceNode, Span
+from kmigrate.engine import ArgOut, CallEdit, CallSite, EditPlan, ReplaceNode, Span
 from kmigrate.rules.base import Report, Rule
 from kmigrate.rules.common.scopes import own_nodes
 from kmigrate.rules.km4_saving._uses import (

@@ -9,8 +9,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from kmigrate.model import CallSite
-from kmigrate.names import code_walk, scope_bindings
+from kmigrate.engine import CallSite, code_walk, scope_bindings
 from kmigrate.rules.common.scopes import single_assignment
 
 # Suffixes that name a legacy format and are replaced (not kept) by the new one.

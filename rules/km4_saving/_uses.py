@@ -8,7 +8,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from kmigrate.model import CallSite, Context, ReplaceNode
+from kmigrate.engine import CallSite, Context, ReplaceNode
 from kmigrate.rules.common.namespaces import KERAS_NAMESPACES, in_keras_namespaces
 from kmigrate.rules.common.scopes import single_assignment
 from kmigrate.rules.km4_saving._paths import PathAnalyzer, PathInfo, rewrite_literal_tail

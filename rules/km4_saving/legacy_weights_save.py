@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kmigrate.model import EditPlan, Severity
+from kmigrate.engine import EditPlan, Severity
 from kmigrate.rules.base import Clean, Flagged, Report
 from kmigrate.rules.km4_saving._pairing import (
     Pairing,

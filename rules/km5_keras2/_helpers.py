@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from kmigrate.model import CallSite, Context, Node, Scope
+from kmigrate.engine import CallSite, Context, Node, Scope
 from kmigrate.rules.common.namespaces import in_keras_namespaces
 from kmigrate.rules.context_spec import CONTEXT_SPEC
 

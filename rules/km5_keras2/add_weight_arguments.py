@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Iterator
 
-from kmigrate.model import ArgOut, CallEdit, CallSite, EditPlan, Severity
+from kmigrate.engine import ArgOut, CallEdit, CallSite, EditPlan, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.km5_keras2._helpers import keywords_in_order
 

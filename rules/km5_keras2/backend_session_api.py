@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kmigrate.model import CallSite, Severity
+from kmigrate.engine import CallSite, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 
 # What each TF1-era backend function becomes in Keras 3.

@@ -11,8 +11,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Iterator
 
-from kmigrate.model import EditPlan, ModuleInfo, ReplaceNode, Severity
-from kmigrate.names import code_walk
+from kmigrate.engine import EditPlan, ModuleInfo, ReplaceNode, Severity, code_walk
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.keras_api import keras3_api
 from kmigrate.rules.km5_keras2._helpers import module_site

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from kmigrate.model import CallSite, EditPlan, ReplaceNode, Severity
+from kmigrate.engine import CallSite, EditPlan, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Iterator
 
-from kmigrate.model import Node, Severity, Span
+from kmigrate.engine import Node, Severity, Span
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.km5_keras2._helpers import class_methods, keras_classes
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from kmigrate.model import CallSite, Severity
-from kmigrate.names import code_walk
+from kmigrate.engine import CallSite, Severity, code_walk
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 
 _MODEL_SUFFIXES = (".Model", ".models.Model", ".training.Model", ".engine.Model")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kmigrate.model import ArgOut, CallEdit, CallSite, EditPlan, ReplaceNode, Severity
+from kmigrate.engine import ArgOut, CallEdit, CallSite, EditPlan, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.km5_keras2._helpers import keywords_in_order
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Iterator
 
-from kmigrate.model import ModuleInfo, Severity
-from kmigrate.names import code_walk
+from kmigrate.engine import ModuleInfo, Severity, code_walk
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.common.namespaces import KERAS_NAMESPACES
 from kmigrate.rules.context_spec import CONTEXT_SPEC

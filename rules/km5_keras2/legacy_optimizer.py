@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kmigrate.model import ArgOut, CallEdit, CallSite, EditPlan, ReferenceSite, Severity
+from kmigrate.engine import ArgOut, CallEdit, CallSite, EditPlan, ReferenceSite, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.common.namespaces import KERAS_NAMESPACES
 from kmigrate.rules.km5_keras2._helpers import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from kmigrate.model import Severity
+from kmigrate.engine import Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.km5_keras2._helpers import module_site
 

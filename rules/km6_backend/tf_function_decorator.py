@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from kmigrate.model import Context, EditPlan, Node, ReferenceSite, ReplaceNode, Severity
+from kmigrate.engine import Context, EditPlan, Node, ReferenceSite, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.common.scopes import own_nodes
 from kmigrate.rules.context_spec import CONTEXT_SPEC

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kmigrate.model import CallSite, Context, Severity
+from kmigrate.engine import CallSite, Context, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from kmigrate.model import Severity
+from kmigrate.engine import RULE_CRASHED, Severity
 from kmigrate.rules.base import Rule
 
 
 class RuleCrashed(Rule):
-    id = "KM902"
+    id = RULE_CRASHED
     name = "rule-crashed"
     summary = "A rule raised an exception on this file; its findings for the file are incomplete."
     rationale = (

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from kmigrate.model import Severity
+from kmigrate.engine import UNPARSEABLE, Severity
 from kmigrate.rules.base import Flagged, Rule
 
 
 class UnparseableFile(Rule):
-    id = "KM901"
+    id = UNPARSEABLE
     name = "unparseable-file"
     summary = "The file cannot be read or parsed as Python 3; it is left untouched."
     rationale = (

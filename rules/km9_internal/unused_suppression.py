@@ -1,7 +1,7 @@
 """KM903: suppression comments that no longer suppress anything.
 
 The engine knows which ``# kmigrate: ignore[...]`` codes were used while a file
-was analysed (``kmigrate.suppress.Suppressions``); this rule turns the unused ones
+was analysed (``kmigrate.engine.suppress.Suppressions``); this rule turns the unused ones
 into findings. It is reported on request only (``kmigrate check
 --report-unused-suppressions``), because whether a comment is dead depends on
 every other rule having run on the file.
@@ -9,14 +9,11 @@ every other rule having run on the file.
 
 from __future__ import annotations
 
-import hashlib
 import re
-from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from kmigrate.model import Context, Finding, Severity, Span
+from kmigrate.engine import ALL, Context, Finding, Occurrences, Severity, Span
 from kmigrate.rules.base import Clean, Flagged, Rule
-from kmigrate.suppress import ALL
 
 _COMMENT = re.compile(r"#\s*kmigrate:\s*ignore", re.IGNORECASE)
 
@@ -84,7 +81,7 @@ class UnusedSuppression(Rule):
             return []
         lines = text.splitlines()
         findings = []
-        seen: Counter[str] = Counter()
+        occurrences = Occurrences()
         for line, codes in sorted(by_line.items()):
             line_text = lines[line - 1] if 0 < line <= len(lines) else ""
             match = _COMMENT.search(line_text)
@@ -98,7 +95,7 @@ class UnusedSuppression(Rule):
                     span=Span(line, column, line, len(line_text)),
                     context=Context.OTHER,
                     symbol=",".join(codes),
-                    fingerprint=_fingerprint(path, line_text.strip(), seen),
+                    fingerprint=occurrences.fingerprint(path, cls.id, line_text.strip()),
                 )
             )
         return findings
@@ -115,10 +112,3 @@ def _message(codes: list[str], known: list[str]) -> str:
         parts.append(f"`{code}`" + ("" if matched else " (matches no rule)"))
     verb = "suppresses" if len(parts) == 1 else "suppress"
     return f"unused suppression: {', '.join(parts)} {verb} nothing on this line"
-
-
-def _fingerprint(path: str, line_text: str, seen: Counter[str]) -> str:
-    base = f"{path}\x1f{UnusedSuppression.id}\x1f{line_text}"
-    occurrence = seen[base]
-    seen[base] += 1
-    return hashlib.sha1(f"{base}\x1f{occurrence}".encode()).hexdigest()[:16]

@@ -141,7 +141,7 @@ def describe(entry: OpEntry) -> str:
 
 def explain_entry(code: str) -> str | None:
     """``kmigrate explain tf.reduce_mean``: the entry for any spelling of a symbol."""
-    from kmigrate.names import canonical
+    from kmigrate.engine import canonical
 
     for candidate in (code, canonical(code), canonical(code.replace("tf.", "tensorflow.", 1))):
         entry = lookup(candidate)

@@ -3,7 +3,7 @@
 For each :class:`Case` (a TensorFlow expression, e.g. ``tf.reduce_mean(x, axis=1)``) the
 harness writes one module with one ``keras.layers.Layer`` subclass per case whose
 ``call`` returns the expression, runs the REAL rewrite on it
-(``kmigrate.apply.apply_to_text(text, select=["KM2"])``), and then, in one subprocess per
+(``kmigrate.engine.apply.apply_to_text(text, select=["KM2"])``), and then, in one subprocess per
 backend (``KERAS_BACKEND`` set before Keras is imported):
 
 - tensorflow: the original module with TensorFlow and tf_keras's backend as ``K``

@@ -12,7 +12,7 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
-from kmigrate.model import Finding
+from kmigrate.engine.model import Finding
 
 _DIRECTIVE = re.compile(r"#\s*kmigrate:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
 ALL = "*"

@@ -24,7 +24,7 @@ from typing import Any
 
 import click
 
-from kmigrate.model import FINDING_FIELDS, Context, EditPlan, Finding, Severity, Span
+from kmigrate.engine.model import FINDING_FIELDS, Context, EditPlan, Finding, Severity, Span
 
 _FIXED = EditPlan(edits=(), description="(fix described in the original report)")
 
@@ -112,7 +112,7 @@ def _backend_pins(backends: list[dict[str, Any]]):
     files); None when no input checked the backend."""
     if not any(b.get("checked") for b in backends):
         return None
-    from kmigrate.backend_pins import BackendPin
+    from kmigrate.commands.backend_pins import BackendPin
 
     pins = set()
     for backend in backends:
@@ -143,7 +143,7 @@ def _finding(item: dict[str, Any]) -> Finding:
 
 def _run_result(files: list[dict[str, Any]], findings: list[dict[str, Any]], rule_ids):
     """A RunResult standing for the merged reports, for the report module's summary."""
-    from kmigrate.runner import FileReport, RunResult
+    from kmigrate.commands.jobs import FileReport, RunResult
 
     reports: dict[str, FileReport] = {}
     for entry in files:

@@ -25,7 +25,7 @@ import warnings
 from dataclasses import dataclass, field
 from json.decoder import scanstring
 
-from kmigrate.model import Finding, Span
+from kmigrate.engine.model import Finding, Span
 
 # Cell magics whose body is Python (the first line is masked, the body analysed).
 PYTHON_BODY_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
@@ -132,8 +132,8 @@ class Notebook:
     # -- findings --------------------------------------------------------------
     def cell_findings(self, path: str) -> list[Finding]:
         """KM901 for each code cell left out because it does not parse."""
-        from kmigrate.analyze import UNPARSEABLE
-        from kmigrate.model import Context, Severity
+        from kmigrate.engine.analyze import UNPARSEABLE
+        from kmigrate.engine.model import Context, Severity
 
         return [
             Finding(

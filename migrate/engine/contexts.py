@@ -4,7 +4,8 @@ pipeline, or something else?
 It matters because only model code is rewritten: ``tf.data`` pipelines are portable
 inputs and a ``GradientTape`` loop is backend-specific by nature. What counts as a
 Keras base class or a data API is TensorFlow knowledge and comes in as a
-:class:`ContextSpec` from ``rules/``; this module only knows how to propagate it.
+:class:`~kmigrate.engine.spec.ContextSpec` from ``rules/``; this module only knows how
+to propagate it.
 
 The classification is per function (or lambda): seeds are found first, then
 propagated along the module's own call graph, model first (it wins), then
@@ -15,35 +16,15 @@ unless seeded themselves.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kmigrate.model import Context
-from kmigrate.names import Resolver, code_children
+from kmigrate.engine.model import Context
+from kmigrate.engine.names import Resolver, code_children
+from kmigrate.engine.spec import ContextSpec, function_refs
 
 if TYPE_CHECKING:
-    from kmigrate.project_index import ModuleFacts
-
-
-@dataclass(frozen=True)
-class ContextSpec:
-    """The TensorFlow/Keras knowledge context classification needs (data, from rules/)."""
-
-    model_base_prefixes: tuple[str, ...]  # canonical symbol prefixes of Layer/Model/Loss...
-    model_name_suffixes: tuple[str, ...]  # unresolved base names that look like layers
-    model_function_keywords: frozenset[str]  # loss=, metrics=, activation= ...
-    model_function_callees: tuple[str, ...]  # symbol suffixes taking a function: ".Lambda"
-    functional_input_suffixes: tuple[str, ...]  # ".Input": functional model builders
-    data_methods: frozenset[str]  # dataset.map(fn) ...
-    data_symbol_prefixes: tuple[str, ...]  # tf.data. tf.io. ...
-    training_symbols: tuple[str, ...]  # tf.GradientTape ...
-    # canonical symbols of whole namespaces (``K``, ``tf``): a project name that resolves
-    # to one of them through re-exports or aliases is bound like an import of it
-    namespace_symbols: frozenset[str] = frozenset()
-    # endings of saved-model / weights file names (``.h5``): a literal path used by
-    # several modules pairs a save in one with a load in another
-    saved_file_suffixes: tuple[str, ...] = ()
+    from kmigrate.engine.project_index import ModuleFacts
 
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
@@ -64,10 +45,6 @@ _FUNCTION_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda})
 _LEAVES = frozenset({ast.Name, ast.Constant})  # nothing below them to classify
 
 
-def _is_function(node: ast.AST) -> bool:
-    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
-
-
 def _callee_name(call: ast.Call) -> tuple[str | None, bool]:
     """(name, is_self_method) for ``f(...)`` and ``self.f(...)`` calls."""
     func = call.func
@@ -80,24 +57,6 @@ def _callee_name(call: ast.Call) -> tuple[str | None, bool]:
     ):
         return func.attr, True
     return None, False
-
-
-def function_refs(node: ast.AST) -> Iterable[ast.AST]:
-    """Function-valued expressions inside an argument: names, lambdas, list items."""
-    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        for elt in node.elts:
-            yield from function_refs(elt)
-    elif isinstance(node, ast.Dict):
-        for value in node.values:
-            yield from function_refs(value)
-    elif isinstance(node, ast.IfExp):  # loss=focal if use_focal else smoothed
-        yield from function_refs(node.body)
-        yield from function_refs(node.orelse)
-    elif isinstance(node, ast.BoolOp):
-        for value in node.values:
-            yield from function_refs(value)
-    else:
-        yield node
 
 
 class _Indexer:

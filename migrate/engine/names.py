@@ -251,12 +251,6 @@ _BINDING_TYPES = _SCOPE_TYPES | {
 _NO_CODE_CHILDREN = frozenset({ast.Name, ast.Constant})
 
 
-def _target_names(target: ast.AST) -> Iterator[str]:
-    for node in ast.walk(target):
-        if isinstance(node, ast.Name):
-            yield node.id
-
-
 def _own_body_nodes(scope: ast.AST) -> Iterator[ast.AST]:
     """Nodes of a scope's own body, not descending into nested scopes."""
     if isinstance(scope, ast.Lambda):

@@ -13,7 +13,7 @@ because of callers elsewhere, which of its names are Keras/TensorFlow namespaces
 what could not be decided (two definitions of one module name).
 
 No TensorFlow knowledge lives here: what counts as a Keras base, a namespace or a data
-API comes from the rules' :class:`~kmigrate.contexts.ContextSpec`.
+API comes from the rules' :class:`~kmigrate.engine.contexts.ContextSpec`.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from kmigrate.contexts import ContextSpec, function_refs
-from kmigrate.names import canonical as _canonical
-from kmigrate.names import code_walk, dotted_parts
+from kmigrate.engine.names import canonical as _canonical
+from kmigrate.engine.names import code_walk, dotted_parts
+from kmigrate.engine.spec import ContextSpec, function_refs
 
 ENTRY_FORMAT = 3
 MAX_DEPTH = 24  # alias and re-export chains longer than this are left unresolved
@@ -224,7 +224,7 @@ ENTRY_NAMESPACE = "index"
 
 
 class ValueStore(Protocol):
-    """The part of :class:`kmigrate.cache.ResultCache` the index uses."""
+    """The part of :class:`kmigrate.commands.cache.ResultCache` the index uses."""
 
     def load_value(self, namespace: str, key: str, decode: Callable[[Any], Any]) -> Any: ...
 

@@ -1,6 +1,6 @@
 """One parsed module as rules see it: text, ``ast`` tree, positions, name resolution.
 
-Positions follow :class:`kmigrate.model.Span` (character columns), converted from the
+Positions follow :class:`kmigrate.engine.model.Span` (character columns), converted from the
 UTF-8 byte offsets ``ast`` reports, so spans match LibCST's for the editor.
 """
 
@@ -11,8 +11,8 @@ import re
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, TypeVar
 
-from kmigrate.model import NOT_LITERAL, Span
-from kmigrate.names import Resolver, code_children, dotted_parts, scope_bindings
+from kmigrate.engine.model import NOT_LITERAL, Span
+from kmigrate.engine.names import Resolver, code_children, dotted_parts, scope_bindings
 
 T = TypeVar("T")
 
@@ -43,7 +43,7 @@ class ModuleInfo:
         self._memo: dict[Hashable, Any] = {}
         # The analyzer's walk: the nodes from the module down to the node being checked.
         self.walk_path: list[ast.AST] = []
-        # What the project index decided about this module (kmigrate.project_index.
+        # What the project index decided about this module (kmigrate.engine.project_index.
         # ModuleFacts), for rules that pair things across files; set by the analyzer.
         self.project_facts: Any = None
 
@@ -167,10 +167,3 @@ class ModuleInfo:
                 parents[id(child)] = parent
             todo.extend(children)
         self._parents = parents
-
-    def imported_as(self, qualified: str) -> str | None:
-        """The module-level local name bound to ``qualified`` by an import, if any."""
-        for local, target in self.module_scope.imports.items():
-            if target == qualified:
-                return local
-        return None

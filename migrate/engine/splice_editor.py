@@ -1,6 +1,6 @@
 """Editing that pays for what it edits: LibCST sees only the statements that change.
 
-``kmigrate.editor`` parses the whole module with LibCST, computes positions for every
+``kmigrate.engine.editor`` parses the whole module with LibCST, computes positions for every
 node and visits all of them, for a handful of edits: about a second of CPU for a
 few-hundred-line file. Here the stdlib ``ast`` (many times cheaper) finds, for each
 edit, the smallest statement that holds it and stands alone on its lines; only those
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from kmigrate import editor
-from kmigrate.editor import (
+from kmigrate.engine import editor
+from kmigrate.engine.editor import (
     EditError,
     EditResult,
     ImportFixer,
@@ -37,7 +37,7 @@ from kmigrate.editor import (
     import_changes,
     import_insertion_scan,
 )
-from kmigrate.model import ClassEdit, EditPlan, EnsureImport, Span
+from kmigrate.engine.model import ClassEdit, EditPlan, EnsureImport, Span
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
@@ -454,7 +454,7 @@ def _fix_imports(source: _Source, new_text: str, needed: list[EnsureImport]) -> 
 
 
 def apply_plans(text: str, plans: Sequence[EditPlan]) -> EditResult:
-    """``kmigrate.editor.apply_plans``, with LibCST parsing only what changes."""
+    """``kmigrate.engine.editor.apply_plans``, with LibCST parsing only what changes."""
     try:
         return _apply_in_pieces(text, plans)
     except _UnsafeError:

@@ -34,7 +34,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from kmigrate.discover import SKIPPED_DIRS
+from kmigrate.commands.discover import SKIPPED_DIRS
 
 BACKEND_VARIABLE = "KERAS_BACKEND"
 LEGACY_VARIABLE = "TF_USE_LEGACY_KERAS"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from kmigrate.rules.base import Rule
+from kmigrate.engine.rule_api import Rule
 from kmigrate.rules.registry import all_rules, rule_by_id
 
 

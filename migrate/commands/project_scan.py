@@ -1,5 +1,5 @@
 """Building the project index for a run: which files, their entries (cached by content),
-and each job's :class:`~kmigrate.project_index.ModuleFacts`.
+and each job's :class:`~kmigrate.engine.project_index.ModuleFacts`.
 
 The index covers the whole project (the config root), not only the files named: the
 pre-commit hook checks one file, but that file's base layer and helpers live elsewhere.
@@ -20,8 +20,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kmigrate.discover import discover
-from kmigrate.project_index import (
+from kmigrate.commands.discover import discover
+from kmigrate.engine.project_index import (
     ENTRY_FORMAT,
     ModuleFacts,
     ModuleRecord,
@@ -33,12 +33,12 @@ from kmigrate.project_index import (
     store_entry,
     valid_entry,
 )
-from kmigrate.sources import SourceError, decode_source, read_bytes
+from kmigrate.engine.sources import SourceError, decode_source, read_bytes
 
 if TYPE_CHECKING:
-    from kmigrate.cache import ResultCache
-    from kmigrate.config import Config
-    from kmigrate.runner import Job
+    from kmigrate.commands.cache import ResultCache
+    from kmigrate.commands.config import Config
+    from kmigrate.commands.jobs import Job
 
 MAX_INDEXED_FILES = 20_000  # beyond this, files are analysed alone
 INDEX_FOLDER = ".index"  # inside the cache root; the dot keeps it out of run-key pruning
@@ -63,7 +63,7 @@ def index_store(root: Path) -> ResultCache | None:
     """The signed plain-data store of the index under the project's cache root, or None
     when there is no machine secret or the folders are not real folders (a link the
     tree planted is never followed)."""
-    from kmigrate.cache import ResultCache, cache_root, is_real_dir, machine_secret
+    from kmigrate.commands.cache import ResultCache, cache_root, is_real_dir, machine_secret
 
     secret = machine_secret()
     if secret is None:
@@ -160,7 +160,7 @@ def index_records(
     """One record per parseable file; entries from ``store`` (the signed index cache)
     when stored. Files for which ``deferred`` says so and whose entry is not stored are
     left out: their analysis will give their entry (see :class:`PendingProject`)."""
-    from kmigrate.runner import _package_of
+    from kmigrate.commands.jobs import package_of
 
     packages: dict[Path, str] = {}
     records: list[ModuleRecord] = []
@@ -172,7 +172,7 @@ def index_records(
         entry = pack.get(digest)
         if entry is None or not valid_entry(entry):
             entry = load_entry(store, data) if store is not None else None
-        package = _package_of(path, packages)
+        package = package_of(path, packages)
         if entry is None:
             if deferred is None or not deferred(path, data):
                 missing.append((path, package, data))
@@ -326,7 +326,7 @@ class PendingProject:
     def finish(self, first: Sequence[tuple[Job, Any]]) -> dict[str, ModuleFacts]:
         """The facts of every module, from the stored records and the entries the
         first analyses (job, report) returned."""
-        from kmigrate.runner import _package_of
+        from kmigrate.commands.jobs import package_of
 
         packages: dict[Path, str] = {}
         records = list(self.records)
@@ -340,7 +340,7 @@ class PendingProject:
             entry = given[key] if key in given else entry_for_bytes(data)
             if entry is None:
                 continue
-            records.append(_record(path, self.root, _package_of(path, packages), entry))
+            records.append(_record(path, self.root, package_of(path, packages), entry))
             if self.store is not None:
                 store_entry(self.store, data, entry)
         by_key = _all_facts(records)

@@ -8,34 +8,22 @@ found through dictionaries built once per rule selection.
 from __future__ import annotations
 
 import ast
-import hashlib
 import traceback
 import warnings
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kmigrate.contexts import ContextIndex, ContextSpec, build_context_index
-from kmigrate.model import (
-    CallSite,
-    Context,
-    Finding,
-    ImportSite,
-    Node,
-    ReferenceSite,
-    Scope,
-    Severity,
-    Span,
-)
-from kmigrate.module_info import ModuleInfo
-from kmigrate.names import LEAF_KINDS, Resolver, child_nodes, code_children, scope_bindings
-from kmigrate.project_index import ModuleFacts, module_facts_for_text
-from kmigrate.rules.base import Report, Rule
-from kmigrate.suppress import Suppressions
-
-UNPARSEABLE = "KM901"
-RULE_CRASHED = "KM902"
+from kmigrate.engine.contexts import ContextIndex, build_context_index
+from kmigrate.engine.fingerprint import Occurrences
+from kmigrate.engine.model import RULE_CRASHED, UNPARSEABLE, Context, Finding, Severity, Span
+from kmigrate.engine.module_info import ModuleInfo
+from kmigrate.engine.names import LEAF_KINDS, Resolver, child_nodes, code_children, scope_bindings
+from kmigrate.engine.project_index import ModuleFacts, module_facts_for_text
+from kmigrate.engine.rule_api import Report, Rule
+from kmigrate.engine.sites import CallSite, ImportSite, Node, ReferenceSite, Scope
+from kmigrate.engine.spec import ContextSpec
+from kmigrate.engine.suppress import Suppressions
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
@@ -369,17 +357,13 @@ def fingerprint_findings(findings: list[Finding]) -> None:
     (so reformatting and moved lines do not change it), plus the occurrence number
     among identical ones (so a second identical call is a new finding).
     """
-    seen: Counter[str] = Counter()
+    occurrences = Occurrences()
     for finding in sorted(findings, key=Finding.sort_key):
         if finding.fingerprint:
             continue  # done already, and its node text is gone
-        base = "\x1f".join(
-            (finding.path, finding.rule, finding.symbol, finding.scope_name, finding.source_text)
+        finding.fingerprint = occurrences.fingerprint(
+            finding.path, finding.rule, finding.symbol, finding.scope_name, finding.source_text
         )
-        occurrence = seen[base]
-        seen[base] += 1
-        digest = hashlib.sha1(f"{base}\x1f{occurrence}".encode()).hexdigest()
-        finding.fingerprint = digest[:16]
         # Only the fingerprint needed the node's text: dropped, it no longer travels
         # from the worker processes or fills the cache (half of a result's bytes).
         finding.source_text = ""

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kmigrate.config import Config
+from kmigrate.commands.config import Config
 from kmigrate.parity.plan import (
     DEFAULT_FACTORIES,
     ParityOptions,

@@ -1,7 +1,7 @@
 """Editing: execute edit plans on a LibCST tree, keeping every byte we do not change.
 
 Rules hand over data (``CallEdit``, ``ReplaceNode``, ``ClassEdit``, ``EnsureImport``,
-see ``migrate/model.py``); this module is the only place that builds LibCST nodes.
+see ``migrate/engine/model.py``); this module is the only place that builds LibCST nodes.
 It finds the node a plan points at by its span (LibCST's ``PositionProvider`` uses
 the same convention as ``Span``), applies the edits bottom-up so nested edits
 compose, then fixes imports: adds what the new spellings need and removes imports
@@ -21,8 +21,16 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from kmigrate.model import ArgOut, CallEdit, ClassEdit, EditPlan, EnsureImport, ReplaceNode, Span
-from kmigrate.names import import_bindings, module_level_uses, scope_bindings
+from kmigrate.engine.model import (
+    ArgOut,
+    CallEdit,
+    ClassEdit,
+    EditPlan,
+    EnsureImport,
+    ReplaceNode,
+    Span,
+)
+from kmigrate.engine.names import import_bindings, module_level_uses, scope_bindings
 
 _PLACEHOLDER = re.compile(r"\{name:([A-Za-z_][\w.]*)\}")
 

@@ -11,80 +11,30 @@ import gc
 import hashlib
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from kmigrate.analyze import (
+from kmigrate.commands.cache import trim_for_reports
+from kmigrate.commands.config import Config
+from kmigrate.commands.discover import discover, display_path
+from kmigrate.commands.jobs import FileReport, Job, RunResult, package_of
+from kmigrate.engine.analyze import (
     UNPARSEABLE,
     RuleSet,
     analyze_module_text,
     fingerprint_findings,
     unparseable_finding,
 )
-from kmigrate.cache import trim_for_reports
-from kmigrate.config import Config
-from kmigrate.discover import discover, display_path
-from kmigrate.model import Finding
-from kmigrate.sources import SourceError, decode_source, read_bytes
+from kmigrate.engine.model import RULE_CRASHED, Finding
+from kmigrate.engine.sources import SourceError, decode_source, read_bytes
 
 if TYPE_CHECKING:
-    from kmigrate.cache import ResultCache
-    from kmigrate.project_index import ModuleFacts
-    from kmigrate.project_scan import PendingProject
+    from kmigrate.commands.cache import ResultCache
+    from kmigrate.commands.project_scan import PendingProject
+    from kmigrate.engine.project_index import ModuleFacts
 
 Progress = Callable[[int], None]
-
-
-@dataclass
-class FileReport:
-    """One file's outcome in a run."""
-
-    path: str
-    findings: list[Finding] = field(default_factory=list)
-    uses_tensorflow: bool = False
-    parsed: bool = True
-    new_text: str | None = None  # apply: the rewritten text, when it changed
-    old_text: str | None = None
-    fixed: int = 0
-    error: str | None = None
-    # scan/check: (line, code) of ``# kmigrate: ignore`` codes that suppressed nothing
-    unused_suppressions: list[tuple[int, str]] = field(default_factory=list)
-    # scan: statements using TF/Keras (the report's footprint), counted on the worker's tree
-    tf_statements: int | None = None
-    # scan: where the file uses TensorFlow (report.footprint.tensorflow_uses), so the report
-    # can say what is left of TensorFlow after `apply`
-    tf_uses: list | None = None
-    # merge: the leftovers a shard's JSON report already worked out
-    tf_leftovers: list[str] | None = None
-    # a deferred job (see project_scan.PendingProject): the file's own facts and entry
-    own_facts: ModuleFacts | None = None
-    index_entry: dict | None = None
-
-
-@dataclass
-class RunResult:
-    files: list[FileReport]
-    rule_ids: tuple[str, ...] = ()
-
-    @property
-    def findings(self) -> list[Finding]:
-        return sorted((f for r in self.files for f in r.findings), key=Finding.sort_key)
-
-
-@dataclass(frozen=True)
-class Job:
-    """Everything a worker needs for one file (picklable)."""
-
-    path: str  # filesystem path
-    display: str  # path as reported
-    package: str
-    ignored_codes: tuple[str, ...]
-    fix: bool
-    # what the project index decided about this module; None: analysed alone
-    facts: ModuleFacts | None = None
-    # analysed before the project is resolved: hand back its index entry and own facts
-    deferred: bool = False
 
 
 _RULESETS: dict[tuple[str, ...], RuleSet] = {}
@@ -124,26 +74,71 @@ def run_job(job: Job, rule_ids: tuple[str, ...], data: bytes | None = None) -> F
         gc.enable()
 
 
+@dataclass
+class _Unit:
+    """One file, read and decoded, ready for the scan unit or the fix unit."""
+
+    job: Job
+    data: bytes
+    source: Any  # sources.Source: the decoded text and how to encode it back
+    text: str  # the module text (a notebook's code cells joined)
+    notebook: Any  # notebook.Notebook, or None for a .py file
+    ruleset: RuleSet
+
+    @property
+    def facts(self) -> ModuleFacts | None:
+        return None if self.notebook is not None else self.job.facts
+
+    def analyze(self):
+        from kmigrate.rules.context_spec import CONTEXT_SPEC
+
+        job = self.job
+        return analyze_module_text(
+            job.display, self.text, self.ruleset, CONTEXT_SPEC, job.package, self.facts
+        )
+
+
 def _run_job(job: Job, rule_ids: tuple[str, ...], data: bytes | None) -> FileReport:
-    """:func:`run_job` with the collector paused.
+    """:func:`run_job` with the collector paused: load the file, then run the fix unit
+    (``apply``, within the rewrite size limit) or the scan unit on it.
 
     ``data``: the file's bytes when the caller already read them (the result cache
-    keys the result by exactly these bytes). A rewrite is only handed back when
-    it parses, re-scans without KM901 or a new KM902, maps back onto the
-    notebook's cells and encodes in the file's encoding; otherwise ``error`` says
-    why and the findings are those of the untouched file.
+    keys the result by exactly these bytes).
     """
-    from kmigrate.analyze import RULE_CRASHED
-    from kmigrate.notebook import NotebookError, load_notebook
-    from kmigrate.rules.context_spec import CONTEXT_SPEC, SOURCE_MARKERS
-    from kmigrate.sources import MAX_FILE_MB, MAX_REWRITE_MB, megabytes, read_bytes, size_limit
+    from kmigrate.engine.sources import MAX_REWRITE_MB, size_limit
 
     report = FileReport(path=job.display)
+    unit = _load(job, rule_ids, data, report)
+    if unit is None:
+        return report
+    rewrite_limit = size_limit("KMIGRATE_MAX_REWRITE_MB", MAX_REWRITE_MB)
+    if job.fix and len(unit.data) <= rewrite_limit:
+        findings = _fix_unit(unit, report)
+    else:
+        findings = _scan_unit(unit, report, rewrite_limit)
+    if unit.notebook is not None:
+        findings = unit.notebook.map_findings(findings)
+        cell_findings = unit.notebook.cell_findings(job.display)
+        fingerprint_findings(cell_findings)
+        findings += cell_findings
+    report.uses_tensorflow = True
+    report.findings = [f for f in findings if not f.rule.startswith(job.ignored_codes or ("\0",))]
+    return report
 
-    def unusable(message: str) -> FileReport:
+
+def _load(
+    job: Job, rule_ids: tuple[str, ...], data: bytes | None, report: FileReport
+) -> _Unit | None:
+    """Read, pre-filter, size-check and decode the file (and open a notebook): a
+    :class:`_Unit`, or None when ``report`` is already final (nothing to analyse, or a
+    file that cannot be used, said in a KM901 finding)."""
+    from kmigrate.commands.notebook import NotebookError, load_notebook
+    from kmigrate.engine.sources import MAX_FILE_MB, megabytes, read_bytes, size_limit
+    from kmigrate.rules.context_spec import SOURCE_MARKERS
+
+    def unusable(message: str) -> None:
         report.parsed = False
         report.findings.append(_file_finding(job.display, message + "; the file is left untouched"))
-        return report
 
     try:
         if data is None:
@@ -151,7 +146,7 @@ def _run_job(job: Job, rule_ids: tuple[str, ...], data: bytes | None) -> FileRep
     except SourceError as error:
         return unusable(f"cannot read this file ({error})")
     if not _reaches_keras(job) and not any(marker in data for marker in SOURCE_MARKERS):
-        return report  # cannot contain TensorFlow or Keras code
+        return None  # cannot contain TensorFlow or Keras code
     limit = size_limit("KMIGRATE_MAX_FILE_MB", MAX_FILE_MB)
     if len(data) > limit:
         return unusable(
@@ -170,90 +165,80 @@ def _run_job(job: Job, rule_ids: tuple[str, ...], data: bytes | None) -> FileRep
         except NotebookError as error:
             return unusable(f"cannot read this notebook: {error}")
         if notebook is None:
-            return report  # not a Python notebook
+            return None  # not a Python notebook
         text = notebook.module_text
-    ruleset = ruleset_for(rule_ids)
-    facts = None if notebook is not None else job.facts
-    rewrite_limit = size_limit("KMIGRATE_MAX_REWRITE_MB", MAX_REWRITE_MB)
-    if job.fix and len(data) <= rewrite_limit:
-        from kmigrate.apply import fix_module_text
-
-        outcome = fix_module_text(job.display, text, ruleset, CONTEXT_SPEC, job.package, facts)
-        findings = outcome.remaining
-        report.error = outcome.error
-        report.fixed = outcome.fixed
-        new_text = outcome.text if outcome.error is None and outcome.text != text else None
-        if new_text and text.endswith(("\n", "\r")) and not new_text.endswith(("\n", "\r")):
-            new_text += "\r\n" if text.endswith("\r\n") else text[-1]  # LibCST drops a last lone CR
-        if new_text is not None and any(f.rule == UNPARSEABLE for f in findings):
-            report.error = "the rewritten code did not re-scan cleanly (KM901)"
-        elif new_text is not None and any(f.rule == RULE_CRASHED for f in findings):
-            before = analyze_module_text(
-                job.display, text, ruleset, CONTEXT_SPEC, job.package, facts
-            )
-            crashes = sum(f.rule == RULE_CRASHED for f in before.findings)
-            if sum(f.rule == RULE_CRASHED for f in findings) > crashes:
-                report.error = "a rule crashed on the rewritten code (KM902)"
-        if new_text is not None and report.error is None:
-            try:
-                if notebook is not None:
-                    new_text = notebook.rebuild(new_text)
-                source.encode(new_text)
-                report.old_text, report.new_text = source.text, new_text
-            except NotebookError as error:
-                report.error = f"cannot put the rewrite back into the notebook: {error}"
-            except UnicodeError as error:
-                report.error = f"the rewrite cannot be written as {source.encoding}: {error}"
-        if report.error is not None:  # left untouched: report the file as it is
-            if "left untouched" not in report.error:
-                report.error += "; the file is left untouched"
-            report.fixed = 0
-            findings = analyze_module_text(
-                job.display, text, ruleset, CONTEXT_SPEC, job.package, facts
-            ).findings
-    else:
-        analysis = analyze_module_text(job.display, text, ruleset, CONTEXT_SPEC, job.package, facts)
-        findings = analysis.findings
-        report.parsed = analysis.parsed
-        if analysis.tree is not None:
-            from kmigrate.report.footprint import count_tf_statements, tensorflow_uses
-
-            report.tf_statements = count_tf_statements(analysis.tree)
-            if notebook is None:  # notebook findings count lines per cell
-                report.tf_uses = tensorflow_uses(analysis.tree, text)
-        if analysis.suppressions is not None and notebook is None:
-            report.unused_suppressions = analysis.suppressions.unused()
-        if job.deferred:
-            report.own_facts, report.index_entry = analysis.own_facts, analysis.index_entry
-        if job.fix and any(f.fix is not None for f in findings):
-            report.error = (
-                f"not rewritten: {megabytes(len(data))} is above the {megabytes(rewrite_limit)} "
-                "rewrite limit (generated code?; KMIGRATE_MAX_REWRITE_MB raises it); "
-                "the file is left untouched"
-            )
-    if notebook is not None:
-        findings = notebook.map_findings(findings)
-        cell_findings = notebook.cell_findings(job.display)
-        fingerprint_findings(cell_findings)
-        findings += cell_findings
-    report.uses_tensorflow = True
-    report.findings = [f for f in findings if not f.rule.startswith(job.ignored_codes or ("\0",))]
-    return report
+    return _Unit(job, data, source, text, notebook, ruleset_for(rule_ids))
 
 
-def _package_of(path: Path, memo: dict[Path, str] | None = None) -> str:
-    """Dotted package of a file, from the ``__init__.py`` files above it (for relative imports)."""
-    if memo is not None and path.parent in memo:
-        return memo[path.parent]
-    parts: list[str] = []
-    folder = path.resolve().parent
-    while (folder / "__init__.py").is_file():
-        parts.append(folder.name)
-        folder = folder.parent
-    package = ".".join(reversed(parts))
-    if memo is not None:
-        memo[path.parent] = package
-    return package
+def _fix_unit(unit: _Unit, report: FileReport) -> list[Finding]:
+    """``apply`` on one file: the rewrite goes into ``report`` only when it parses,
+    re-scans without KM901 or a new KM902, maps back onto the notebook's cells and
+    encodes in the file's encoding; otherwise ``error`` says why and the findings
+    returned are those of the untouched file."""
+    from kmigrate.commands.notebook import NotebookError
+    from kmigrate.engine.apply import fix_module_text
+    from kmigrate.rules.context_spec import CONTEXT_SPEC
+
+    job, text, notebook, source = unit.job, unit.text, unit.notebook, unit.source
+    outcome = fix_module_text(
+        job.display, text, unit.ruleset, CONTEXT_SPEC, job.package, unit.facts
+    )
+    findings = outcome.remaining
+    report.error = outcome.error
+    report.fixed = outcome.fixed
+    new_text = outcome.text if outcome.error is None and outcome.text != text else None
+    if new_text and text.endswith(("\n", "\r")) and not new_text.endswith(("\n", "\r")):
+        new_text += "\r\n" if text.endswith("\r\n") else text[-1]  # LibCST drops a last lone CR
+    if new_text is not None and any(f.rule == UNPARSEABLE for f in findings):
+        report.error = f"the rewritten code did not re-scan cleanly ({UNPARSEABLE})"
+    elif new_text is not None and any(f.rule == RULE_CRASHED for f in findings):
+        crashes = sum(f.rule == RULE_CRASHED for f in unit.analyze().findings)
+        if sum(f.rule == RULE_CRASHED for f in findings) > crashes:
+            report.error = f"a rule crashed on the rewritten code ({RULE_CRASHED})"
+    if new_text is not None and report.error is None:
+        try:
+            if notebook is not None:
+                new_text = notebook.rebuild(new_text)
+            source.encode(new_text)
+            report.old_text, report.new_text = source.text, new_text
+        except NotebookError as error:
+            report.error = f"cannot put the rewrite back into the notebook: {error}"
+        except UnicodeError as error:
+            report.error = f"the rewrite cannot be written as {source.encoding}: {error}"
+    if report.error is not None:  # left untouched: report the file as it is
+        if "left untouched" not in report.error:
+            report.error += "; the file is left untouched"
+        report.fixed = 0
+        findings = unit.analyze().findings
+    return findings
+
+
+def _scan_unit(unit: _Unit, report: FileReport, rewrite_limit: int) -> list[Finding]:
+    """``scan`` on one file (also ``apply`` on a file above the rewrite limit, which
+    then says so): findings, plus what the report needs from the tree."""
+    from kmigrate.engine.sources import megabytes
+
+    job = unit.job
+    analysis = unit.analyze()
+    findings = analysis.findings
+    report.parsed = analysis.parsed
+    if analysis.tree is not None:
+        from kmigrate.report.footprint import count_tf_statements, tensorflow_uses
+
+        report.tf_statements = count_tf_statements(analysis.tree)
+        if unit.notebook is None:  # notebook findings count lines per cell
+            report.tf_uses = tensorflow_uses(analysis.tree, unit.text)
+    if analysis.suppressions is not None and unit.notebook is None:
+        report.unused_suppressions = analysis.suppressions.unused()
+    if job.deferred:
+        report.own_facts, report.index_entry = analysis.own_facts, analysis.index_entry
+    if job.fix and any(f.fix is not None for f in findings):
+        report.error = (
+            f"not rewritten: {megabytes(len(unit.data))} is above the "
+            f"{megabytes(rewrite_limit)} rewrite limit (generated code?; "
+            "KMIGRATE_MAX_REWRITE_MB raises it); the file is left untouched"
+        )
+    return findings
 
 
 def _ignored_codes(display: str, config: Config) -> tuple[str, ...]:
@@ -311,13 +296,13 @@ def plan_jobs(
             Job(
                 str(path),
                 display,
-                _package_of(path, packages),
+                package_of(path, packages),
                 _ignored_codes(display, config),
                 fix,
             )
         )
     if index and jobs:
-        from kmigrate.project_scan import attach_facts
+        from kmigrate.commands.project_scan import attach_facts
 
         jobs = attach_facts(jobs, paths, config, index_cache, workers)
     return jobs
@@ -330,7 +315,7 @@ def filter_jobs(jobs: Sequence[Job], keep: Callable[[Job], bool]) -> Sequence[Jo
     pending = getattr(jobs, "pending", None)
     if pending is None:
         return kept
-    from kmigrate.project_scan import PlannedJobs
+    from kmigrate.commands.project_scan import PlannedJobs
 
     planned = PlannedJobs(kept)
     planned.pending = pending
@@ -542,7 +527,7 @@ def _run_in_pool(
 
 def _trimmed_result(job: Job, rule_ids: tuple[str, ...], cache: ResultCache | None) -> FileReport:
     """:func:`run_cached_job`; a scan's report trimmed to what reports read
-    (:func:`~kmigrate.cache.trim_for_reports`) in the worker, so that the parent unpickles
+    (:func:`~kmigrate.commands.cache.trim_for_reports`) in the worker, so that the parent unpickles
     no edit plans, and the result is the same whether it came from the cache or not."""
     report = run_cached_job(job, rule_ids, cache)
     if not job.fix:
@@ -573,9 +558,9 @@ def scan_text(
     analysis = analyze_module_text(path, text, ruleset, CONTEXT_SPEC)
     findings = analysis.findings
     fingerprint_findings(findings)
-    if select and analysis.suppressions is not None and "KM903" in ruleset.ids:
-        from kmigrate.rules.km9_internal.unused_suppression import UnusedSuppression
+    from kmigrate.rules.km9_internal.unused_suppression import UnusedSuppression
 
+    if select and analysis.suppressions is not None and UnusedSuppression.id in ruleset.ids:
         unused = analysis.suppressions.unused()
         findings += UnusedSuppression.findings_for(path, text, unused, ruleset.ids)
     return sorted(findings, key=Finding.sort_key)

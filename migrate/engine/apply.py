@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import ast
 import warnings
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kmigrate.analyze import RULE_CRASHED, RuleSet, analyze_module_text
-from kmigrate.contexts import ContextSpec
-from kmigrate.model import Finding
-from kmigrate.project_index import ModuleFacts
+from kmigrate.engine.analyze import RULE_CRASHED, RuleSet, analyze_module_text
+from kmigrate.engine.model import Finding
+from kmigrate.engine.project_index import ModuleFacts
+from kmigrate.engine.spec import ContextSpec
 
 MAX_ROUNDS = 5
 
@@ -71,7 +70,7 @@ def fix_module_text(
         ]
         if not fixable:
             break
-        from kmigrate.splice_editor import apply_plans  # LibCST only for files with fixes
+        from kmigrate.engine.splice_editor import apply_plans  # LibCST only for files with fixes
 
         try:
             result = apply_plans(current, [f.fix for f in fixable])
@@ -100,12 +99,3 @@ def fix_module_text(
     if outcome.error:
         outcome.text = text
     return outcome
-
-
-def apply_to_text(text: str, select: Sequence[str] | None = None, path: str = "<memory>") -> str:
-    """Rewrite module ``text`` with the selected rules (all when None); for tests and tools."""
-    from kmigrate.rules.context_spec import CONTEXT_SPEC
-    from kmigrate.rules.registry import select_rules
-
-    ruleset = RuleSet(select_rules(select))
-    return fix_module_text(path, text, ruleset, CONTEXT_SPEC).text

@@ -16,8 +16,9 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
-from kmigrate.gitstate import GIT_SAFETY
-from kmigrate.runner import Job, run_jobs
+from kmigrate.commands.gitstate import GIT_SAFETY
+from kmigrate.commands.jobs import Job
+from kmigrate.commands.runner import run_jobs
 
 
 class GitError(Exception):

@@ -68,7 +68,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from kmigrate import __version__
-from kmigrate.model import Context, EditPlan, Finding, Severity, Span
+from kmigrate.engine.model import Context, EditPlan, Finding, Severity, Span
 
 FORMAT = 3  # 3: signed JSON (1 and 2 were pickles, never read again)
 _MAGIC = b"KMC%d " % FORMAT
@@ -618,7 +618,7 @@ def decode_report(value: Any) -> Any:
     """A ``FileReport`` from what :func:`encode_report` stored; raises
     :class:`InvalidEntryError` (or ``KeyError``, ``IndexError``, ``TypeError``) when
     ``value`` does not fit."""
-    from kmigrate.runner import FileReport
+    from kmigrate.commands.jobs import FileReport
 
     if type(value) is not dict:
         raise InvalidEntryError("not an object")

@@ -15,9 +15,11 @@ from pathlib import Path
 
 import click
 
-from kmigrate.cli import RunSettings, common_run_options, run_with_progress
+from kmigrate.commands.run_settings import RunSettings, common_run_options, run_with_progress
+from kmigrate.engine.model import RULE_CRASHED
+from kmigrate.rules.km9_internal.unused_suppression import UnusedSuppression
 
-UNUSED_SUPPRESSION = "KM903"
+UNUSED_SUPPRESSION = UnusedSuppression.id
 CHECK_FORMATS = ("concise", "github", "json")
 
 
@@ -40,7 +42,7 @@ def _baseline_file(settings: RunSettings, option: str | None) -> Path:
 
 def _load_baseline(settings: RunSettings, option: str | None):
     """(path, Baseline); a malformed file is a usage error (exit 2)."""
-    from kmigrate.baseline import Baseline, BaselineError
+    from kmigrate.commands.baseline import Baseline, BaselineError
 
     path = _baseline_file(settings, option)
     try:
@@ -59,7 +61,7 @@ def _excluded(display: str, globs: list[str]) -> bool:
 def _planned_jobs(settings: RunSettings):
     jobs = settings.jobs_for()
     if settings.config.exclude:
-        from kmigrate.runner import filter_jobs
+        from kmigrate.commands.runner import filter_jobs
 
         exclude = settings.config.exclude
         jobs = filter_jobs(jobs, lambda j: not _excluded(j.display, exclude))
@@ -72,7 +74,7 @@ def _is_checked(settings: RunSettings, jobs, result):
     rule_ids = set(settings.rule_ids)
     reports = {r.path: r for r in result.files}
     ignored = {j.display: j.ignored_codes for j in jobs}
-    crashed = {(f.path, f.symbol) for f in result.findings if f.rule == "KM902"}
+    crashed = {(f.path, f.symbol) for f in result.findings if f.rule == RULE_CRASHED}
 
     def checked(entry) -> bool:
         if not (root / entry.path).exists():
@@ -89,8 +91,7 @@ def _is_checked(settings: RunSettings, jobs, result):
 
 def unused_suppression_findings(settings: RunSettings, jobs, result) -> list:
     """KM903 findings for the suppression comments that suppressed nothing."""
-    from kmigrate.rules.km9_internal.unused_suppression import UnusedSuppression
-    from kmigrate.sources import SourceError, read_source
+    from kmigrate.engine.sources import SourceError, read_source
 
     by_display = {j.display: j for j in jobs}
     findings = []
@@ -132,22 +133,22 @@ def _concise(finding, color: bool, note: str = "") -> str:
     return f"{location} {rule} {one_line(finding.message)}{note}"
 
 
-def _github_escape(text: str, property_value: bool = False) -> str:
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    if property_value:
-        text = text.replace(":", "%3A").replace(",", "%2C")
-    return text
-
-
 def _github(finding) -> str:
-    level = {"error": "error", "warning": "warning"}.get(finding.severity.value, "notice")
+    """A workflow annotation in the report's own format (``report.github``): the rule id
+    leads the message, and the span is always given in full (a hook checks new lines)."""
+    from kmigrate.report import github
+
     span = finding.span
-    props = (
-        f"file={_github_escape(finding.path, True)},line={span.line},col={span.column + 1},"
-        f"endLine={span.end_line},endColumn={span.end_column + 1},"
-        f"title={_github_escape(finding.rule, True)}"
+    return github.command(
+        github.level(finding),
+        f"{finding.rule} {finding.message}",
+        file=finding.path,
+        line=span.line,
+        col=span.column + 1,
+        endLine=span.end_line,
+        endColumn=span.end_column + 1,
+        title=finding.rule,
     )
-    return f"::{level} {props}::{_github_escape(f'{finding.rule} {finding.message}')}"
 
 
 def _summary_line(new: list, match, baseline_total: int, ref: str | None, updated) -> str:
@@ -250,7 +251,7 @@ def check_command(
     Meant for pre-commit and CI; FILES default to the whole project. Prints one line
     per new finding (`path:line:col: KM201 message`) and a summary on stderr.
     """
-    from kmigrate.baseline import match_findings
+    from kmigrate.commands.baseline import match_findings
 
     settings = _settings(paths, select, ignore, jobs, config_path)
     baseline_path, baseline = _load_baseline(settings, baseline_option)
@@ -258,7 +259,7 @@ def check_command(
     result = run_with_progress(settings, planned, quiet, "checking")
     at_ref: Counter[str] | None = None
     if baseline_ref:
-        from kmigrate.git_baseline import GitError, findings_at_ref
+        from kmigrate.commands.git_baseline import GitError, findings_at_ref
 
         try:
             at_ref = findings_at_ref(

@@ -13,7 +13,7 @@ says otherwise)::
       ]
     }
 
-Entries are matched by ``fingerprint`` only (see ``kmigrate.analyze.fingerprint_findings``:
+Entries are matched by ``fingerprint`` only (see ``kmigrate.engine.analyze.fingerprint_findings``:
 path, rule, symbol, enclosing class/function, the node's ``ast.dump`` and the
 occurrence number among identical findings); the other fields are there for the
 people reviewing the file. Identical calls in one function get distinct
@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from kmigrate.model import Finding
+from kmigrate.engine.model import Finding
 
 BASELINE_VERSION = 1
 _ENTRY_KEYS = ("fingerprint", "rule", "path", "scope", "symbol", "message")
@@ -107,7 +107,7 @@ class Baseline:
         --update-baseline`` and ``baseline`` write back to it: see :meth:`write`);
         anything else is a BaselineError, which the commands report as a usage error.
         """
-        from kmigrate.sources import SourceError, read_bytes
+        from kmigrate.engine.sources import SourceError, read_bytes
 
         if not os.path.lexists(path):
             return cls()
@@ -167,7 +167,7 @@ class Baseline:
         """Write the baseline to ``path``, never through a symlink: a repository could
         commit ``.kmigrate-baseline.json`` as a link to a file of the user's, and the
         baseline holds text the repository chose (file names, messages)."""
-        from kmigrate.sources import write_atomic
+        from kmigrate.engine.sources import write_atomic
 
         if os.path.islink(path):
             raise BaselineError(_LINK_REFUSED.format(path=path))

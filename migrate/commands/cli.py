@@ -8,20 +8,26 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 import click
 
 from kmigrate import __version__
+from kmigrate.commands.run_settings import (
+    RunSettings,
+    _stderr_console,
+    common_run_options,
+    run_with_progress,
+)
+from kmigrate.engine.model import RULE_CRASHED
 
 # Commands implemented in their own modules, imported only when invoked.
 LAZY_COMMANDS: dict[str, str] = {
-    "check": "kmigrate.check:check_command",
-    "baseline": "kmigrate.check:baseline_command",
-    "merge": "kmigrate.merge:merge_command",
+    "check": "kmigrate.commands.check:check_command",
+    "baseline": "kmigrate.commands.check:baseline_command",
+    "merge": "kmigrate.commands.merge:merge_command",
     "parity": "kmigrate.parity.cli:parity_command",
-    "convert-weights": "kmigrate.convert_weights:convert_weights_command",
+    "convert-weights": "kmigrate.commands.convert_weights:convert_weights_command",
 }
 
 REPORT_FORMATS = ("table", "json", "sarif", "markdown", "html", "github", "gitlab")
@@ -52,164 +58,6 @@ def _module_exists(target: str) -> bool:
         return importlib.util.find_spec(module_name) is not None
     except ModuleNotFoundError:
         return False
-
-
-def _codes(values: Sequence[str]) -> list[str]:
-    """``--select KM1,KM2 --select KM3`` -> ["KM1", "KM2", "KM3"]."""
-    return [c.strip() for v in values for c in v.split(",") if c.strip()]
-
-
-class RunSettings:
-    """Options shared by the commands that run rules, merged with the config file."""
-
-    def __init__(self, paths, select, ignore, jobs, config_path) -> None:
-        from kmigrate.config import ConfigError, load_config
-
-        self.paths = [Path(p) for p in paths] or [Path(".")]
-        start = self.paths[0]
-        try:
-            self.config = load_config(start, Path(config_path) if config_path else None)
-        except ConfigError as error:
-            raise click.UsageError(str(error)) from None
-        self.select = _codes(select) or self.config.select
-        self.ignore = _codes(ignore) + self.config.ignore
-        self._check_codes()
-        from kmigrate.runner import default_jobs, select_ids
-
-        self.rule_ids = select_ids(self.select, self.ignore)
-        self.jobs = jobs or self.config.jobs or default_jobs()
-        # --shard and --no-cache (common_run_options) arrive through the click context.
-        meta = getattr(click.get_current_context(silent=True), "meta", {})
-        self.shard: tuple[int, int] | None = meta.get(_SHARD_KEY)
-        self.use_cache: bool = not meta.get(_NO_CACHE_KEY, False)
-
-    def result_cache(self):
-        """The result cache for these rules and this config; None with --no-cache."""
-        if not self.use_cache:
-            return None
-        from kmigrate.cache import ResultCache
-
-        return ResultCache.open(self.config.root, self.rule_ids, self.config.cache_key())
-
-    def _check_codes(self) -> None:
-        from kmigrate.rules.registry import unknown_codes
-
-        unknown = unknown_codes(self.select + self.ignore)
-        if unknown:
-            raise click.UsageError(
-                f"unknown rule code(s): {', '.join(unknown)} (see `kmigrate rules`)"
-            )
-
-    def jobs_for(self, fix: bool = False):
-        from kmigrate.runner import plan_jobs
-
-        return plan_jobs(
-            self.paths,
-            self.config,
-            fix=fix,
-            shard=self.shard,
-            index_cache=self.use_cache,
-            workers=self.jobs,
-        )
-
-
-def run_with_progress(settings: RunSettings, jobs, quiet: bool, label: str):
-    """Run jobs with a progress bar on a terminal (never when piped or in CI)."""
-    from kmigrate.runner import run_jobs
-
-    show = not quiet and sys.stderr.isatty() and len(jobs) > 20
-    cache = settings.result_cache()
-    if not show:
-        return run_jobs(jobs, settings.rule_ids, settings.jobs, cache=cache)
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
-    with Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        transient=True,
-        console=_stderr_console(),
-    ) as progress:
-        task = progress.add_task(label, total=len(jobs))
-        return run_jobs(
-            jobs, settings.rule_ids, settings.jobs, lambda n: progress.advance(task, n), cache
-        )
-
-
-def _stderr_console():
-    from rich.console import Console
-
-    return Console(stderr=True)
-
-
-_SHARD_KEY = "kmigrate.shard"
-_NO_CACHE_KEY = "kmigrate.no_cache"
-
-
-def _remember_shard(ctx: click.Context, param: click.Parameter, value: str | None):
-    if value is not None:
-        from kmigrate.runner import parse_shard
-
-        try:
-            ctx.meta[_SHARD_KEY] = parse_shard(value)
-        except ValueError as error:
-            raise click.BadParameter(str(error), ctx, param) from None
-    return value
-
-
-def _remember_no_cache(ctx: click.Context, param: click.Parameter, value: bool):
-    ctx.meta[_NO_CACHE_KEY] = value
-    return value
-
-
-def common_run_options(func):
-    """Options every rule-running command takes.
-
-    ``--shard`` and ``--no-cache`` are not passed to the command function:
-    :class:`RunSettings` reads them from the click context.
-    """
-    options = [
-        click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=str)),
-        click.option(
-            "--select",
-            multiple=True,
-            metavar="CODES",
-            help="Only these rules: ids or prefixes, comma-separated (KM2,KM301).",
-        ),
-        click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rules."),
-        click.option(
-            "--jobs",
-            "-j",
-            type=click.IntRange(min=1),
-            help="Worker processes [default: CPU count].",
-        ),
-        click.option(
-            "--config",
-            "config_path",
-            type=click.Path(exists=True, dir_okay=False),
-            help="pyproject.toml to read [tool.kmigrate] from [default: nearest one].",
-        ),
-        click.option("--quiet", "-q", is_flag=True, help="No progress bar, no summary line."),
-        click.option(
-            "--shard",
-            metavar="K/N",
-            expose_value=False,
-            callback=_remember_shard,
-            help="Only shard K of N of the files (stable split by path; merge the JSON "
-            "reports with `kmigrate merge`).",
-        ),
-        click.option(
-            "--no-cache",
-            is_flag=True,
-            expose_value=False,
-            callback=_remember_no_cache,
-            help="Ignore and do not write the result cache (.kmigrate_cache/).",
-        ),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -262,7 +110,7 @@ def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, statistic
 
         _emit(render_statistics(build(result), "json" if fmt == "json" else "table"), output)
         return
-    from kmigrate.backend_pins import find_backend_pins
+    from kmigrate.commands.backend_pins import find_backend_pins
 
     root = settings.config.root
     pins = find_backend_pins(settings.paths, root, [r.path for r in result.files])
@@ -277,8 +125,8 @@ def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, statistic
 def _add_unused_suppressions(settings: RunSettings, planned, result, select) -> None:
     """KM903 is opt-in: only when selected by its id (or `check --report-unused-...`)."""
     if not select:
-        return  # nothing selected explicitly; and kmigrate.check stays unimported
-    from kmigrate.check import selects_unused_suppressions, unused_suppression_findings
+        return  # nothing selected explicitly; and kmigrate.commands.check stays unimported
+    from kmigrate.commands.check import selects_unused_suppressions, unused_suppression_findings
 
     if not selects_unused_suppressions(select):
         return
@@ -289,10 +137,11 @@ def _add_unused_suppressions(settings: RunSettings, planned, result, select) -> 
 
 def exit_if_incomplete(findings) -> None:
     """Exit 3 when a rule crashed (KM902): the report is missing that rule's findings."""
-    crashed = sorted({f.symbol or f.rule for f in findings if f.rule == "KM902"})
+    crashed = sorted({f.symbol or f.rule for f in findings if f.rule == RULE_CRASHED})
     if crashed:
         click.echo(
-            f"kmigrate: incomplete run: rule(s) {', '.join(crashed)} crashed (KM902 findings); "
+            f"kmigrate: incomplete run: rule(s) {', '.join(crashed)} crashed "
+            f"({RULE_CRASHED} findings); "
             "please report the bug",
             err=True,
         )
@@ -363,7 +212,7 @@ def apply(paths, select, ignore, jobs, config_path, quiet, diff, check_only, all
         locations = {job.display: Path(job.path) for job in planned}
         written = _write_changes(settings, changed, locations, allow_dirty)
     remaining = result.findings
-    crashed = sorted({f.symbol or f.rule for f in remaining if f.rule == "KM902"})
+    crashed = sorted({f.symbol or f.rule for f in remaining if f.rule == RULE_CRASHED})
     if not quiet:
         fixed = sum(r.fixed for r in written)
         verb = "would rewrite" if diff else "rewrote"
@@ -375,7 +224,8 @@ def apply(paths, select, ignore, jobs, config_path, quiet, diff, check_only, all
         )
     if crashed:
         click.echo(
-            f"kmigrate: incomplete run: rule(s) {', '.join(crashed)} crashed (KM902 findings); "
+            f"kmigrate: incomplete run: rule(s) {', '.join(crashed)} crashed "
+            f"({RULE_CRASHED} findings); "
             "their fixes are missing from the files concerned (please report the bug)",
             err=True,
         )
@@ -388,7 +238,7 @@ def apply(paths, select, ignore, jobs, config_path, quiet, diff, check_only, all
 
 def _parity_after_apply(settings: RunSettings, written, planned) -> bool:
     """Prove the rewritten factories against their originals (kept in memory)."""
-    from kmigrate.apply_parity import check_parity, entry_points, original_texts
+    from kmigrate.commands.apply_parity import check_parity, entry_points, original_texts
 
     locations = {job.display: Path(job.path) for job in planned}
     changed = [
@@ -409,7 +259,7 @@ def _write_changes(settings: RunSettings, changed, locations=None, allow_dirty=T
     is read-only or hard-linked, cannot be written, or has uncommitted git changes
     (unless ``allow_dirty``). Ctrl-C stops between two files, never inside one.
     """
-    from kmigrate.sources import SourceError, deferred_signals, read_source, write_atomic
+    from kmigrate.engine.sources import SourceError, deferred_signals, read_source, write_atomic
 
     locations = locations or {}
     paths = {}
@@ -449,7 +299,7 @@ def _dirty(changed, paths) -> set[str]:
     """The reports (by path) whose file has uncommitted git changes; says which and why."""
     if not changed:
         return set()
-    from kmigrate.gitstate import dirty_files
+    from kmigrate.commands.gitstate import dirty_files
 
     dirty = {d.path: d for d in dirty_files([paths[r.path] for r in changed])}
     pairs = [(r, dirty[paths[r.path]]) for r in changed if paths[r.path] in dirty]
@@ -489,11 +339,11 @@ def unified_diff(path: str, old: str, new: str) -> str:
 def rules_command(fmt: str, catalog: bool) -> None:
     """List every rule: id, name, fixable, summary."""
     if catalog:
-        from kmigrate.catalog_doc import catalog_size_text
+        from kmigrate.commands.catalog_doc import catalog_size_text
 
         click.echo(catalog_size_text(fmt), nl=False)
         return
-    from kmigrate.catalog_doc import render_rules
+    from kmigrate.commands.catalog_doc import render_rules
 
     click.echo(render_rules(fmt), nl=False)
 
@@ -502,7 +352,7 @@ def rules_command(fmt: str, catalog: bool) -> None:
 @click.argument("code")
 def explain(code: str) -> None:
     """Explain one rule (KM201) or ops-catalog entry (tf.reduce_mean): what, why, examples."""
-    from kmigrate.catalog_doc import explain_text
+    from kmigrate.commands.catalog_doc import explain_text
 
     text = explain_text(code)
     if text is None:

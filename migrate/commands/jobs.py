@@ -1,0 +1,83 @@
+"""What a run is made of: the :class:`Job` a worker gets and the :class:`FileReport` it
+hands back, gathered in a :class:`RunResult`.
+
+Plain picklable data, apart from the runner that produces it, because the cache, the
+project scan and the reports all read it: they import this module, never the runner.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kmigrate.engine.model import Finding
+
+if TYPE_CHECKING:
+    from kmigrate.engine.project_index import ModuleFacts
+
+
+@dataclass
+class FileReport:
+    """One file's outcome in a run."""
+
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    uses_tensorflow: bool = False
+    parsed: bool = True
+    new_text: str | None = None  # apply: the rewritten text, when it changed
+    old_text: str | None = None
+    fixed: int = 0
+    error: str | None = None
+    # scan/check: (line, code) of ``# kmigrate: ignore`` codes that suppressed nothing
+    unused_suppressions: list[tuple[int, str]] = field(default_factory=list)
+    # scan: statements using TF/Keras (the report's footprint), counted on the worker's tree
+    tf_statements: int | None = None
+    # scan: where the file uses TensorFlow (report.footprint.tensorflow_uses), so the report
+    # can say what is left of TensorFlow after `apply`
+    tf_uses: list | None = None
+    # merge: the leftovers a shard's JSON report already worked out
+    tf_leftovers: list[str] | None = None
+    # a deferred job (see project_scan.PendingProject): the file's own facts and entry
+    own_facts: ModuleFacts | None = None
+    index_entry: dict | None = None
+
+
+@dataclass
+class RunResult:
+    files: list[FileReport]
+    rule_ids: tuple[str, ...] = ()
+
+    @property
+    def findings(self) -> list[Finding]:
+        return sorted((f for r in self.files for f in r.findings), key=Finding.sort_key)
+
+
+@dataclass(frozen=True)
+class Job:
+    """Everything a worker needs for one file (picklable)."""
+
+    path: str  # filesystem path
+    display: str  # path as reported
+    package: str
+    ignored_codes: tuple[str, ...]
+    fix: bool
+    # what the project index decided about this module; None: analysed alone
+    facts: ModuleFacts | None = None
+    # analysed before the project is resolved: hand back its index entry and own facts
+    deferred: bool = False
+
+
+def package_of(path: Path, memo: dict[Path, str] | None = None) -> str:
+    """Dotted package of a file, from the ``__init__.py`` files above it (for relative imports)."""
+    if memo is not None and path.parent in memo:
+        return memo[path.parent]
+    parts: list[str] = []
+    folder = path.resolve().parent
+    while (folder / "__init__.py").is_file():
+        parts.append(folder.name)
+        folder = folder.parent
+    package = ".".join(reversed(parts))
+    if memo is not None:
+        memo[path.parent] = package
+    return package

@@ -1,0 +1,78 @@
+"""The engine's public face: everything a rule may use, and nothing else.
+
+The engine reads Python with stdlib ``ast`` (source model, name resolution, contexts,
+the project index), dispatches sites to rules, and executes their edit plans with one
+LibCST editor. It has no command line and never imports the rules (they are passed in;
+docs/architecture.md lists the few TensorFlow spellings still left in it). Rules
+(``kmigrate.rules``) import the engine only through this module, so what the engine
+promises them is this list; ``tests/test_architecture.py`` holds both sides to it.
+LibCST is not imported here: ``scan`` and ``check`` never load it.
+"""
+
+from kmigrate.engine.fingerprint import Occurrences
+from kmigrate.engine.model import (
+    MISSING,
+    NOT_LITERAL,
+    RULE_CRASHED,
+    UNPARSEABLE,
+    ArgOut,
+    CallEdit,
+    ClassEdit,
+    Context,
+    EditPlan,
+    EnsureImport,
+    Finding,
+    ReplaceNode,
+    Severity,
+    Span,
+)
+from kmigrate.engine.module_info import ModuleInfo
+from kmigrate.engine.names import (
+    canonical,
+    code_children,
+    code_walk,
+    dotted_parts,
+    scope_bindings,
+    statements,
+)
+from kmigrate.engine.rule_api import Clean, Example, Flagged, Report, Rule
+from kmigrate.engine.sites import CallSite, ImportSite, Node, ReferenceSite, Scope
+from kmigrate.engine.spec import ContextSpec
+from kmigrate.engine.suppress import ALL
+
+__all__ = [
+    "ALL",
+    "MISSING",
+    "NOT_LITERAL",
+    "Occurrences",
+    "RULE_CRASHED",
+    "UNPARSEABLE",
+    "ArgOut",
+    "CallEdit",
+    "CallSite",
+    "ClassEdit",
+    "Clean",
+    "Context",
+    "ContextSpec",
+    "EditPlan",
+    "EnsureImport",
+    "Example",
+    "Finding",
+    "Flagged",
+    "ImportSite",
+    "ModuleInfo",
+    "Node",
+    "ReferenceSite",
+    "ReplaceNode",
+    "Report",
+    "Rule",
+    "Scope",
+    "Severity",
+    "Span",
+    "canonical",
+    "code_children",
+    "code_walk",
+    "dotted_parts",
+    "scope_bindings",
+    "statements",
+]

@@ -1,0 +1,131 @@
+"""The rule plug-in interface: one class per rule, carrying its metadata and its own examples.
+
+The engine owns this contract (it dispatches sites to the hooks below and reads the
+:class:`Report` objects back); ``kmigrate.rules`` implements it, one subclass per rule,
+and reaches it through the ``kmigrate.engine`` facade (``rules/base.py`` re-exports it).
+
+A rule is looked up by the engine through what it declares it wants to see
+(``call_symbols``, ``method_names``, ``reference_prefixes``, ``visit_types``,
+``wants_imports``) and answers with :class:`Report` objects. A report with an
+:class:`~kmigrate.engine.model.EditPlan` is fixable; the engine never asks a rule to
+build LibCST nodes, so ``scan`` and ``apply`` cannot disagree.
+
+The examples are the rule's contract: ``tests/test_rule_examples.py`` turns every
+:class:`Example` of every registered rule into a test, and a rule counts as
+auto-fixable exactly when one of its flagged examples has an expected rewrite.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from kmigrate.engine.model import Context, EditPlan, Severity, Span
+
+if TYPE_CHECKING:
+    from kmigrate.engine.module_info import ModuleInfo
+    from kmigrate.engine.sites import CallSite, ImportSite, Node, ReferenceSite
+
+
+@dataclass(frozen=True)
+class Example:
+    """A whole module of code. ``flagged`` examples must produce at least one
+    finding of the rule; when ``after`` is given, ``apply`` must turn ``before``
+    into exactly ``after`` (and a second ``apply`` must change nothing).
+    Clean examples (``flagged=False``) must produce no finding of the rule."""
+
+    before: str
+    after: str | None = None
+    flagged: bool = True
+
+    @property
+    def code(self) -> str:
+        return textwrap.dedent(self.before).lstrip("\n")
+
+    @property
+    def expected(self) -> str | None:
+        return None if self.after is None else textwrap.dedent(self.after).lstrip("\n")
+
+
+def Flagged(before: str, after: str | None = None) -> Example:  # noqa: N802 - reads as data
+    """Code the rule must flag; ``after`` is the exact rewrite when the rule fixes it."""
+    return Example(before, after, flagged=True)
+
+
+def Clean(code: str) -> Example:  # noqa: N802
+    """Code the rule must not flag."""
+    return Example(code, None, flagged=False)
+
+
+@dataclass
+class Report:
+    """What a rule says about one site. ``span``/``symbol`` default to the site's."""
+
+    site: Node
+    message: str
+    fix: EditPlan | None = None
+    severity: Severity | None = None
+    symbol: str | None = None
+    span: Span | None = None
+    rule: Rule | None = None  # set by the engine
+    # No fix now, but one once every finding on ``unblocked_by`` symbols is fixed (an
+    # import kept for ``K.mean`` uses), provided a use of ``kept_by`` symbols is left
+    # afterwards (otherwise the import goes as unused): then apply fixes it in a later round.
+    unblocked_by: frozenset[str] = frozenset()
+    kept_by: frozenset[str] = frozenset()
+
+
+class Rule:
+    """Base class of every rule. Subclasses set the metadata and override the
+    ``check_*`` methods for the sites they declared."""
+
+    id: ClassVar[str] = ""
+    name: ClassVar[str] = ""  # kebab-case, e.g. "tf-keras-namespace"
+    summary: ClassVar[str] = ""  # one line: what it finds
+    rationale: ClassVar[str] = ""  # why it matters on Keras 3 multi-backend
+    fix_safety: ClassVar[str] = ""  # when the fix is exact, when it is not offered
+    severity: ClassVar[Severity] = Severity.WARNING
+    # Contexts the rule reports in; None = every context.
+    contexts: ClassVar[frozenset[Context] | None] = None
+
+    # What the engine dispatches to the rule.
+    call_symbols: ClassVar[frozenset[str]] = frozenset()  # canonical symbols, exact
+    call_prefixes: ClassVar[tuple[str, ...]] = ()  # canonical symbol prefixes
+    method_names: ClassVar[frozenset[str]] = frozenset()  # x.save(...) -> "save"
+    reference_prefixes: ClassVar[tuple[str, ...]] = ()  # any resolved reference
+    visit_types: ClassVar[tuple[type[ast.AST], ...]] = ()  # raw nodes, e.g. ast.With
+    wants_imports: ClassVar[bool] = False
+
+    examples: ClassVar[list[Example]] = []
+
+    # -- hooks ---------------------------------------------------------------
+    def check_call(self, site: CallSite) -> Iterable[Report]:
+        return ()
+
+    def check_reference(self, site: ReferenceSite) -> Iterable[Report]:
+        return ()
+
+    def check_import(self, site: ImportSite) -> Iterable[Report]:
+        return ()
+
+    def check_node(self, site: Node) -> Iterable[Report]:
+        return ()
+
+    def check_module(self, module: ModuleInfo) -> Iterable[Report]:
+        """Called once per file right after that file's walk, in the same process and on
+        the same rule instance, for rules that need the whole module (e.g. pairing a
+        save with its load). State kept from the walk must be reset per module."""
+        return ()
+
+    # -- derived metadata ----------------------------------------------------
+    @classmethod
+    def fixable(cls) -> bool:
+        """Derived from the examples, never declared twice."""
+        return any(e.flagged and e.after is not None for e in cls.examples)
+
+    @classmethod
+    def family(cls) -> str:
+        return cls.id[:3] + "xx"

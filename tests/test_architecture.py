@@ -1,0 +1,182 @@
+"""The layers of kmigrate, held by a test: engine <- rules <- commands/report; parity apart.
+
+Every module under ``migrate/`` and ``rules/`` is parsed with ``ast`` (nothing is imported,
+so this stays fast and framework-free) and its imports become edges of a module graph:
+top-level, function-level and ``TYPE_CHECKING`` imports, and string references such as
+the command table's ``"kmigrate.commands.check:check_command"`` or parity's
+``-m kmigrate.parity.worker``, because those load the module just the same. The graph
+must have no cycle, and no edge may point from a lower layer to a higher one (see
+docs/architecture.md for the picture).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FOLDERS = {"kmigrate": ROOT / "migrate", "kmigrate.rules": ROOT / "rules"}
+FACADE = "kmigrate.engine"
+
+# layer -> layers it must never import
+FORBIDDEN = {
+    "engine": {"rules", "commands", "report", "parity"},
+    "rules": {"commands", "report", "parity"},
+    "parity": {"engine", "rules", "commands", "report"},
+}
+# a string that is a whole module path, optionally ``:attribute`` (docstrings do not count)
+_MODULE_STRING = re.compile(r"(kmigrate(?:\.\w+)+)(?::\w+)?")
+
+
+def module_files() -> dict[str, Path]:
+    """Installed module name -> file, for every module of the two source folders."""
+    modules: dict[str, Path] = {}
+    for package, folder in FOLDERS.items():
+        for path in folder.rglob("*.py"):
+            parts = [p for p in path.relative_to(folder).with_suffix("").parts if p != "__init__"]
+            if package == "kmigrate" and parts[:1] == ["rules"]:
+                continue  # not a folder of migrate/
+            modules[".".join([package, *parts])] = path
+    return modules
+
+
+def _known(name: str, modules: dict[str, Path]) -> str | None:
+    """The longest known module that ``name`` is or lies in (``pkg.mod.attr`` -> ``pkg.mod``)."""
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _imported_names(module: str, path: Path, modules: dict[str, Path]) -> Iterator[str]:
+    is_package = path.name == "__init__.py"
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".")[: None if is_package else -1]
+                base = base[: len(base) - node.level + 1]
+                source = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                source = node.module or ""
+            names = [f"{source}.{alias.name}" for alias in node.names]
+            yield from names
+            # ``from pkg import submodule`` needs only the submodule (the package's own
+            # __init__ runs first in any case, for every import of anything inside it)
+            if any(name not in modules for name in names):
+                yield source
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            match = _MODULE_STRING.fullmatch(node.value)
+            if match:
+                yield match.group(1)
+
+
+def import_graph(modules: dict[str, Path] | None = None) -> dict[str, set[str]]:
+    """Module -> the modules it imports (itself and unknown modules left out)."""
+    modules = module_files() if modules is None else modules
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        targets = {_known(name, modules) for name in _imported_names(module, path, modules)}
+        graph[module] = {t for t in targets if t and t != module}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def layer(module: str) -> str:
+    """``kmigrate.engine.model`` -> ``engine``; the top package and ``__main__`` -> ``top``."""
+    parts = module.split(".")
+    if len(parts) > 1 and parts[1] in {"engine", "rules", "commands", "report", "parity"}:
+        return parts[1]
+    return "top"
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    wrong = []
+    for module, targets in sorted(graph.items()):
+        for target in sorted(targets):
+            if layer(target) in FORBIDDEN.get(layer(module), ()):
+                wrong.append(f"{module} -> {target}")
+            elif layer(module) == "rules" and layer(target) == "engine" and target != FACADE:
+                wrong.append(f"{module} -> {target} (rules use the engine through {FACADE})")
+    return wrong
+
+
+def test_the_graph_sees_every_layer():
+    """Guards the guard: a parser that saw nothing would pass every check below."""
+    graph = import_graph()
+    layers = {layer(m) for m in graph}
+    assert {"engine", "rules", "commands", "report", "parity"} <= layers
+    assert "kmigrate.engine.analyze" in graph["kmigrate.commands.runner"]
+    assert FACADE in graph["kmigrate.rules.base"]
+    # string references count: the command table names its commands by string
+    assert "kmigrate.commands.check" in graph["kmigrate.commands.cli"]
+    assert "kmigrate.parity.worker" in graph["kmigrate.parity.runner"]
+
+
+def test_no_import_cycles():
+    found = cycles(import_graph())
+    assert not found, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in found)
+
+
+def test_imports_point_down_the_layers():
+    wrong = layer_violations(import_graph())
+    assert not wrong, "imports against the layers:\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize(
+    ("source", "imported", "complaint"),
+    [
+        ("kmigrate.engine.analyze", "kmigrate.rules.registry", "violation"),
+        ("kmigrate.engine.model", "kmigrate.commands.cli", "violation"),
+        ("kmigrate.rules.base", "kmigrate.commands.cli", "violation"),
+        ("kmigrate.rules.base", "kmigrate.engine.analyze", "violation"),
+        ("kmigrate.parity.compare", "kmigrate.engine.model", "violation"),
+        ("kmigrate.engine.model", "kmigrate.engine.analyze", "cycle"),
+    ],
+)
+def test_a_forbidden_edge_is_caught(source, imported, complaint):
+    """The checks are not vacuous: one added edge of each kind makes them fail."""
+    graph = import_graph()
+    graph[source] = graph[source] | {imported}
+    if complaint == "cycle":
+        assert any(source in c and imported in c for c in cycles(graph))
+    else:
+        assert any(v.startswith(f"{source} -> {imported}") for v in layer_violations(graph))
