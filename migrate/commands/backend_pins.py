@@ -29,12 +29,12 @@ import fnmatch
 import json
 import os
 import re
-import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from kmigrate.commands.discover import SKIPPED_DIRS
+from kmigrate.engine.sources import parse_or_none
 
 BACKEND_VARIABLE = "KERAS_BACKEND"
 LEGACY_VARIABLE = "TF_USE_LEGACY_KERAS"
@@ -175,17 +175,8 @@ def _code_pins(tree: ast.AST) -> Iterator[tuple[int, str, str]]:
                     yield node.lineno, keyword.arg, _literal_text(keyword.value)
 
 
-def _parse(text: str) -> ast.AST | None:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
-        return None
-
-
 def pins_in_python_text(text: str, path: str) -> list[BackendPin]:
-    tree = _parse(text)
+    tree = parse_or_none(text)
     if tree is None:
         return []
     return [BackendPin(path, line, var, value, "code") for line, var, value in _code_pins(tree)]
@@ -211,7 +202,7 @@ def pins_in_notebook_text(text: str, path: str) -> list[BackendPin]:
         code = "\n".join(
             "#" + line if line.lstrip().startswith(("%", "!", "?")) else line for line in lines
         )
-        tree = _parse(code)
+        tree = parse_or_none(code)
         if tree is not None:
             for line, var, value in _code_pins(tree):
                 pins.append(BackendPin(path, line, var, value, "notebook", index))

@@ -8,13 +8,12 @@ fixable finding remains or a round changes nothing.
 
 from __future__ import annotations
 
-import ast
-import warnings
 from dataclasses import dataclass, field
 
 from kmigrate.engine.analyze import RULE_CRASHED, RuleSet, analyze_module_text
 from kmigrate.engine.model import Finding
 from kmigrate.engine.project_index import ModuleFacts
+from kmigrate.engine.sources import parse_or_none
 from kmigrate.engine.spec import ContextSpec
 
 MAX_ROUNDS = 5
@@ -32,13 +31,7 @@ class FixOutcome:
 
 
 def _parses(text: str) -> bool:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ast.parse(text)
-        return True
-    except (SyntaxError, ValueError, RecursionError):
-        return False
+    return parse_or_none(text) is not None
 
 
 def fix_module_text(

@@ -10,6 +10,7 @@ either fully replaced or untouched and the temporary file is gone.
 
 from __future__ import annotations
 
+import ast
 import codecs
 import contextlib
 import io
@@ -19,6 +20,7 @@ import stat
 import tempfile
 import threading
 import tokenize
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -194,3 +196,14 @@ def _fsync_folder(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def parse_or_none(text: str) -> ast.Module | None:
+    """``ast.parse`` of source text, or None when it is not Python this interpreter reads.
+    Legacy code's invalid escape sequences only warn; the warnings are kept quiet."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import ast
 import json
-import warnings
 from collections.abc import Iterator
 
 from kmigrate.engine.names import code_children, import_bindings
+from kmigrate.engine.sources import parse_or_none
 from kmigrate.rules.effort import FRAMEWORK_MODULES
 
 
@@ -106,13 +106,8 @@ def count_text(text: str, path: str = "") -> int | None:
     None when it does not parse."""
     if path.endswith(".ipynb"):
         text = _notebook_code(text)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
-        return None
-    return count_tf_statements(tree)
+    tree = parse_or_none(text)
+    return None if tree is None else count_tf_statements(tree)
 
 
 # -- "Does my code still need TensorFlow?" -----------------------------------------------
@@ -196,12 +191,5 @@ def leftovers(uses: list[TfUse], fixed_starts: set[tuple[int, int]]) -> list[str
 
 def tensorflow_uses_of_text(text: str | None) -> list[TfUse] | None:
     """:func:`tensorflow_uses` of source text; None when there is none or it does not parse."""
-    if text is None:
-        return None
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
-        return None
-    return tensorflow_uses(tree, text)
+    tree = parse_or_none(text) if text is not None else None
+    return None if tree is None else tensorflow_uses(tree, text)
