@@ -14,9 +14,6 @@ copy. Each backend runs in its own subprocess (``KERAS_BACKEND`` is read once, a
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
@@ -25,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from kmigrate.commands.rewrite import apply_to_text
+from tests.backend_run import run_on_backend
 
 pytestmark = pytest.mark.backends
 
@@ -92,20 +90,8 @@ WORKER = textwrap.dedent(
 
 
 def _run(module: Path, backend: str) -> dict:
-    env = dict(os.environ)
-    env.pop("TF_USE_LEGACY_KERAS", None)
-    env.update(KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
-    done = subprocess.run(
-        [sys.executable, str(module.parent / "worker.py"), str(module)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=module.parent,
-    )
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    assert done.returncode == 0 and lines, f"{backend} worker failed:\n{done.stderr[-4000:]}"
-    result = json.loads(lines[-1][len("RESULT ") :])
+    argv = [sys.executable, str(module.parent / "worker.py"), str(module)]
+    result = run_on_backend(argv, backend, module.parent, tag="RESULT ")
     assert result["backend"] == backend
     return result
 

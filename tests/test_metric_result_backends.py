@@ -8,9 +8,6 @@ subprocess: ``KERAS_BACKEND`` (and tf_keras versus Keras 3) is chosen at import.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -18,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from kmigrate.commands.rewrite import apply_to_text
+from tests.backend_run import run_on_backend
 
 pytestmark = pytest.mark.backends
 
@@ -68,29 +66,22 @@ WORKER = textwrap.dedent(
     )
     try:
         history = model.fit(x, y, batch_size=16, epochs=1, verbose=0).history
-        print(json.dumps({"metric": float(history["positive_sum"][0])}))
+        print("REPORT" + json.dumps({"metric": float(history["positive_sum"][0])}))
     except Exception as error:  # the unconverted metric on jax
-        print(json.dumps({"error": f"{type(error).__name__}: {error}"[:300]}))
+        print("REPORT" + json.dumps({"error": f"{type(error).__name__}: {error}"[:300]}))
     """
 )
 
 
 def _run(module: Path, backend: str, tmp_path: Path) -> dict:
+    """``backend`` "keras2" runs the original on tf_keras, the Keras 2 reference."""
     worker = tmp_path / "worker.py"
     worker.write_text(WORKER)
-    env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
     flavour = "keras2" if backend == "keras2" else "keras3"
-    if backend == "keras2":  # `tensorflow.keras` is tf_keras (Keras 2) with this switch
-        env.update(KERAS_BACKEND="tensorflow", TF_USE_LEGACY_KERAS="1")
-    done = subprocess.run(
-        [sys.executable, str(worker), str(module), flavour],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    argv = [sys.executable, str(worker), str(module), flavour]
+    if backend == "keras2":
+        return run_on_backend(argv, "tensorflow", tmp_path, legacy_keras=True)
+    return run_on_backend(argv, backend, tmp_path)
 
 
 def test_the_converted_metric_reports_keras2s_value_on_every_backend(tmp_path: Path) -> None:

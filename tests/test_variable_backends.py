@@ -10,14 +10,13 @@ save and reload with its values.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+
+from tests.backend_run import original_and_migrated, run_on_backend
 
 pytestmark = pytest.mark.backends
 
@@ -79,33 +78,15 @@ print("REPORT" + json.dumps(report))
 
 
 def _run(folder: Path, backend: str, legacy: bool, *args: str) -> dict:
-    env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
-    env.pop("TF_USE_LEGACY_KERAS", None)
-    if legacy:
-        env["TF_USE_LEGACY_KERAS"] = "1"
-    result = subprocess.run(
-        [sys.executable, "-c", DRIVER, *args],
-        cwd=folder,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    lines = [line for line in result.stdout.splitlines() if line.startswith("REPORT")]
-    assert result.returncode == 0 and lines, result.stdout[-2000:] + result.stderr[-3000:]
-    return json.loads(lines[-1][len("REPORT") :])
+    argv = [sys.executable, "-c", DRIVER, *args]
+    return run_on_backend(argv, backend, folder, legacy_keras=legacy, timeout=300)
 
 
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory) -> tuple[Path, Path]:
-    from kmigrate.commands.rewrite import apply_to_text
-
-    original = tmp_path_factory.mktemp("original")
-    (original / "layer.py").write_text(textwrap.dedent(LAYER))
-    migrated = tmp_path_factory.mktemp("migrated")
-    text = apply_to_text(textwrap.dedent(LAYER))
+    original, migrated = original_and_migrated(tmp_path_factory, textwrap.dedent(LAYER))
+    text = (migrated / "layer.py").read_text()
     assert "tf.Variable" not in text and "K.variable" not in text, text
-    (migrated / "layer.py").write_text(text)
     return original, migrated
 
 
