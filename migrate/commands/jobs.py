@@ -41,6 +41,7 @@ class FileReport:
     # a deferred job (see project_scan.PendingProject): the file's own facts and entry
     own_facts: ModuleFacts | None = None
     index_entry: dict | None = None
+    shared_path_reads: tuple[str, ...] = ()  # the file names whose users it asked about
 
 
 @dataclass

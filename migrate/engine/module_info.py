@@ -46,6 +46,9 @@ class ModuleInfo:
         # What the project index decided about this module (kmigrate.engine.project_index.
         # ModuleFacts), for rules that pair things across files; set by the analyzer.
         self.project_facts: Any = None
+        # The file names whose users elsewhere a rule asked about (shared_path_users):
+        # a result found without the project stays right if their answers do not change.
+        self.shared_path_reads: set[str] = set()
 
     def bind(self, bindings: Iterable[tuple[str, str]]) -> None:
         """Module-level names the project index resolved to TF/Keras namespaces
@@ -132,6 +135,13 @@ class ModuleInfo:
                 todo.extend(code_children(node))
             self._chains = chains
         return self._chains.get(root, [])
+
+    def shared_path_users(self, name: str) -> str:
+        """The other modules of the project that use the file name ``name`` ("" when none),
+        recorded so that the runner knows which answers this module's result depends on."""
+        self.shared_path_reads.add(name)
+        facts = self.project_facts
+        return dict(facts.shared_paths).get(name, "") if facts is not None else ""
 
     def memo(self, key: Hashable, compute: Callable[[], T]) -> T:
         """``compute()``, once per module and ``key``: for facts several sites of one
