@@ -223,11 +223,14 @@ def _scan_unit(unit: _Unit, report: FileReport, rewrite_limit: int) -> list[Find
     findings = analysis.findings
     report.parsed = analysis.parsed
     if analysis.tree is not None:
-        from kmigrate.report.footprint import count_tf_statements, tensorflow_uses
+        from kmigrate.report.footprint import count_tf_statements, leftovers, tensorflow_uses
 
         report.tf_statements = count_tf_statements(analysis.tree)
         if unit.notebook is None:  # notebook findings count lines per cell
-            report.tf_uses = tensorflow_uses(analysis.tree, unit.text)
+            # worked out here, on the tree at hand: a warm re-scan reads it from the cache
+            uses = tensorflow_uses(analysis.tree, unit.text)
+            fixed = {(f.span.line, f.span.column) for f in findings if f.fixable}
+            report.tf_leftovers = leftovers(uses, fixed)
     if analysis.suppressions is not None and unit.notebook is None:
         report.unused_suppressions = analysis.suppressions.unused()
     if job.deferred:
