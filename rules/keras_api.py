@@ -57,10 +57,19 @@ def top_level_modules() -> frozenset[str]:
     )
 
 
+@functools.lru_cache(maxsize=1)
+def _modules() -> frozenset[str]:
+    """Every dotted prefix that has public names under it (``keras``, ``keras.layers``)."""
+    found = set()
+    for name in keras3_api():
+        parts = name.split(".")
+        found.update(".".join(parts[:end]) for end in range(1, len(parts)))
+    return frozenset(found)
+
+
 def is_module(path: str) -> bool:
     """Whether ``keras.<path>`` is a Keras 3 module (it has public names under it)."""
-    prefix = f"keras.{path}." if path else "keras."
-    return any(name.startswith(prefix) for name in keras3_api())
+    return (f"keras.{path}" if path else "keras") in _modules()
 
 
 def exists(path: str) -> bool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from kmigrate.engine import ModuleInfo, code_walk, dotted_parts
+from kmigrate.engine import ModuleInfo, dotted_parts
 from kmigrate.rules.keras_api import is_module, keras3_reference
 
 _MAX_DEPTH = 3  # name -> name -> name: beyond that, report rather than follow
@@ -51,11 +51,7 @@ class EscapeCheck:
 def _defined_functions(module: ModuleInfo) -> dict[str, ast.AST]:
     return module.memo(
         ("module-escapes-functions",),
-        lambda: {
-            n.name: n
-            for n in code_walk(module.tree)
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-        },
+        lambda: {n.name: n for n in module.nodes(ast.FunctionDef, ast.AsyncFunctionDef)},
     )
 
 
@@ -99,8 +95,8 @@ def _receiver(module: ModuleInfo, value: ast.expr) -> str | None:
 
 def _loads_by_name(module: ModuleInfo) -> dict[str, list[ast.Name]]:
     loads: dict[str, list[ast.Name]] = {}
-    for node in code_walk(module.tree):
-        if node.__class__ is ast.Name and node.ctx.__class__ is ast.Load:  # type: ignore[attr-defined]
+    for node in module.nodes(ast.Name):
+        if node.ctx.__class__ is ast.Load:  # type: ignore[attr-defined]
             loads.setdefault(node.id, []).append(node)  # type: ignore[attr-defined]
     return loads
 
@@ -150,10 +146,9 @@ def patched_attributes(module: ModuleInfo, local: str) -> frozenset[str]:
 
 def _patches_by_name(module: ModuleInfo) -> dict[str, frozenset[str]]:
     found: dict[str, set[str]] = {}
-    for node in code_walk(module.tree):
+    for node in module.nodes(ast.Attribute):
         if (
-            node.__class__ is ast.Attribute
-            and node.ctx.__class__ is ast.Store  # type: ignore[attr-defined]
+            node.ctx.__class__ is ast.Store  # type: ignore[attr-defined]
             and node.value.__class__ is ast.Name  # type: ignore[attr-defined]
         ):
             found.setdefault(node.value.id, set()).add(node.attr)  # type: ignore[attr-defined]

@@ -89,6 +89,27 @@ def test_warm_cache_gives_the_same_json(corpus, tmp_path) -> None:
     assert _scan_json(project, "--no-cache", "--jobs", "1") == cold
 
 
+def test_a_warm_report_reads_no_source_file(corpus, tmp_path, monkeypatch) -> None:
+    """What is left of TensorFlow after `apply` is stored with each result: the report
+    of a warm re-scan parses nothing (reading every file again cost a warm re-scan
+    three times its time)."""
+    from kmigrate.report import footprint
+    from kmigrate.report.summary import build_report
+
+    project = _copy(corpus, tmp_path)
+    cold, _ = _run(project)
+    expected = build_report(cold, project)
+
+    def fail(text):
+        raise AssertionError("the report read a source file")
+
+    monkeypatch.setattr(footprint, "tensorflow_uses_of_text", fail)
+    warm, _ = _run(project)
+    report = build_report(warm, project)
+    assert [f.tf_leftovers for f in report.files] == [f.tf_leftovers for f in expected.files]
+    assert any(f.tf_leftovers for f in report.files)
+
+
 def _run(project: Path, rule_ids=None, cache=True):
     config = load_config(project)
     ids = rule_ids or select_ids([], [])

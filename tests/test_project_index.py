@@ -338,3 +338,25 @@ def test_a_model_saved_in_one_file_and_loaded_in_another_is_not_renamed_alone(
     assert 'load_model("classifier.h5")' in (root / "serve.py").read_text()
     assert 'model.save("classifier.h5")' in (root / "train.py").read_text()
     assert 'model.save("scratch.keras")' in (root / "train.py").read_text()  # paired in-file
+
+
+def test_only_files_whose_result_depends_on_the_project_are_analysed_again(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """serve.py shares a file name with train.py but only loads it: no rule of serve.py
+    asked who else uses the name, so its first analysis stands; train.py's save did ask."""
+    from kmigrate.commands import runner
+
+    analysed: list[str] = []
+    original = runner.analyze_module_text
+
+    def counting(path, *args, **kwargs):
+        analysed.append(path)
+        return original(path, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "analyze_module_text", counting)
+    root = copy_repo("save_serve", tmp_path)
+    result = run_repo(root)
+    assert sorted(analysed) == ["serve.py", "train.py", "train.py"]
+    (save,) = [f for f in result.findings if f.rule == "KM401" and f.span.line == 7]
+    assert "serve.py also uses this file name" in save.message

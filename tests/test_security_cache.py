@@ -189,6 +189,7 @@ def _hiding(display: str) -> bytes:
         "error": None,
         "unused_suppressions": [],
         "tf_statements": 0,
+        "tf_leftovers": [],
     }
     return json.dumps(value).encode()
 
@@ -257,6 +258,8 @@ def _wrong_types(display: str) -> list:
         ("fixed", -1),
         ("error", ["x"]),
         ("tf_statements", 1.5),
+        ("tf_leftovers", "tf.cond"),
+        ("tf_leftovers", [3]),
         ("unused_suppressions", [[1]]),
         ("unused_suppressions", [["1", "KM201"]]),
     ):
@@ -287,7 +290,9 @@ def _wrong_types(display: str) -> list:
     bad.append({**good, "findings": [row + ["extra"]]})
     missing = dict(good)
     del missing["tf_statements"]
-    bad += [missing, [good], "report", None, 3]
+    older = dict(good)
+    del older["tf_leftovers"]  # written before the leftovers were stored
+    bad += [missing, older, [good], "report", None, 3]
     return bad
 
 

@@ -521,6 +521,7 @@ def encode_report(report: Any) -> dict | None:
         "error": report.error,
         "unused_suppressions": [list(item) for item in report.unused_suppressions],
         "tf_statements": report.tf_statements,
+        "tf_leftovers": report.tf_leftovers,
     }
 
 
@@ -624,6 +625,7 @@ def decode_report(value: Any) -> Any:
         raise InvalidEntryError("not an object")
     error = value["error"]
     tf_statements = value["tf_statements"]
+    left = value["tf_leftovers"]  # an entry written before it was stored: a miss
     unused = []
     for item in _rows(value["unused_suppressions"]):
         if type(item) is not list or len(item) != 2:
@@ -641,4 +643,5 @@ def decode_report(value: Any) -> Any:
         error=None if error is None else _text(error),
         unused_suppressions=unused,
         tf_statements=None if tf_statements is None else _count(tf_statements),
+        tf_leftovers=None if left is None else [_text(name) for name in _rows(left)],
     )

@@ -33,14 +33,13 @@ class FileReport:
     unused_suppressions: list[tuple[int, str]] = field(default_factory=list)
     # scan: statements using TF/Keras (the report's footprint), counted on the worker's tree
     tf_statements: int | None = None
-    # scan: where the file uses TensorFlow (report.footprint.tensorflow_uses), so the report
-    # can say what is left of TensorFlow after `apply`
-    tf_uses: list | None = None
-    # merge: the leftovers a shard's JSON report already worked out
+    # scan: the TensorFlow names left after `apply` (report.footprint.leftovers), worked
+    # out by the worker; merge: those a shard's JSON report already worked out
     tf_leftovers: list[str] | None = None
     # a deferred job (see project_scan.PendingProject): the file's own facts and entry
     own_facts: ModuleFacts | None = None
     index_entry: dict | None = None
+    shared_path_reads: tuple[str, ...] = ()  # the file names whose users it asked about
 
 
 @dataclass

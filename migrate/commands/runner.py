@@ -223,15 +223,19 @@ def _scan_unit(unit: _Unit, report: FileReport, rewrite_limit: int) -> list[Find
     findings = analysis.findings
     report.parsed = analysis.parsed
     if analysis.tree is not None:
-        from kmigrate.report.footprint import count_tf_statements, tensorflow_uses
+        from kmigrate.report.footprint import count_tf_statements, leftovers, tensorflow_uses
 
         report.tf_statements = count_tf_statements(analysis.tree)
         if unit.notebook is None:  # notebook findings count lines per cell
-            report.tf_uses = tensorflow_uses(analysis.tree, unit.text)
+            # worked out here, on the tree at hand: a warm re-scan reads it from the cache
+            uses = tensorflow_uses(analysis.tree, unit.text)
+            fixed = {(f.span.line, f.span.column) for f in findings if f.fixable}
+            report.tf_leftovers = leftovers(uses, fixed)
     if analysis.suppressions is not None and unit.notebook is None:
         report.unused_suppressions = analysis.suppressions.unused()
     if job.deferred:
         report.own_facts, report.index_entry = analysis.own_facts, analysis.index_entry
+        report.shared_path_reads = analysis.shared_path_reads
     if job.fix and any(f.fix is not None for f in findings):
         report.error = (
             f"not rewritten: {megabytes(len(unit.data))} is above the "
@@ -489,7 +493,16 @@ def _same_outcome(report: FileReport, facts: ModuleFacts | None) -> bool:
     patched = {symbol for symbol, _ in facts.patched}
     if any(f.symbol in patched for f in report.findings):
         return False
-    return replace(own, patched=()) == replace(facts, patched=())
+    # Of the file names shared with other modules, only those a rule asked about count.
+    asked = report.shared_path_reads
+    return _asked_only(own, asked) == _asked_only(facts, asked)
+
+
+def _asked_only(facts: ModuleFacts, asked: tuple[str, ...]) -> ModuleFacts:
+    shared = dict(facts.shared_paths)
+    return replace(
+        facts, patched=(), shared_paths=tuple((name, shared.get(name, "")) for name in asked)
+    )
 
 
 def _index_key(path: str) -> str:

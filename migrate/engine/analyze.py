@@ -89,6 +89,7 @@ class FileAnalysis:
     # analysed without project facts: the module's own facts and its index entry
     own_facts: ModuleFacts | None = None
     index_entry: dict | None = None
+    shared_path_reads: tuple[str, ...] = ()  # see ModuleInfo.shared_path_users
 
 
 class _Walker:
@@ -421,6 +422,7 @@ def analyze_module_text(
     for rule in ruleset.rules:
         walker._run(rule, rule.check_module, None)
     result.findings.extend(_findings_from_reports(path, reports, ruleset))
+    result.shared_path_reads = tuple(sorted(module.shared_path_reads))
     if facts.mixed_functions or facts.notes or facts.patched:
         _apply_project_notes(result.findings, facts)
     result.findings.extend(_crash_finding(path, r, s, e) for r, s, e in walker.crashes)

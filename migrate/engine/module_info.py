@@ -40,12 +40,16 @@ class ModuleInfo:
         self.resolver = Resolver(self.module_scope)
         self._chains: dict[str, list[list[str]]] | None = None
         self._parents: dict[int, ast.AST] | None = None
+        self._kinds: dict[type, tuple[list[ast.AST], list[int]]] = {}
         self._memo: dict[Hashable, Any] = {}
         # The analyzer's walk: the nodes from the module down to the node being checked.
         self.walk_path: list[ast.AST] = []
         # What the project index decided about this module (kmigrate.engine.project_index.
         # ModuleFacts), for rules that pair things across files; set by the analyzer.
         self.project_facts: Any = None
+        # The file names whose users elsewhere a rule asked about (shared_path_users):
+        # a result found without the project stays right if their answers do not change.
+        self.shared_path_reads: set[str] = set()
 
     def bind(self, bindings: Iterable[tuple[str, str]]) -> None:
         """Module-level names the project index resolved to TF/Keras namespaces
@@ -133,6 +137,13 @@ class ModuleInfo:
             self._chains = chains
         return self._chains.get(root, [])
 
+    def shared_path_users(self, name: str) -> str:
+        """The other modules of the project that use the file name ``name`` ("" when none),
+        recorded so that the runner knows which answers this module's result depends on."""
+        self.shared_path_reads.add(name)
+        facts = self.project_facts
+        return dict(facts.shared_paths).get(name, "") if facts is not None else ""
+
     def memo(self, key: Hashable, compute: Callable[[], T]) -> T:
         """``compute()``, once per module and ``key``: for facts several sites of one
         class or function ask about (``key`` should hold the rule and the node)."""
@@ -155,15 +166,41 @@ class ModuleInfo:
             self._index()
         return self._parents.get(id(node))  # type: ignore[union-attr]
 
+    def nodes(self, *kinds: type) -> list[ast.AST]:
+        """Every node of the given classes in the module (``Load()``/``Add()`` leaves
+        excepted), in :func:`~kmigrate.engine.names.code_walk` order: the module is
+        walked once for all such questions instead of once per rule. Do not change the
+        list."""
+        if self._parents is None:
+            self._index()
+        empty: tuple[list[ast.AST], list[int]] = ([], [])
+        if len(kinds) == 1:
+            return self._kinds.get(kinds[0], empty)[0]
+        found = [pair for kind in kinds for pair in zip(*self._kinds.get(kind, empty)[::-1])]
+        return [node for _, node in sorted(found, key=_first)]
+
     def _index(self) -> None:
-        """Parent links of the whole module, for the rare question the analyzer's path
-        cannot answer."""
+        """Parent links and nodes by class of the whole module, in one walk: for the
+        questions the analyzer's path cannot answer."""
         parents: dict[int, ast.AST] = {}
+        kinds: dict[type, tuple[list[ast.AST], list[int]]] = {}
         todo: list[ast.AST] = [self.tree]
+        order = 0
         while todo:
             parent = todo.pop()
+            bucket = kinds.get(parent.__class__)
+            if bucket is None:
+                bucket = kinds[parent.__class__] = ([], [])
+            bucket[0].append(parent)
+            bucket[1].append(order)
+            order += 1
             children = code_children(parent)
             for child in children:
                 parents[id(child)] = parent
             todo.extend(children)
         self._parents = parents
+        self._kinds = kinds
+
+
+def _first(pair: tuple[int, ast.AST]) -> int:
+    return pair[0]

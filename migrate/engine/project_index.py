@@ -157,7 +157,8 @@ def build_entry(tree: ast.Module, spec: ContextSpec) -> dict:
             bases = [_dotted(b) or "" for b in stmt.bases]  # type: ignore[attr-defined]
             classes[stmt.name] = {"bases": bases, "methods": methods}  # type: ignore[attr-defined]
         if cls not in _FUNCTIONS and cls is not ast.ClassDef:
-            builder.calls_in(stmt)  # module-level code: only the references it hands over
+            for part in _own_parts(stmt):  # module-level code: only the references it hands over
+                builder.calls_in(part)
     return {
         "format": ENTRY_FORMAT,
         "imports": imports,
@@ -170,6 +171,19 @@ def build_entry(tree: ast.Module, spec: ContextSpec) -> dict:
         "data_refs": sorted(builder.data_refs),
         "paths": sorted(builder.paths),
     }
+
+
+def _own_parts(stmt: ast.stmt) -> list[ast.AST]:
+    """What of a module-level statement :func:`_module_statements` does not yield on its
+    own: an ``if``'s test, a ``with``'s items, a ``try``'s exception types; the whole
+    statement for any other kind. Walking a block's statements twice finds nothing new."""
+    if isinstance(stmt, ast.If):
+        return [stmt.test]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return list(stmt.items)
+    if isinstance(stmt, ast.Try) or stmt.__class__.__name__ == "TryStar":
+        return [h.type for h in stmt.handlers if h.type is not None]  # type: ignore[attr-defined]
+    return [stmt]
 
 
 def _string_list(node: ast.AST) -> list[str] | None:

@@ -313,8 +313,8 @@ def _file_stats(report: FileReport, root: Path | None, costs: _FindingCosts) -> 
 
 
 def _tf_leftovers(report: FileReport, root: Path | None) -> list[str] | None:
-    """TensorFlow names left after `apply`: from the engine's list of uses, else read from
-    the file (a result from an older cache entry); None for an unparsed file or notebook."""
+    """TensorFlow names left after `apply`: as the worker (or a merged shard) worked them
+    out, else read from the file; None for an unparsed file or notebook."""
     if not report.uses_tensorflow:
         return []
     if not report.parsed or report.path.endswith(".ipynb"):
@@ -324,11 +324,9 @@ def _tf_leftovers(report: FileReport, root: Path | None) -> list[str] | None:
     known = getattr(report, "tf_leftovers", None)
     if known is not None:
         return known
-    uses = getattr(report, "tf_uses", None)
+    uses = tensorflow_uses_of_text(_source_text(report, root))
     if uses is None:
-        uses = tensorflow_uses_of_text(_source_text(report, root))
-        if uses is None:
-            return None
+        return None
     fixed = {(f.span.line, f.span.column) for f in report.findings if f.fixable}
     return leftovers(uses, fixed)
 

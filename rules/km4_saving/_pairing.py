@@ -90,11 +90,10 @@ class PathRule(Rule):
 def _used_elsewhere(writer: PathUse) -> str:
     """Other modules of the project naming the file this writer writes (a model saved
     in train.py and loaded in serve.py), from the project index; "" when none."""
-    facts = writer.site.module.project_facts
     literal = writer.path.literal if writer.path is not None else None
-    if facts is None or not isinstance(literal, ast.Constant):
+    if not isinstance(literal, ast.Constant) or not isinstance(literal.value, str):
         return ""
-    return dict(facts.shared_paths).get(literal.value, "")
+    return writer.site.module.shared_path_users(literal.value)
 
 
 def _span_key(edit: ReplaceNode) -> Span:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Iterator
 
-from kmigrate.engine import EditPlan, ModuleInfo, ReplaceNode, Severity, code_walk
+from kmigrate.engine import EditPlan, ModuleInfo, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.keras_api import keras3_api
 from kmigrate.rules.km5_keras2._helpers import module_site
@@ -38,7 +38,7 @@ def _is_custom_objects(module: ModuleInfo, node: ast.AST) -> bool:
 
 def _registrations(module: ModuleInfo) -> Iterator[tuple[ast.AST, str, ast.expr]]:
     """(node, name, value) of ``get_custom_objects()[name] = value`` and ``.update({...})``."""
-    for node in code_walk(module.tree):
+    for node in module.nodes(ast.Assign, ast.Call):
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
             if (
@@ -63,9 +63,7 @@ def _registrations(module: ModuleInfo) -> Iterator[tuple[ast.AST, str, ast.expr]
 
 def _string_uses(module: ModuleInfo) -> Iterator[tuple[ast.Constant, str]]:
     """String constants where Keras reads an activation or loss name, with the table."""
-    for node in code_walk(module.tree):
-        if not isinstance(node, ast.Call):
-            continue
+    for node in module.nodes(ast.Call):
         for keyword in node.keywords:
             table = _STRING_KEYWORDS.get(keyword.arg or "")
             if keyword.arg == _LOSS_KEYWORD:
@@ -82,7 +80,8 @@ def _defined_once_before(module: ModuleInfo, name: str, line: int) -> bool:
     """Whether ``name`` is bound once in the whole module, at module level, before ``line``:
     then writing ``name`` at ``line`` means that object."""
     lines = []
-    for node in code_walk(module.tree):
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Name, ast.arg, ast.alias)
+    for node in module.nodes(*kinds):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             lines += [node.lineno] if node.name == name else []
         elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
