@@ -12,8 +12,10 @@ from kmigrate.commands.runner import scan_text
 from kmigrate.engine.contexts import build_context_index
 from kmigrate.engine.model import Context
 from kmigrate.engine.module_info import ModuleInfo
-from kmigrate.engine.names import Resolver, canonical, scope_bindings
+from kmigrate.engine.names import Resolver, scope_bindings
 from kmigrate.rules.context_spec import CONTEXT_SPEC
+
+canonical = CONTEXT_SPEC.canonical
 
 
 def code(text: str) -> str:
@@ -36,7 +38,7 @@ def test_canonical_spellings() -> None:
 
 def _resolve_all(text: str) -> dict[str, str | None]:
     tree = ast.parse(text)
-    resolver = Resolver(scope_bindings(tree))
+    resolver = Resolver(scope_bindings(tree), canonical)
     return {
         ast.unparse(n): resolver.symbol(n) for n in ast.walk(tree) if isinstance(n, ast.Attribute)
     }
@@ -106,7 +108,7 @@ def test_try_import_fallback_still_resolves() -> None:
 
 def _contexts(text: str) -> dict[str, Context | None]:
     tree = ast.parse(text)
-    module = ModuleInfo("m.py", text, tree)
+    module = ModuleInfo("m.py", text, tree, canonical=canonical)
     index = build_context_index(tree, module.resolver, CONTEXT_SPEC)
     names = {}
     for node in ast.walk(tree):
@@ -188,7 +190,7 @@ def test_lambda_passed_to_lambda_layer_is_model_code() -> None:
         """
     )
     tree = ast.parse(text)
-    module = ModuleInfo("m.py", text, tree)
+    module = ModuleInfo("m.py", text, tree, canonical=canonical)
     index = build_context_index(tree, module.resolver, CONTEXT_SPEC)
     lam = next(n for n in ast.walk(tree) if isinstance(n, ast.Lambda))
     assert index.for_function(lam) is Context.MODEL

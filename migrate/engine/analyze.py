@@ -100,7 +100,7 @@ class _Walker:
         self.index = index
         self.sink = sink
         self.crashes: list[tuple[Rule, Node | None, BaseException]] = []
-        self.resolver = Resolver(module.module_scope)
+        self.resolver = Resolver(module.module_scope, module.canonical)
         module.resolver = self.resolver
         self.path: list[ast.AST] = module.walk_path
         self.scope = Scope()
@@ -405,7 +405,7 @@ def analyze_module_text(
         except RecursionError:
             facts = ModuleFacts()
         result.own_facts = facts
-    module = ModuleInfo(path, text, tree, package)
+    module = ModuleInfo(path, text, tree, package, canonical=spec.canonical)
     module.bind(facts.bindings)
     module.project_facts = facts
     result.tree = tree
