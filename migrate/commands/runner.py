@@ -145,7 +145,7 @@ def _load(
             data = read_bytes(job.path)
     except SourceError as error:
         return unusable(f"cannot read this file ({error})")
-    if not _reaches_keras(job) and not any(marker in data for marker in SOURCE_MARKERS):
+    if not _reaches_framework(job) and not any(marker in data for marker in SOURCE_MARKERS):
         return None  # cannot contain TensorFlow or Keras code
     limit = size_limit("KMIGRATE_MAX_FILE_MB", MAX_FILE_MB)
     if len(data) > limit:
@@ -338,14 +338,14 @@ def default_jobs() -> int:
     )
 
 
-def _reaches_keras(job: Job) -> bool:
-    return job.facts is not None and job.facts.reaches_keras
+def _reaches_framework(job: Job) -> bool:
+    return job.facts is not None and job.facts.reaches_framework
 
 
 def _may_hold_tensorflow(data: bytes, job: Job) -> bool:
     from kmigrate.rules.context_spec import SOURCE_MARKERS
 
-    return _reaches_keras(job) or any(marker in data for marker in SOURCE_MARKERS)
+    return _reaches_framework(job) or any(marker in data for marker in SOURCE_MARKERS)
 
 
 def run_cached_job(job: Job, rule_ids: tuple[str, ...], cache: ResultCache | None) -> FileReport:

@@ -82,7 +82,6 @@ class FileAnalysis:
 
     path: str
     findings: list[Finding] = field(default_factory=list)
-    uses_tensorflow: bool = False
     parsed: bool = True
     suppressions: Suppressions | None = None
     tree: ast.Module | None = None  # for per-file measures computed after the rules
@@ -409,7 +408,6 @@ def analyze_module_text(
     module.bind(facts.bindings)
     module.project_facts = facts
     result.tree = tree
-    result.uses_tensorflow = True
     index = build_context_index(tree, module.resolver, spec, facts)
     reports: list[Report] = []
     walker = _Walker(module, ruleset, index, reports)

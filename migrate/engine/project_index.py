@@ -272,7 +272,7 @@ class ModuleFacts:
     shared_paths: tuple[tuple[str, str], ...] = ()
 
     @property
-    def reaches_keras(self) -> bool:
+    def reaches_framework(self) -> bool:
         """Whether a file without a TensorFlow/Keras marker still needs analysis: it
         reads a re-exported backend, or defines layers through a base class elsewhere
         (``self.add_weight(...)`` there is Keras code). Helpers without TF/Keras names
@@ -432,12 +432,12 @@ class ProjectIndex:
 
     def _same_kind(self, a: Target, b: Target) -> bool:
         if a[0] == "external" and b[0] == "external":
-            return self._keras_kind(a[1]) == self._keras_kind(b[1])
+            return self._external_kind(a[1]) == self._external_kind(b[1])
         if a[0] in ("class", "function", "module") and a[0] == b[0]:
             return a[1:] == b[1:] or (a[0] == "class" and self._is_model(a) == self._is_model(b))
         return False
 
-    def _keras_kind(self, qualified: str) -> str:
+    def _external_kind(self, qualified: str) -> str:
         symbol = self.canonical(qualified)
         if symbol.startswith(self.spec.model_base_prefixes):
             return "model-base"
