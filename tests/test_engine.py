@@ -12,7 +12,7 @@ from kmigrate.commands.runner import scan_text
 from kmigrate.engine.contexts import build_context_index
 from kmigrate.engine.model import Context
 from kmigrate.engine.module_info import ModuleInfo
-from kmigrate.engine.names import Resolver, scope_bindings
+from kmigrate.engine.names import Canonical, Resolver, scope_bindings
 from kmigrate.rules.context_spec import CONTEXT_SPEC
 
 canonical = CONTEXT_SPEC.canonical
@@ -34,6 +34,20 @@ def test_canonical_spellings() -> None:
     assert canonical("numpy.random.normal") == "np.random.normal"
     assert canonical("keras.layers.Dense") == "keras.layers.Dense"
     assert canonical("tensorflowx.foo") == "tensorflowx.foo"
+
+
+def test_canonical_folds_by_the_table_it_is_given() -> None:
+    """The engine holds no spelling of its own: the first matching prefix of the
+    caller's table wins, only at a dot; with no table every name stays as written."""
+    fold = Canonical((("pkg.sub", "S"), ("pkg", "p")))
+    assert [fold(n) for n in ("pkg.sub.f", "pkg.g", "pkg", "pkgx.h", "other")] == [
+        "S.f",
+        "p.g",
+        "p",
+        "pkgx.h",
+        "other",
+    ]
+    assert Canonical(())("tensorflow.math.reduce_mean") == "tensorflow.math.reduce_mean"
 
 
 def _resolve_all(text: str) -> dict[str, str | None]:

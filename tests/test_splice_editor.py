@@ -18,6 +18,7 @@ from kmigrate.engine import editor, splice_editor
 from kmigrate.engine.analyze import RuleSet
 from kmigrate.engine.apply import fix_module_text
 from kmigrate.engine.model import CallEdit, EditPlan, Span
+from kmigrate.engine.spec import ImportStyle
 from kmigrate.rules.context_spec import CONTEXT_SPEC
 from kmigrate.rules.registry import all_rules, select_rules
 
@@ -202,3 +203,16 @@ def test_only_the_statements_with_edits_are_parsed(monkeypatch) -> None:
     result = splice_editor.apply_plans(text, [plan], STYLE)
     assert seen and not any("never parsed" in code for code in seen)
     assert result.text == editor.apply_plans(text, [plan], STYLE).text
+
+
+def test_the_import_style_is_data_the_editor_is_given() -> None:
+    """The editors know no framework's import style: without one a new name is written
+    in full under ``import <root>``; a style that names a namespace spells through it."""
+    text = "y = f(x)\n"
+    plan = EditPlan((CallEdit(Span(1, 4, 1, 8), callee="pkg.sub.g"),))
+    for style, expected in (
+        (ImportStyle(), "import pkg\ny = pkg.sub.g(x)\n"),
+        (ImportStyle(from_imports=("pkg.sub",)), "from pkg import sub\ny = sub.g(x)\n"),
+    ):
+        assert editor.apply_plans(text, [plan], style).text == expected
+        assert splice_editor.apply_plans(text, [plan], style).text == expected
