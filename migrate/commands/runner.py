@@ -513,7 +513,16 @@ def _same_outcome(report: FileReport, facts: ModuleFacts | None) -> bool:
     patched = {symbol for symbol, _ in facts.patched}
     if any(f.symbol in patched for f in report.findings):
         return False
-    return replace(own, patched=()) == replace(facts, patched=())
+    # Of the file names shared with other modules, only those a rule asked about count.
+    asked = report.shared_path_reads
+    return _asked_only(own, asked) == _asked_only(facts, asked)
+
+
+def _asked_only(facts: ModuleFacts, asked: tuple[str, ...]) -> ModuleFacts:
+    shared = dict(facts.shared_paths)
+    return replace(
+        facts, patched=(), shared_paths=tuple((name, shared.get(name, "")) for name in asked)
+    )
 
 
 def _index_key(path: str) -> str:
