@@ -37,20 +37,22 @@ class Comparison:
         self.differences: list[tuple[str, str]] = []
         self.path = ""
 
-    def _timed(self, name: str, function, text: str, plans):
+    def _timed(self, name: str, function, text: str, plans, style):
         start = time.process_time()
         try:
-            result = function(text, plans)
+            result = function(text, plans, style)
             outcome = (result.text, result.applied, result.failed)
         except Exception as error:  # noqa: BLE001 - both must fail alike
             result, outcome = None, f"{type(error).__name__}: {error}"
         self.cpu[name] += time.process_time() - start
         return result, outcome
 
-    def __call__(self, text: str, plans):
+    def __call__(self, text: str, plans, style):
         self.rounds += 1
-        expected, expected_outcome = self._timed("whole-module", editor.apply_plans, text, plans)
-        _, outcome = self._timed("splice", self.fast, text, plans)
+        expected, expected_outcome = self._timed(
+            "whole-module", editor.apply_plans, text, plans, style
+        )
+        _, outcome = self._timed("splice", self.fast, text, plans, style)
         if outcome != expected_outcome:
             old = expected_outcome[0] if isinstance(expected_outcome, tuple) else ""
             new = outcome[0] if isinstance(outcome, tuple) else str(outcome)

@@ -1,9 +1,10 @@
-"""What the engine needs to know about TensorFlow/Keras to classify contexts.
+"""What the engine needs to know about TensorFlow/Keras: how symbols are spelled, how
+code is classified into contexts, how new imports are written.
 
 Kept here, as data, so that ``migrate/`` never names a TensorFlow symbol.
 """
 
-from kmigrate.engine import ContextSpec
+from kmigrate.engine import ContextSpec, ImportStyle
 from kmigrate.rules.common.namespaces import KERAS_NAMESPACES
 
 _MODEL_BASES = (
@@ -31,6 +32,22 @@ _KERAS2_ENGINE_BASES = tuple(
     for name in ("Layer", "Model", "Network", "Sequential")
 )
 
+# Qualified prefix -> the canonical spelling rules and reports use, first match wins, so
+# the longest, most specific prefixes come first. ``keras_core``, the 2023 preview of
+# Keras 3, has Keras 3's API under another name.
+CANONICAL_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("keras_core.backend", "K"),
+    ("keras_core", "keras"),
+    ("tensorflow.compat.v2.keras.backend", "K"),
+    ("tensorflow.keras.backend", "K"),
+    ("tensorflow.python.keras.backend", "K"),
+    ("tf_keras.backend", "K"),
+    ("keras.backend", "K"),
+    ("tensorflow.compat.v2", "tf"),
+    ("tensorflow", "tf"),
+    ("numpy", "np"),
+)
+
 CONTEXT_SPEC = ContextSpec(
     model_base_prefixes=tuple(ns + base for ns in KERAS_NAMESPACES for base in _MODEL_BASES)
     + _KERAS2_ENGINE_BASES
@@ -51,6 +68,13 @@ CONTEXT_SPEC = ContextSpec(
     data_symbol_prefixes=("tf.data.", "tf.io.", "tf.image.", "tf.audio."),
     training_symbols=("tf.GradientTape",),
     saved_file_suffixes=(".h5", ".hdf5", ".keras", ".ckpt", ".weights.h5"),
+    canonical_prefixes=CANONICAL_PREFIXES,
+    # a ``map`` or ``filter`` reached through TensorFlow or the Keras backend is not a
+    # dataset's method: its function argument is not data code
+    data_method_exempt_prefixes=("tf.", "K."),
+    # Keras's own style: ``from keras import ops`` then ``ops.mean``; a ``keras`` bound by
+    # ``from tensorflow import keras`` gives way to ``import keras``
+    import_style=ImportStyle(from_imports=("keras.ops",), superseded_parents=("tensorflow",)),
     # Re-exported or aliased by real projects (``from mypkg.backend import K``).
     namespace_symbols=frozenset(
         {

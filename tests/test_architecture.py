@@ -180,3 +180,70 @@ def test_a_forbidden_edge_is_caught(source, imported, complaint):
         assert any(source in c and imported in c for c in cycles(graph))
     else:
         assert any(v.startswith(f"{source} -> {imported}") for v in layer_violations(graph))
+
+
+# -- the engine holds no TensorFlow/Keras knowledge ------------------------------------
+
+ENGINE = ROOT / "migrate" / "engine"
+# a framework spelling inside a string: the package names, or a ``tf.`` / ``K.`` symbol
+_FRAMEWORK_SPELLING = re.compile(r"tensorflow|keras|(?<![\w.])(?:tf|K)\.")
+_DOCUMENTED = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def framework_strings(source: str) -> list[tuple[int, str]]:
+    """(line, text) of the string constants of ``source``'s code (f-string parts
+    included) that spell a TensorFlow/Keras name. Docstrings and comments may: they
+    explain the boundary with examples; the code must get every spelling from the
+    rules' ``ContextSpec``."""
+    tree = ast.parse(source)
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, _DOCUMENTED)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+        and _FRAMEWORK_SPELLING.search(node.value)
+    ]
+
+
+def test_the_engine_spells_no_framework_name():
+    files = sorted(ENGINE.rglob("*.py"))
+    assert len(files) > 10
+    found = [
+        f"{path.relative_to(ROOT)}:{line}: {text!r}"
+        for path in files
+        for line, text in framework_strings(path.read_text(encoding="utf-8"))
+    ]
+    assert not found, "TensorFlow/Keras spellings in the engine's code:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        'PREFIXES = (("tensorflow.keras.backend", "K"),)\n',
+        'def f(symbol):\n    return symbol.startswith(("tf.", "K."))\n',
+        'def f(root):\n    return f"tensorflow.{root}"\n',
+        'NAME = "keras.ops"\n',
+    ],
+)
+def test_a_framework_spelling_is_caught(code):
+    """The check is not vacuous: each way the engine used to spell TensorFlow fails it."""
+    assert framework_strings(code)
+
+
+def test_docstrings_and_plain_strings_pass():
+    code = (
+        '"""Resolves ``tf.reduce_mean`` from ``import tensorflow as tf``."""\n'
+        "def f():\n"
+        '    """Folds ``tensorflow.keras.backend`` into ``K``."""\n'
+        '    return "OK. the file is left untouched", "pdf.K.x"  # tf.keras\n'
+    )
+    assert framework_strings(code) == []

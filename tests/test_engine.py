@@ -12,8 +12,10 @@ from kmigrate.commands.runner import scan_text
 from kmigrate.engine.contexts import build_context_index
 from kmigrate.engine.model import Context
 from kmigrate.engine.module_info import ModuleInfo
-from kmigrate.engine.names import Resolver, canonical, scope_bindings
+from kmigrate.engine.names import Canonical, Resolver, scope_bindings
 from kmigrate.rules.context_spec import CONTEXT_SPEC
+
+canonical = CONTEXT_SPEC.canonical
 
 
 def code(text: str) -> str:
@@ -34,9 +36,23 @@ def test_canonical_spellings() -> None:
     assert canonical("tensorflowx.foo") == "tensorflowx.foo"
 
 
+def test_canonical_folds_by_the_table_it_is_given() -> None:
+    """The engine holds no spelling of its own: the first matching prefix of the
+    caller's table wins, only at a dot; with no table every name stays as written."""
+    fold = Canonical((("pkg.sub", "S"), ("pkg", "p")))
+    assert [fold(n) for n in ("pkg.sub.f", "pkg.g", "pkg", "pkgx.h", "other")] == [
+        "S.f",
+        "p.g",
+        "p",
+        "pkgx.h",
+        "other",
+    ]
+    assert Canonical(())("tensorflow.math.reduce_mean") == "tensorflow.math.reduce_mean"
+
+
 def _resolve_all(text: str) -> dict[str, str | None]:
     tree = ast.parse(text)
-    resolver = Resolver(scope_bindings(tree))
+    resolver = Resolver(scope_bindings(tree), canonical)
     return {
         ast.unparse(n): resolver.symbol(n) for n in ast.walk(tree) if isinstance(n, ast.Attribute)
     }
@@ -106,7 +122,7 @@ def test_try_import_fallback_still_resolves() -> None:
 
 def _contexts(text: str) -> dict[str, Context | None]:
     tree = ast.parse(text)
-    module = ModuleInfo("m.py", text, tree)
+    module = ModuleInfo("m.py", text, tree, canonical=canonical)
     index = build_context_index(tree, module.resolver, CONTEXT_SPEC)
     names = {}
     for node in ast.walk(tree):
@@ -188,7 +204,7 @@ def test_lambda_passed_to_lambda_layer_is_model_code() -> None:
         """
     )
     tree = ast.parse(text)
-    module = ModuleInfo("m.py", text, tree)
+    module = ModuleInfo("m.py", text, tree, canonical=canonical)
     index = build_context_index(tree, module.resolver, CONTEXT_SPEC)
     lam = next(n for n in ast.walk(tree) if isinstance(n, ast.Lambda))
     assert index.for_function(lam) is Context.MODEL

@@ -16,7 +16,7 @@ import pytest
 from kmigrate.commands.rewrite import apply_to_text
 from kmigrate.commands.runner import scan_text
 from kmigrate.engine.model import Severity
-from kmigrate.engine.names import canonical
+from kmigrate.rules.context_spec import CONTEXT_SPEC
 from kmigrate.rules.km2_ops._builders import BUILDERS
 from kmigrate.rules.km2_ops._translators import TRANSLATORS
 from kmigrate.rules.ops_catalog import (
@@ -32,6 +32,7 @@ from kmigrate.rules.ops_catalog import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
+canonical = CONTEXT_SPEC.canonical
 sys.path.insert(0, str(ROOT / "tests"))
 
 from differential.cases import CASES  # noqa: E402

@@ -228,7 +228,7 @@ def test_diff_mode_ignores_dirty_state(repo: Path) -> None:
 
 def test_a_file_changed_during_the_run_is_not_overwritten(tmp_path: Path, capsys) -> None:
     from kmigrate.commands.cli import _write_changes
-    from kmigrate.commands.jobs import FileReport
+    from kmigrate.commands.jobs import FixResult
 
     path = tmp_path / "m.py"
     path.write_text("edited by the user meanwhile\n")
@@ -237,7 +237,7 @@ def test_a_file_changed_during_the_run_is_not_overwritten(tmp_path: Path, capsys
         class config:  # noqa: N801 - mimics RunSettings.config
             root = tmp_path
 
-    report = FileReport(path="m.py", old_text=LEGACY, new_text="import keras\n")
+    report = FixResult(path="m.py", old_text=LEGACY, new_text="import keras\n")
     assert _write_changes(Settings, [report]) == []
     assert "changed during the run; left untouched" in capsys.readouterr().err
     assert path.read_text() == "edited by the user meanwhile\n"

@@ -9,6 +9,7 @@ import pytest
 from kmigrate.commands.rewrite import apply_to_text
 from kmigrate.commands.runner import scan_text
 from kmigrate.engine.model import ReplaceNode
+from kmigrate.rules.context_spec import CONTEXT_SPEC
 from kmigrate.rules.km4_saving._paths import PathInfo, rewrite_literal_tail
 
 
@@ -32,7 +33,7 @@ def test_editor_replaces_one_statement_with_several() -> None:
     from kmigrate.engine.model import EditPlan, Span
 
     plan = EditPlan((ReplaceNode(Span(1, 0, 1, 3), "a()\nb()", kind="stmt"),))
-    assert apply_plans("f()\n", [plan]).text == "a()\nb()\n"
+    assert apply_plans("f()\n", [plan], CONTEXT_SPEC.import_style).text == "a()\nb()\n"
 
 
 # -- literals ---------------------------------------------------------------------

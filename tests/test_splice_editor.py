@@ -18,8 +18,11 @@ from kmigrate.engine import editor, splice_editor
 from kmigrate.engine.analyze import RuleSet
 from kmigrate.engine.apply import fix_module_text
 from kmigrate.engine.model import CallEdit, EditPlan, Span
+from kmigrate.engine.spec import ImportStyle
 from kmigrate.rules.context_spec import CONTEXT_SPEC
 from kmigrate.rules.registry import all_rules, select_rules
+
+STYLE = CONTEXT_SPEC.import_style
 
 REPO = Path(__file__).resolve().parent.parent
 RULES = RuleSet(select_rules(None))
@@ -137,9 +140,9 @@ def _run_both(path: str, text: str, monkeypatch: pytest.MonkeyPatch) -> int:
     rounds = []
     fast = splice_editor.apply_plans
 
-    def both(current: str, plans):
-        expected = editor.apply_plans(current, plans)
-        got = fast(current, plans)
+    def both(current: str, plans, style):
+        expected = editor.apply_plans(current, plans, style)
+        got = fast(current, plans, style)
         assert got.text == expected.text, f"{path}: the editors differ"
         assert (got.applied, got.failed) == (expected.applied, expected.failed), path
         rounds.append(current)
@@ -176,8 +179,8 @@ def test_plans_that_fail_fail_the_same_way() -> None:
         EditPlan((CallEdit(Span(2, 4, 2, 9), callee="keras.ops.mean"),)),  # not a call
         EditPlan((CallEdit(Span(9, 0, 9, 3), callee="keras.ops.mean"),)),  # no such line
     ]
-    expected = editor.apply_plans(text, plans)
-    got = splice_editor.apply_plans(text, plans)
+    expected = editor.apply_plans(text, plans, STYLE)
+    got = splice_editor.apply_plans(text, plans, STYLE)
     assert (got.text, got.applied, got.failed) == (expected.text, expected.applied, expected.failed)
     assert got.applied == [0] and got.text == "from keras import ops\ny = ops.mean(x)\n"
 
@@ -197,6 +200,19 @@ def test_only_the_statements_with_edits_are_parsed(monkeypatch) -> None:
     untouched = "def untouched():\n    return 'never parsed'\n\n\n"
     text = "import tensorflow as tf\n\n\n" + untouched + "y = tf.reduce_mean(x)\n"
     plan = EditPlan((CallEdit(Span(8, 4, 8, 21), callee="keras.ops.mean"),))
-    result = splice_editor.apply_plans(text, [plan])
+    result = splice_editor.apply_plans(text, [plan], STYLE)
     assert seen and not any("never parsed" in code for code in seen)
-    assert result.text == editor.apply_plans(text, [plan]).text
+    assert result.text == editor.apply_plans(text, [plan], STYLE).text
+
+
+def test_the_import_style_is_data_the_editor_is_given() -> None:
+    """The editors know no framework's import style: without one a new name is written
+    in full under ``import <root>``; a style that names a namespace spells through it."""
+    text = "y = f(x)\n"
+    plan = EditPlan((CallEdit(Span(1, 4, 1, 8), callee="pkg.sub.g"),))
+    for style, expected in (
+        (ImportStyle(), "import pkg\ny = pkg.sub.g(x)\n"),
+        (ImportStyle(from_imports=("pkg.sub",)), "from pkg import sub\ny = sub.g(x)\n"),
+    ):
+        assert editor.apply_plans(text, [plan], style).text == expected
+        assert splice_editor.apply_plans(text, [plan], style).text == expected

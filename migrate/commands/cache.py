@@ -70,7 +70,9 @@ from typing import Any, TypeVar
 from kmigrate import __version__
 from kmigrate.engine.model import Context, EditPlan, Finding, Severity, Span
 
-FORMAT = 3  # 3: signed JSON (1 and 2 were pickles, never read again)
+# 3: signed JSON (1 and 2 were pickles, never read again); 4: scan results without
+# apply's fields (``fixed``, ``error``): entries of 3 are misses
+FORMAT = 4
 _MAGIC = b"KMC%d " % FORMAT
 _MAC_BYTES = 32
 _HEADER_BYTES = len(_MAGIC) + 2 * _MAC_BYTES + 1  # magic, hex MAC, newline
@@ -486,7 +488,9 @@ _EXTRA_VALUE = (str, int, bool, type(None))
 
 def encode_report(report: Any) -> dict | None:
     """A scan ``FileReport`` as plain data; None for what is not a scan result."""
-    if getattr(report, "new_text", None) is not None or getattr(report, "old_text", None):
+    from kmigrate.commands.jobs import FileReport
+
+    if not isinstance(report, FileReport):
         return None
     strings: dict[str, int] = {}
     ref = strings.setdefault
@@ -517,8 +521,6 @@ def encode_report(report: Any) -> dict | None:
         "findings": rows,
         "uses_tensorflow": report.uses_tensorflow,
         "parsed": report.parsed,
-        "fixed": report.fixed,
-        "error": report.error,
         "unused_suppressions": [list(item) for item in report.unused_suppressions],
         "tf_statements": report.tf_statements,
         "tf_leftovers": report.tf_leftovers,
@@ -623,7 +625,6 @@ def decode_report(value: Any) -> Any:
 
     if type(value) is not dict:
         raise InvalidEntryError("not an object")
-    error = value["error"]
     tf_statements = value["tf_statements"]
     left = value["tf_leftovers"]  # an entry written before it was stored: a miss
     unused = []
@@ -639,8 +640,6 @@ def decode_report(value: Any) -> Any:
         findings=[_decode_finding(row, strings) for row in _rows(value["findings"])],
         uses_tensorflow=_flag(value["uses_tensorflow"]),
         parsed=_flag(value["parsed"]),
-        fixed=_count(value["fixed"]),
-        error=None if error is None else _text(error),
         unused_suppressions=unused,
         tf_statements=None if tf_statements is None else _count(tf_statements),
         tf_leftovers=None if left is None else [_text(name) for name in _rows(left)],

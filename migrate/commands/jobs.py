@@ -1,5 +1,6 @@
-"""What a run is made of: the :class:`Job` a worker gets and the :class:`FileReport` it
-hands back, gathered in a :class:`RunResult`.
+"""What a run is made of: the :class:`Job` a worker gets and what it hands back, a
+:class:`FileReport` from ``scan`` or a :class:`FixResult` from ``apply``, gathered in a
+:class:`RunResult`.
 
 Plain picklable data, apart from the runner that produces it, because the cache, the
 project scan and the reports all read it: they import this module, never the runner.
@@ -19,22 +20,19 @@ if TYPE_CHECKING:
 
 @dataclass
 class FileReport:
-    """One file's outcome in a run."""
+    """One file's scan result (``scan``, ``check``): what the reports and the result
+    cache read."""
 
     path: str
     findings: list[Finding] = field(default_factory=list)
     uses_tensorflow: bool = False
     parsed: bool = True
-    new_text: str | None = None  # apply: the rewritten text, when it changed
-    old_text: str | None = None
-    fixed: int = 0
-    error: str | None = None
-    # scan/check: (line, code) of ``# kmigrate: ignore`` codes that suppressed nothing
+    # (line, code) of ``# kmigrate: ignore`` codes that suppressed nothing
     unused_suppressions: list[tuple[int, str]] = field(default_factory=list)
-    # scan: statements using TF/Keras (the report's footprint), counted on the worker's tree
+    # statements using TF/Keras (the report's footprint), counted on the worker's tree
     tf_statements: int | None = None
-    # scan: the TensorFlow names left after `apply` (report.footprint.leftovers), worked
-    # out by the worker; merge: those a shard's JSON report already worked out
+    # the TensorFlow names left after `apply` (report.footprint.leftovers), worked out by
+    # the worker; merge: those a shard's JSON report already worked out
     tf_leftovers: list[str] | None = None
     # a deferred job (see project_scan.PendingProject): the file's own facts and entry
     own_facts: ModuleFacts | None = None
@@ -43,8 +41,21 @@ class FileReport:
 
 
 @dataclass
+class FixResult:
+    """One file's outcome in ``apply``: its rewrite, or why it is left untouched, and
+    the findings left for a person."""
+
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    new_text: str | None = None  # the rewritten text, when it changed
+    old_text: str | None = None  # the text it replaces (the file must still hold it)
+    fixed: int = 0
+    error: str | None = None  # why a file that needed rewriting is left untouched
+
+
+@dataclass
 class RunResult:
-    files: list[FileReport]
+    files: list[FileReport] | list[FixResult]  # scan results, or apply's
     rule_ids: tuple[str, ...] = ()
 
     @property

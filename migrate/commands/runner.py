@@ -11,16 +11,17 @@ import gc
 import hashlib
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kmigrate.commands.cache import trim_for_reports
 from kmigrate.commands.config import Config
 from kmigrate.commands.discover import discover, display_path
-from kmigrate.commands.jobs import FileReport, Job, RunResult, package_of
+from kmigrate.commands.jobs import FileReport, FixResult, Job, RunResult, package_of
 from kmigrate.engine.analyze import (
     UNPARSEABLE,
+    FileAnalysis,
     RuleSet,
     analyze_module_text,
     fingerprint_findings,
@@ -55,8 +56,11 @@ def _file_finding(display: str, message: str) -> Finding:
     return unparseable_finding(display, message)
 
 
-def run_job(job: Job, rule_ids: tuple[str, ...], data: bytes | None = None) -> FileReport:
-    """Scan (or fix) one file or notebook. Never raises for bad input.
+def run_job(
+    job: Job, rule_ids: tuple[str, ...], data: bytes | None = None
+) -> FileReport | FixResult:
+    """Scan one file or notebook (a :class:`FileReport`), or fix it when ``job.fix`` (a
+    :class:`FixResult`). Never raises for bad input.
 
     The cyclic garbage collector is paused for the file: analysis allocates millions
     of short-lived, cycle-free objects (tree nodes, sites, findings), which reference
@@ -74,6 +78,19 @@ def run_job(job: Job, rule_ids: tuple[str, ...], data: bytes | None = None) -> F
         gc.enable()
 
 
+def _run_job(job: Job, rule_ids: tuple[str, ...], data: bytes | None) -> FileReport | FixResult:
+    """:func:`run_job` with the collector paused: load the file, then run the scan unit
+    or the fix unit on it.
+
+    ``data``: the file's bytes when the caller already read them (the result cache
+    keys the result by exactly these bytes).
+    """
+    loaded = _load(job, rule_ids, data)
+    if isinstance(loaded, FileReport):  # final before any analysis: skipped, or KM901
+        return FixResult(loaded.path, loaded.findings) if job.fix else loaded
+    return _fix_unit(loaded) if job.fix else _scan_unit(loaded)
+
+
 @dataclass
 class _Unit:
     """One file, read and decoded, ready for the scan unit or the fix unit."""
@@ -84,69 +101,55 @@ class _Unit:
     text: str  # the module text (a notebook's code cells joined)
     notebook: Any  # notebook.Notebook, or None for a .py file
     ruleset: RuleSet
+    _analysis: FileAnalysis | None = field(default=None, repr=False)
 
     @property
     def facts(self) -> ModuleFacts | None:
         return None if self.notebook is not None else self.job.facts
 
-    def analyze(self):
-        from kmigrate.rules.context_spec import CONTEXT_SPEC
+    def analyze(self) -> FileAnalysis:
+        """The analysis of the text as it is, worked out once (a fix that is refused
+        reports the untouched file, whose analysis the crash check already made)."""
+        if self._analysis is None:
+            from kmigrate.rules.context_spec import CONTEXT_SPEC
 
+            job = self.job
+            self._analysis = analyze_module_text(
+                job.display, self.text, self.ruleset, CONTEXT_SPEC, job.package, self.facts
+            )
+        return self._analysis
+
+    def finish(self, findings: list[Finding]) -> list[Finding]:
+        """The findings as the file's result holds them: on a notebook's cells (with
+        the cells' own findings), without the codes ``per-file-ignores`` drops."""
         job = self.job
-        return analyze_module_text(
-            job.display, self.text, self.ruleset, CONTEXT_SPEC, job.package, self.facts
-        )
+        if self.notebook is not None:
+            findings = self.notebook.map_findings(findings)
+            cell_findings = self.notebook.cell_findings(job.display)
+            fingerprint_findings(cell_findings)
+            findings += cell_findings
+        return [f for f in findings if not f.rule.startswith(job.ignored_codes or ("\0",))]
 
 
-def _run_job(job: Job, rule_ids: tuple[str, ...], data: bytes | None) -> FileReport:
-    """:func:`run_job` with the collector paused: load the file, then run the fix unit
-    (``apply``, within the rewrite size limit) or the scan unit on it.
-
-    ``data``: the file's bytes when the caller already read them (the result cache
-    keys the result by exactly these bytes).
-    """
-    from kmigrate.engine.sources import MAX_REWRITE_MB, size_limit
-
-    report = FileReport(path=job.display)
-    unit = _load(job, rule_ids, data, report)
-    if unit is None:
-        return report
-    rewrite_limit = size_limit("KMIGRATE_MAX_REWRITE_MB", MAX_REWRITE_MB)
-    if job.fix and len(unit.data) <= rewrite_limit:
-        findings = _fix_unit(unit, report)
-    else:
-        findings = _scan_unit(unit, report, rewrite_limit)
-    if unit.notebook is not None:
-        findings = unit.notebook.map_findings(findings)
-        cell_findings = unit.notebook.cell_findings(job.display)
-        fingerprint_findings(cell_findings)
-        findings += cell_findings
-    report.uses_tensorflow = True
-    report.findings = [f for f in findings if not f.rule.startswith(job.ignored_codes or ("\0",))]
-    return report
-
-
-def _load(
-    job: Job, rule_ids: tuple[str, ...], data: bytes | None, report: FileReport
-) -> _Unit | None:
+def _load(job: Job, rule_ids: tuple[str, ...], data: bytes | None) -> _Unit | FileReport:
     """Read, pre-filter, size-check and decode the file (and open a notebook): a
-    :class:`_Unit`, or None when ``report`` is already final (nothing to analyse, or a
-    file that cannot be used, said in a KM901 finding)."""
+    :class:`_Unit`, or the file's final report when there is nothing to analyse
+    (empty) or the file cannot be used (a KM901 finding says why)."""
     from kmigrate.commands.notebook import NotebookError, load_notebook
     from kmigrate.engine.sources import MAX_FILE_MB, megabytes, read_bytes, size_limit
     from kmigrate.rules.context_spec import SOURCE_MARKERS
 
-    def unusable(message: str) -> None:
-        report.parsed = False
-        report.findings.append(_file_finding(job.display, message + "; the file is left untouched"))
+    def unusable(message: str) -> FileReport:
+        finding = _file_finding(job.display, message + "; the file is left untouched")
+        return FileReport(job.display, [finding], parsed=False)
 
     try:
         if data is None:
             data = read_bytes(job.path)
     except SourceError as error:
         return unusable(f"cannot read this file ({error})")
-    if not _reaches_keras(job) and not any(marker in data for marker in SOURCE_MARKERS):
-        return None  # cannot contain TensorFlow or Keras code
+    if not _reaches_framework(job) and not any(marker in data for marker in SOURCE_MARKERS):
+        return FileReport(job.display)  # cannot contain TensorFlow or Keras code
     limit = size_limit("KMIGRATE_MAX_FILE_MB", MAX_FILE_MB)
     if len(data) > limit:
         return unusable(
@@ -165,16 +168,59 @@ def _load(
         except NotebookError as error:
             return unusable(f"cannot read this notebook: {error}")
         if notebook is None:
-            return None  # not a Python notebook
+            return FileReport(job.display)  # not a Python notebook
         text = notebook.module_text
     return _Unit(job, data, source, text, notebook, ruleset_for(rule_ids))
 
 
-def _fix_unit(unit: _Unit, report: FileReport) -> list[Finding]:
-    """``apply`` on one file: the rewrite goes into ``report`` only when it parses,
+def _scan_unit(unit: _Unit) -> FileReport:
+    """``scan`` on one file: findings, plus what the report needs from the tree."""
+    analysis = unit.analyze()
+    report = FileReport(unit.job.display, uses_tensorflow=True, parsed=analysis.parsed)
+    if analysis.tree is not None:
+        from kmigrate.report.footprint import count_tf_statements, leftovers, tensorflow_uses
+
+        report.tf_statements = count_tf_statements(analysis.tree)
+    if unit.job.deferred:
+        report.own_facts, report.index_entry = analysis.own_facts, analysis.index_entry
+        report.shared_path_reads = analysis.shared_path_reads
+    report.findings = unit.finish(analysis.findings)
+    if analysis.tree is not None and unit.notebook is None:  # notebooks: lines per cell
+        # worked out here, on the tree at hand: a warm re-scan reads it from the cache
+        uses = tensorflow_uses(analysis.tree, unit.text)
+        fixed = {(f.span.line, f.span.column) for f in report.findings if f.fixable}
+        report.tf_leftovers = leftovers(uses, fixed)
+    if analysis.suppressions is not None and unit.notebook is None:
+        report.unused_suppressions = analysis.suppressions.unused()
+    return report
+
+
+def _fix_unit(unit: _Unit) -> FixResult:
+    """``apply`` on one file: the rewrite goes into the result only when it parses,
     re-scans without KM901 or a new KM902, maps back onto the notebook's cells and
-    encodes in the file's encoding; otherwise ``error`` says why and the findings
-    returned are those of the untouched file."""
+    encodes in the file's encoding; otherwise ``error`` says why and the findings are
+    those of the untouched file. A file above the rewrite limit is only analysed."""
+    from kmigrate.engine.sources import MAX_REWRITE_MB, megabytes, size_limit
+
+    result = FixResult(unit.job.display)
+    limit = size_limit("KMIGRATE_MAX_REWRITE_MB", MAX_REWRITE_MB)
+    if len(unit.data) > limit:
+        findings = unit.analyze().findings
+        if any(f.fix is not None for f in findings):
+            result.error = (
+                f"not rewritten: {megabytes(len(unit.data))} is above the "
+                f"{megabytes(limit)} rewrite limit (generated code?; "
+                "KMIGRATE_MAX_REWRITE_MB raises it); the file is left untouched"
+            )
+    else:
+        findings = _rewrite(unit, result)
+    result.findings = unit.finish(findings)
+    return result
+
+
+def _rewrite(unit: _Unit, result: FixResult) -> list[Finding]:
+    """Fix the file into ``result`` (text, count, or the error that refuses it); the
+    findings left: of the rewrite, or of the untouched file when refused."""
     from kmigrate.commands.notebook import NotebookError
     from kmigrate.engine.apply import fix_module_text
     from kmigrate.rules.context_spec import CONTEXT_SPEC
@@ -184,64 +230,32 @@ def _fix_unit(unit: _Unit, report: FileReport) -> list[Finding]:
         job.display, text, unit.ruleset, CONTEXT_SPEC, job.package, unit.facts
     )
     findings = outcome.remaining
-    report.error = outcome.error
-    report.fixed = outcome.fixed
+    result.error = outcome.error
+    result.fixed = outcome.fixed
     new_text = outcome.text if outcome.error is None and outcome.text != text else None
     if new_text and text.endswith(("\n", "\r")) and not new_text.endswith(("\n", "\r")):
         new_text += "\r\n" if text.endswith("\r\n") else text[-1]  # LibCST drops a last lone CR
     if new_text is not None and any(f.rule == UNPARSEABLE for f in findings):
-        report.error = f"the rewritten code did not re-scan cleanly ({UNPARSEABLE})"
+        result.error = f"the rewritten code did not re-scan cleanly ({UNPARSEABLE})"
     elif new_text is not None and any(f.rule == RULE_CRASHED for f in findings):
         crashes = sum(f.rule == RULE_CRASHED for f in unit.analyze().findings)
         if sum(f.rule == RULE_CRASHED for f in findings) > crashes:
-            report.error = f"a rule crashed on the rewritten code ({RULE_CRASHED})"
-    if new_text is not None and report.error is None:
+            result.error = f"a rule crashed on the rewritten code ({RULE_CRASHED})"
+    if new_text is not None and result.error is None:
         try:
             if notebook is not None:
                 new_text = notebook.rebuild(new_text)
             source.encode(new_text)
-            report.old_text, report.new_text = source.text, new_text
+            result.old_text, result.new_text = source.text, new_text
         except NotebookError as error:
-            report.error = f"cannot put the rewrite back into the notebook: {error}"
+            result.error = f"cannot put the rewrite back into the notebook: {error}"
         except UnicodeError as error:
-            report.error = f"the rewrite cannot be written as {source.encoding}: {error}"
-    if report.error is not None:  # left untouched: report the file as it is
-        if "left untouched" not in report.error:
-            report.error += "; the file is left untouched"
-        report.fixed = 0
+            result.error = f"the rewrite cannot be written as {source.encoding}: {error}"
+    if result.error is not None:  # left untouched: report the file as it is
+        if "left untouched" not in result.error:
+            result.error += "; the file is left untouched"
+        result.fixed = 0
         findings = unit.analyze().findings
-    return findings
-
-
-def _scan_unit(unit: _Unit, report: FileReport, rewrite_limit: int) -> list[Finding]:
-    """``scan`` on one file (also ``apply`` on a file above the rewrite limit, which
-    then says so): findings, plus what the report needs from the tree."""
-    from kmigrate.engine.sources import megabytes
-
-    job = unit.job
-    analysis = unit.analyze()
-    findings = analysis.findings
-    report.parsed = analysis.parsed
-    if analysis.tree is not None:
-        from kmigrate.report.footprint import count_tf_statements, leftovers, tensorflow_uses
-
-        report.tf_statements = count_tf_statements(analysis.tree)
-        if unit.notebook is None:  # notebook findings count lines per cell
-            # worked out here, on the tree at hand: a warm re-scan reads it from the cache
-            uses = tensorflow_uses(analysis.tree, unit.text)
-            fixed = {(f.span.line, f.span.column) for f in findings if f.fixable}
-            report.tf_leftovers = leftovers(uses, fixed)
-    if analysis.suppressions is not None and unit.notebook is None:
-        report.unused_suppressions = analysis.suppressions.unused()
-    if job.deferred:
-        report.own_facts, report.index_entry = analysis.own_facts, analysis.index_entry
-        report.shared_path_reads = analysis.shared_path_reads
-    if job.fix and any(f.fix is not None for f in findings):
-        report.error = (
-            f"not rewritten: {megabytes(len(unit.data))} is above the "
-            f"{megabytes(rewrite_limit)} rewrite limit (generated code?; "
-            "KMIGRATE_MAX_REWRITE_MB raises it); the file is left untouched"
-        )
     return findings
 
 
@@ -342,17 +356,19 @@ def default_jobs() -> int:
     )
 
 
-def _reaches_keras(job: Job) -> bool:
-    return job.facts is not None and job.facts.reaches_keras
+def _reaches_framework(job: Job) -> bool:
+    return job.facts is not None and job.facts.reaches_framework
 
 
 def _may_hold_tensorflow(data: bytes, job: Job) -> bool:
     from kmigrate.rules.context_spec import SOURCE_MARKERS
 
-    return _reaches_keras(job) or any(marker in data for marker in SOURCE_MARKERS)
+    return _reaches_framework(job) or any(marker in data for marker in SOURCE_MARKERS)
 
 
-def run_cached_job(job: Job, rule_ids: tuple[str, ...], cache: ResultCache | None) -> FileReport:
+def run_cached_job(
+    job: Job, rule_ids: tuple[str, ...], cache: ResultCache | None
+) -> FileReport | FixResult:
     """:func:`run_job`, storing a scan result under the key of the bytes it analysed."""
     if cache is None or job.fix:
         return run_job(job, rule_ids)
@@ -366,7 +382,9 @@ def run_cached_job(job: Job, rule_ids: tuple[str, ...], cache: ResultCache | Non
     return report
 
 
-def _cached_report(job: Job, rule_ids: tuple[str, ...], cache: ResultCache) -> FileReport | None:
+def _cached_report(
+    job: Job, rule_ids: tuple[str, ...], cache: ResultCache
+) -> FileReport | FixResult | None:
     """The result of ``job`` without analysing it, or None when it must be analysed:
     the cached result, or the empty one of a file the pre-filter skips.
 
@@ -382,8 +400,10 @@ def _cached_report(job: Job, rule_ids: tuple[str, ...], cache: ResultCache) -> F
     cached = cache.load(cache.entry_key(job, data))
     if not isinstance(cached, FileReport):
         return None
-    if job.fix and any(f.fix is not None for f in cached.findings):
-        return None
+    if job.fix:
+        if any(f.fix is not None for f in cached.findings):
+            return None
+        return FixResult(cached.path, cached.findings)
     return cached
 
 
@@ -397,11 +417,11 @@ class _Collected:
     """
 
     def __init__(self, progress: Progress | None) -> None:
-        self.reports: list[FileReport] = []
+        self.reports: list[FileReport | FixResult] = []
         self.progress = progress
         self.owns_freeze = gc.get_freeze_count() == 0
 
-    def add(self, report: FileReport) -> None:
+    def add(self, report: FileReport | FixResult) -> None:
         self.reports.append(report)
         gc.freeze()
         if self.progress:
@@ -538,7 +558,9 @@ def _run_in_pool(
             collected.add(report)
 
 
-def _trimmed_result(job: Job, rule_ids: tuple[str, ...], cache: ResultCache | None) -> FileReport:
+def _trimmed_result(
+    job: Job, rule_ids: tuple[str, ...], cache: ResultCache | None
+) -> FileReport | FixResult:
     """:func:`run_cached_job`; a scan's report trimmed to what reports read
     (:func:`~kmigrate.commands.cache.trim_for_reports`) in the worker, so that the parent unpickles
     no edit plans, and the result is the same whether it came from the cache or not."""

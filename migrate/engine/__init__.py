@@ -2,8 +2,9 @@
 
 The engine reads Python with stdlib ``ast`` (source model, name resolution, contexts,
 the project index), dispatches sites to rules, and executes their edit plans with one
-LibCST editor. It has no command line and never imports the rules (they are passed in;
-docs/architecture.md lists the few TensorFlow spellings still left in it). Rules
+LibCST editor. It has no command line, never imports the rules (they are passed in) and
+spells no framework name: what it must know of TensorFlow and Keras (canonical
+spellings, context seeds, import style) is the ``ContextSpec`` the caller hands over. Rules
 (``kmigrate.rules``) import the engine only through this module, so what the engine
 promises them is this list; ``tests/test_architecture.py`` holds both sides to it.
 LibCST is not imported here: ``scan`` and ``check`` never load it.
@@ -28,7 +29,6 @@ from kmigrate.engine.model import (
 )
 from kmigrate.engine.module_info import ModuleInfo
 from kmigrate.engine.names import (
-    canonical,
     code_children,
     code_walk,
     dotted_parts,
@@ -37,7 +37,7 @@ from kmigrate.engine.names import (
 )
 from kmigrate.engine.rule_api import Clean, Example, Flagged, Report, Rule
 from kmigrate.engine.sites import CallSite, ImportSite, Node, ReferenceSite, Scope
-from kmigrate.engine.spec import ContextSpec
+from kmigrate.engine.spec import ContextSpec, ImportStyle
 from kmigrate.engine.suppress import ALL
 
 __all__ = [
@@ -59,6 +59,7 @@ __all__ = [
     "Example",
     "Finding",
     "Flagged",
+    "ImportStyle",
     "ImportSite",
     "ModuleInfo",
     "Node",
@@ -69,7 +70,6 @@ __all__ = [
     "Scope",
     "Severity",
     "Span",
-    "canonical",
     "code_children",
     "code_walk",
     "dotted_parts",

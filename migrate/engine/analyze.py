@@ -82,7 +82,6 @@ class FileAnalysis:
 
     path: str
     findings: list[Finding] = field(default_factory=list)
-    uses_tensorflow: bool = False
     parsed: bool = True
     suppressions: Suppressions | None = None
     tree: ast.Module | None = None  # for per-file measures computed after the rules
@@ -101,7 +100,7 @@ class _Walker:
         self.index = index
         self.sink = sink
         self.crashes: list[tuple[Rule, Node | None, BaseException]] = []
-        self.resolver = Resolver(module.module_scope)
+        self.resolver = Resolver(module.module_scope, module.canonical)
         module.resolver = self.resolver
         self.path: list[ast.AST] = module.walk_path
         self.scope = Scope()
@@ -406,11 +405,10 @@ def analyze_module_text(
         except RecursionError:
             facts = ModuleFacts()
         result.own_facts = facts
-    module = ModuleInfo(path, text, tree, package)
+    module = ModuleInfo(path, text, tree, package, canonical=spec.canonical)
     module.bind(facts.bindings)
     module.project_facts = facts
     result.tree = tree
-    result.uses_tensorflow = True
     index = build_context_index(tree, module.resolver, spec, facts)
     reports: list[Report] = []
     walker = _Walker(module, ruleset, index, reports)

@@ -66,7 +66,7 @@ def fix_module_text(
         from kmigrate.engine.splice_editor import apply_plans  # LibCST only for files with fixes
 
         try:
-            result = apply_plans(current, [f.fix for f in fixable])
+            result = apply_plans(current, [f.fix for f in fixable], spec.import_style)
         except Exception as error:  # noqa: BLE001 - LibCST cannot parse something ast can
             outcome.error = f"could not edit this file: {type(error).__name__}: {error}"
             break

@@ -197,7 +197,9 @@ class _Indexer:
         if symbol.endswith(self.spec.model_function_callees) and call.args:
             self._seed_refs(call.args[0], Context.MODEL)
         method = call.func.attr if isinstance(call.func, ast.Attribute) else None
-        if method in self.spec.data_methods and not symbol.startswith(("tf.", "K.")):
+        if method in self.spec.data_methods and not symbol.startswith(
+            self.spec.data_method_exempt_prefixes
+        ):
             for arg in call.args[:1]:
                 self._seed_refs(arg, Context.DATA)
 

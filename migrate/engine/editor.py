@@ -31,6 +31,7 @@ from kmigrate.engine.model import (
     Span,
 )
 from kmigrate.engine.names import import_bindings, module_level_uses, scope_bindings
+from kmigrate.engine.spec import ImportStyle
 
 _PLACEHOLDER = re.compile(r"\{name:([A-Za-z_][\w.]*)\}")
 
@@ -52,21 +53,23 @@ class EditError(Exception):
 @dataclass
 class Speller:
     """Turns ``keras.ops.mean`` into what this module should write (``ops.mean``)
-    and remembers which imports that spelling needs."""
+    and remembers which imports that spelling needs. The import style is the rules'
+    (``ContextSpec.import_style``)."""
 
     bindings: dict[str, str]  # module-level local name -> qualified name
     taken: set[str]  # every module-level name, imported or not
+    style: ImportStyle
     needed: list[EnsureImport] = field(default_factory=list)
     added: set[str] = field(default_factory=set)  # local names this edit introduces
 
     @classmethod
-    def for_text(cls, text: str) -> Speller:
-        return cls.for_tree(ast.parse(text))
+    def for_text(cls, text: str, style: ImportStyle) -> Speller:
+        return cls.for_tree(ast.parse(text), style)
 
     @classmethod
-    def for_tree(cls, tree: ast.Module) -> Speller:
+    def for_tree(cls, tree: ast.Module, style: ImportStyle) -> Speller:
         scope = scope_bindings(tree)
-        return cls(dict(scope.imports), set(scope.imports) | scope.others)
+        return cls(dict(scope.imports), set(scope.imports) | scope.others, style)
 
     def _need(self, module: str, name: str | None = None) -> None:
         wanted = EnsureImport(module, name)
@@ -81,14 +84,22 @@ class Speller:
             for local, target in self.bindings.items():
                 if target == prefix and local not in self.added:
                     return ".".join([local, *parts[cut:]])
-        # 2. Keras's own style for ops: `from keras import ops` then `ops.mean`.
-        if len(parts) > 2 and parts[:2] == ["keras", "ops"]:
-            if self.bindings.get("ops") == "keras.ops" or "ops" not in self.taken:
-                self._add("ops", "keras.ops", EnsureImport("keras", "ops"))
-                return ".".join(parts[1:])
+        # 2. Namespaces imported by name (`from keras import ops` then `ops.mean`).
+        for namespace in self.style.from_imports:
+            parent, _, local = namespace.rpartition(".")
+            if qualified.startswith(namespace + ".") and (
+                self.bindings.get(local) == namespace or local not in self.taken
+            ):
+                self._add(local, namespace, EnsureImport(parent, local))
+                return qualified[len(parent) + 1 :]
         # 3. Otherwise the full dotted name under `import <root>`.
         root = parts[0]
-        if root not in self.taken or self.bindings.get(root) in (root, f"tensorflow.{root}"):
+        bound = self.bindings.get(root)
+        if (
+            root not in self.taken
+            or bound == root
+            or any(bound == f"{p}.{root}" for p in self.style.superseded_parents)
+        ):
             self._add(root, root, EnsureImport(root))
         return qualified
 
@@ -656,8 +667,9 @@ class EditResult:
     failed: dict[int, str]  # plan index -> why it was skipped
 
 
-def apply_plans(text: str, plans: Sequence[EditPlan]) -> EditResult:
-    """Apply every plan that can be applied, all-or-nothing per plan.
+def apply_plans(text: str, plans: Sequence[EditPlan], style: ImportStyle) -> EditResult:
+    """Apply every plan that can be applied, all-or-nothing per plan; names that fixes
+    introduce are spelled in ``style``.
 
     A plan whose edit fails (node not found, bad argument index) is dropped and
     the rest re-applied from the original text, so no plan is half-applied.
@@ -668,7 +680,7 @@ def apply_plans(text: str, plans: Sequence[EditPlan]) -> EditResult:
     while True:
         active = [i for i in range(len(plans)) if i not in failed]
         edits = [(i, e) for i in active for e in plans[i].edits]
-        speller = Speller.for_text(text)
+        speller = Speller.for_text(text, style)
         for _, edit in edits:  # explicit imports requested by rules
             if isinstance(edit, EnsureImport) and edit not in speller.needed:
                 speller.needed.append(edit)

@@ -12,7 +12,13 @@ from collections.abc import Callable, Hashable, Iterable
 from typing import Any, TypeVar
 
 from kmigrate.engine.model import NOT_LITERAL, Span
-from kmigrate.engine.names import Resolver, code_children, dotted_parts, scope_bindings
+from kmigrate.engine.names import (
+    Canonical,
+    Resolver,
+    code_children,
+    dotted_parts,
+    scope_bindings,
+)
 
 T = TypeVar("T")
 
@@ -28,7 +34,9 @@ def split_lines(text: str) -> list[str]:
 class ModuleInfo:
     """A module's source and tree, plus the helpers rules need to read them."""
 
-    def __init__(self, path: str, text: str, tree: ast.Module, package: str = "") -> None:
+    def __init__(
+        self, path: str, text: str, tree: ast.Module, package: str = "", *, canonical: Canonical
+    ) -> None:
         self.path = path
         self.text = text
         self.tree = tree
@@ -36,8 +44,9 @@ class ModuleInfo:
         self.is_ascii = text.isascii()  # then byte columns are character columns
         self.package = package
         self.module_scope = scope_bindings(tree, package)
+        self.canonical = canonical  # the spelling table of symbols (the rules' spec)
         # The analyzer replaces this with a scope-aware resolver during its walk.
-        self.resolver = Resolver(self.module_scope)
+        self.resolver = Resolver(self.module_scope, canonical)
         self._chains: dict[str, list[list[str]]] | None = None
         self._parents: dict[int, ast.AST] | None = None
         self._kinds: dict[type, tuple[list[ast.AST], list[int]]] = {}
@@ -59,7 +68,7 @@ class ModuleInfo:
         for local, qualified in bindings:
             scope.imports[local] = qualified
             scope.others.discard(local)
-        self.resolver = Resolver(scope)
+        self.resolver = Resolver(scope, self.canonical)
 
     # -- positions -----------------------------------------------------------
     def _char_column(self, line: int, byte_col: int) -> int:

@@ -3,8 +3,9 @@
 ``import tensorflow as tfx`` makes ``tfx.reduce_mean`` resolve to
 ``tensorflow.reduce_mean``; a parameter or local variable named ``tf`` hides the
 module-level import inside that function. Resolution never looks at text: only at
-``ast`` bindings. :func:`canonical` then folds the many spellings of one symbol into
-the short form rules and reports use (``tf.reduce_mean``, ``K.mean``).
+``ast`` bindings. :class:`Canonical` then folds the many spellings of one symbol into
+the short form rules and reports use (``tf.reduce_mean``, ``K.mean``), by a table the
+rules hand over: the engine itself holds no framework's spellings.
 """
 
 from __future__ import annotations
@@ -15,19 +16,8 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-# Prefix rewrites from a qualified name to its canonical spelling, first match wins.
-# Order matters: the longest, most specific prefixes come first.
-_CANONICAL_PREFIXES: tuple[tuple[str, str], ...] = (
-    ("tensorflow.compat.v2.keras.backend", "K"),
-    ("tensorflow.keras.backend", "K"),
-    ("tensorflow.python.keras.backend", "K"),
-    ("tf_keras.backend", "K"),
-    ("keras.backend", "K"),
-    ("tensorflow.compat.v2", "tf"),
-    ("tensorflow", "tf"),
-    ("numpy", "np"),
-)
-_KERAS_CORE = "keras_core"
+# A canonical-spelling table: (qualified prefix, short spelling) pairs, first match wins.
+CanonicalPrefixes = tuple[tuple[str, str], ...]
 
 
 # ---------------------------------------------------------------------------
@@ -152,27 +142,58 @@ def statements(node: ast.AST) -> Iterator[ast.stmt]:
 _BLOCK_KINDS = (ast.stmt, ast.ExceptHandler, ast.match_case)
 
 
-def canonical(qualified: str) -> str:
-    """Fold a qualified name into its canonical spelling.
+class Canonical:
+    """Folds a qualified name into its canonical spelling, the short form rules and
+    reports use, by the ordered prefix table it is given.
 
-    >>> canonical("tensorflow.math.reduce_mean")
-    'tf.math.reduce_mean'
-    >>> canonical("tensorflow.keras.backend.mean")
-    'K.mean'
-    >>> canonical("keras_core.ops.mean")
-    'keras.ops.mean'
+    The table is data from the caller (``ContextSpec.canonical_prefixes``, filled by
+    the rules): the engine knows no framework's spellings. The first prefix that is the
+    whole name or a dotted head of it is replaced, so a table lists the specific
+    prefixes before the general ones:
+
+    >>> fold = Canonical((("pkg.sub", "S"), ("pkg", "p")))
+    >>> fold("pkg.sub.f"), fold("pkg.g"), fold("pkg"), fold("pkgx.h")
+    ('S.f', 'p.g', 'p', 'pkgx.h')
+
+    Results are memoised: resolution asks for the same few thousand names again and
+    again (:func:`canonical_for` shares one memo per table across a run).
     """
-    if qualified.startswith(_KERAS_CORE) and (
-        len(qualified) == len(_KERAS_CORE) or qualified[len(_KERAS_CORE)] == "."
-    ):
-        # keras_core, the 2023 preview of Keras 3, has Keras 3's API under another name
-        qualified = "keras" + qualified[len(_KERAS_CORE) :]
-    for prefix, short in _CANONICAL_PREFIXES:
-        if qualified == prefix:
-            return short
-        if qualified.startswith(prefix) and qualified[len(prefix)] == ".":
-            return short + qualified[len(prefix) :]
-    return qualified
+
+    __slots__ = ("memo", "prefixes")
+
+    def __init__(self, prefixes: CanonicalPrefixes) -> None:
+        self.prefixes = prefixes
+        self.memo: dict[str, str] = {}
+
+    def __call__(self, qualified: str) -> str:
+        try:
+            return self.memo[qualified]
+        except KeyError:
+            pass
+        if len(self.memo) > 100_000:
+            self.memo.clear()
+        found = self.memo[qualified] = self._fold(qualified)
+        return found
+
+    def _fold(self, qualified: str) -> str:
+        for prefix, short in self.prefixes:
+            if qualified == prefix:
+                return short
+            if qualified.startswith(prefix) and qualified[len(prefix)] == ".":
+                return short + qualified[len(prefix) :]
+        return qualified
+
+
+_CANONICALS: dict[CanonicalPrefixes, Canonical] = {}
+
+
+def canonical_for(prefixes: CanonicalPrefixes) -> Canonical:
+    """The one :class:`Canonical` of a table in this process, so that every module of a
+    run shares its memo."""
+    found = _CANONICALS.get(prefixes)
+    if found is None:
+        found = _CANONICALS[prefixes] = Canonical(prefixes)
+    return found
 
 
 def dotted_parts(node: ast.expr) -> list[str] | None:
@@ -345,9 +366,10 @@ class Resolver:
     local variables, so lookups are memoised until the stack changes.
     """
 
-    def __init__(self, module_scope: ScopeBindings) -> None:
+    def __init__(self, module_scope: ScopeBindings, canonical: Canonical) -> None:
         self.stack: list[ScopeBindings] = [module_scope]
         self._memo: dict[str, str | None] = {}
+        self.canonical = canonical
 
     def push(self, bindings: ScopeBindings) -> None:
         self.stack.append(bindings)
@@ -392,16 +414,11 @@ class Resolver:
         qualified = self.resolve(node)
         if qualified is None:
             return None
+        canonical = self.canonical
         try:
-            return _CANONICAL_MEMO[qualified]
+            return canonical.memo[qualified]
         except KeyError:
-            if len(_CANONICAL_MEMO) > 100_000:
-                _CANONICAL_MEMO.clear()
-            found = _CANONICAL_MEMO[qualified] = canonical(qualified)
-            return found
-
-
-_CANONICAL_MEMO: dict[str, str] = {}
+            return canonical(qualified)
 
 
 def module_level_uses(tree: ast.Module) -> dict[str, int]:

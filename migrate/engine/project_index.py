@@ -19,14 +19,12 @@ API comes from the rules' :class:`~kmigrate.engine.contexts.ContextSpec`.
 from __future__ import annotations
 
 import ast
-import functools
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from kmigrate.engine.names import canonical as _canonical
 from kmigrate.engine.names import code_children, dotted_parts
 from kmigrate.engine.spec import ContextSpec, function_refs
 
@@ -34,8 +32,6 @@ ENTRY_FORMAT = 3
 MAX_DEPTH = 24  # alias and re-export chains longer than this are left unresolved
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _UNKNOWN = ("unknown",)
-# Resolution asks for the same few thousand spellings again and again.
-canonical = functools.lru_cache(maxsize=65536)(_canonical)
 
 
 # ---------------------------------------------------------------------------
@@ -294,7 +290,7 @@ class ModuleFacts:
     shared_paths: tuple[tuple[str, str], ...] = ()
 
     @property
-    def reaches_keras(self) -> bool:
+    def reaches_framework(self) -> bool:
         """Whether a file without a TensorFlow/Keras marker still needs analysis: it
         reads a re-exported backend, or defines layers through a base class elsewhere
         (``self.add_weight(...)`` there is Keras code). Helpers without TF/Keras names
@@ -353,6 +349,7 @@ class ProjectIndex:
 
     def __init__(self, records: Iterable[ModuleRecord], spec: ContextSpec) -> None:
         self.spec = spec
+        self.canonical = spec.canonical  # memoised: resolution asks for the same names
         self.records = list(records)
         self.by_name: dict[str, list[ModuleRecord]] = {}
         for record in self.records:
@@ -453,13 +450,13 @@ class ProjectIndex:
 
     def _same_kind(self, a: Target, b: Target) -> bool:
         if a[0] == "external" and b[0] == "external":
-            return self._keras_kind(a[1]) == self._keras_kind(b[1])
+            return self._external_kind(a[1]) == self._external_kind(b[1])
         if a[0] in ("class", "function", "module") and a[0] == b[0]:
             return a[1:] == b[1:] or (a[0] == "class" and self._is_model(a) == self._is_model(b))
         return False
 
-    def _keras_kind(self, qualified: str) -> str:
-        symbol = canonical(qualified)
+    def _external_kind(self, qualified: str) -> str:
+        symbol = self.canonical(qualified)
         if symbol.startswith(self.spec.model_base_prefixes):
             return "model-base"
         if symbol in self.spec.namespace_symbols:
@@ -469,7 +466,7 @@ class ProjectIndex:
     # -- classes -------------------------------------------------------------
     def _is_model(self, target: Target) -> bool:
         if target[0] == "external":
-            return canonical(target[1]).startswith(self.spec.model_base_prefixes)
+            return self.canonical(target[1]).startswith(self.spec.model_base_prefixes)
         if target[0] == "class":
             return self.is_model_class(target[1], target[2])
         return False
@@ -518,7 +515,7 @@ class ProjectIndex:
                     if target[0] == "function":
                         out.add((id(target[1]), target[2]))
                     elif target[0] == "external":
-                        symbol = canonical(target[1])
+                        symbol = self.canonical(target[1])
                         if symbol.endswith(spec.functional_input_suffixes):
                             model_seeds.add(node)
                         elif symbol.startswith(spec.data_symbol_prefixes):
@@ -552,7 +549,7 @@ class ProjectIndex:
         """What a call runs: a patched ``K.flatten`` runs the project's ``flatten``."""
         target = self.resolve(record, callee)
         if target[0] == "external":
-            patch = self.patched().get(canonical(target[1]))
+            patch = self.patched().get(self.canonical(target[1]))
             if patch is not None and patch[1][0] == "function":
                 return patch[1]
         return target
@@ -573,7 +570,7 @@ class ProjectIndex:
             if all(w[0] == "import" and not w[3] and not self._in_project(w[1]) for w in ways):
                 continue  # a plain external import: the module's own resolver knows it
             target = self.resolve(record, local)
-            if target[0] == "external" and canonical(target[1]) in self.spec.namespace_symbols:
+            if target[0] == "external" and self.canonical(target[1]) in self.spec.namespace_symbols:
                 bindings.append((local, target[1]))
         notes = self._notes.get(rid, {})
         return ModuleFacts(
@@ -612,7 +609,7 @@ class ProjectIndex:
                 for root, attr, value in record.entry["patches"]:
                     target = self.resolve(record, root)
                     if target[0] == "external":
-                        symbol = canonical(f"{target[1]}.{attr}")
+                        symbol = self.canonical(f"{target[1]}.{attr}")
                         by = self.resolve(record, value) if value else _UNKNOWN
                         found.setdefault(symbol, (record.shown or record.key, by))
             self._patched = found

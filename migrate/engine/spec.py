@@ -1,9 +1,10 @@
 """The shape of the knowledge the engine is given: :class:`ContextSpec`.
 
-The engine classifies code (model, training loop, data) and indexes projects without
-knowing a TensorFlow symbol; ``rules/context_spec.py`` fills this spec with them and the
-caller passes it in. :func:`function_refs` is the one reading of "a function passed as an
-argument" that both the per-module contexts and the project index share.
+The engine spells symbols, classifies code (model, training loop, data), indexes
+projects and writes imports without knowing a TensorFlow symbol; ``rules/context_spec.py``
+fills this spec with them and the caller passes it in. :func:`function_refs` is the one
+reading of "a function passed as an argument" that both the per-module contexts and the
+project index share.
 """
 
 from __future__ import annotations
@@ -12,10 +13,25 @@ import ast
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from kmigrate.engine.names import Canonical, CanonicalPrefixes, canonical_for
+
+
+@dataclass(frozen=True)
+class ImportStyle:
+    """How the editor spells a qualified name a fix introduces (data, from rules/)."""
+
+    # namespaces written through their last part: ``from <parent> import <last>`` then
+    # ``<last>.name``, when that local name is free or already bound to the namespace
+    from_imports: tuple[str, ...] = ()
+    # packages whose sub-package, bound under its own name (``from <parent> import
+    # <root>``), gives way to ``import <root>`` when a spelling starts with ``<root>``
+    superseded_parents: tuple[str, ...] = ()
+
 
 @dataclass(frozen=True)
 class ContextSpec:
-    """The TensorFlow/Keras knowledge context classification needs (data, from rules/)."""
+    """The TensorFlow/Keras knowledge the engine needs (data, from rules/): how symbols
+    are spelled, how code is classified, how new imports are written."""
 
     model_base_prefixes: tuple[str, ...]  # canonical symbol prefixes of Layer/Model/Loss...
     model_name_suffixes: tuple[str, ...]  # unresolved base names that look like layers
@@ -31,6 +47,17 @@ class ContextSpec:
     # endings of saved-model / weights file names (``.h5``): a literal path used by
     # several modules pairs a save in one with a load in another
     saved_file_suffixes: tuple[str, ...] = ()
+    # qualified prefix -> canonical spelling, first match wins (see names.Canonical)
+    canonical_prefixes: CanonicalPrefixes = ()
+    # canonical prefixes of functions named like a dataset method (``data_methods``)
+    # that are not one: their function argument is not seeded as data code
+    data_method_exempt_prefixes: tuple[str, ...] = ()
+    import_style: ImportStyle = ImportStyle()
+
+    @property
+    def canonical(self) -> Canonical:
+        """The folding of qualified names into canonical symbols this spec gives."""
+        return canonical_for(self.canonical_prefixes)
 
 
 def function_refs(node: ast.AST) -> Iterable[ast.AST]:

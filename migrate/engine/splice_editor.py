@@ -38,6 +38,7 @@ from kmigrate.engine.editor import (
     import_insertion_scan,
 )
 from kmigrate.engine.model import ClassEdit, EditPlan, EnsureImport, Span
+from kmigrate.engine.spec import ImportStyle
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
@@ -453,21 +454,21 @@ def _fix_imports(source: _Source, new_text: str, needed: list[EnsureImport]) -> 
 # ---------------------------------------------------------------------------
 
 
-def apply_plans(text: str, plans: Sequence[EditPlan]) -> EditResult:
+def apply_plans(text: str, plans: Sequence[EditPlan], style: ImportStyle) -> EditResult:
     """``kmigrate.engine.editor.apply_plans``, with LibCST parsing only what changes."""
     try:
-        return _apply_in_pieces(text, plans)
+        return _apply_in_pieces(text, plans, style)
     except _UnsafeError:
-        return editor.apply_plans(text, plans)
+        return editor.apply_plans(text, plans, style)
 
 
-def _apply_in_pieces(text: str, plans: Sequence[EditPlan]) -> EditResult:
+def _apply_in_pieces(text: str, plans: Sequence[EditPlan], style: ImportStyle) -> EditResult:
     source = _Source.of(text)
     failed: dict[int, str] = {}
     while True:
         active = [i for i in range(len(plans)) if i not in failed]
         edits = [(i, e) for i in active for e in plans[i].edits]
-        speller = Speller.for_tree(source.tree)
+        speller = Speller.for_tree(source.tree, style)
         for _, edit in edits:  # explicit imports requested by rules
             if isinstance(edit, EnsureImport) and edit not in speller.needed:
                 speller.needed.append(edit)

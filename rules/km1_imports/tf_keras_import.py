@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from kmigrate.engine import EditPlan, ImportSite, ModuleInfo, ReplaceNode, Severity, canonical
+from kmigrate.engine import EditPlan, ImportSite, ModuleInfo, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.keras_api import keras3_path, removal_note
 from kmigrate.rules.km1_imports._helpers import (
@@ -222,7 +222,8 @@ class TfKerasImport(Rule):
         shown = ", ".join(f"`{b}`" for b in broken[:4]) + (" ..." if len(broken) > 4 else "")
 
         def symbol(chain: str) -> str:
-            return canonical(".".join(p for p in (TF_KERAS, base, chain.partition(".")[2]) if p))
+            qualified = ".".join(p for p in (TF_KERAS, base, chain.partition(".")[2]) if p)
+            return site.module.canonical(qualified)
 
         uses = {symbol(".".join(parts)) for parts in site.module.attribute_chains(local)}
         if patched_attributes(site.module, local):  # `K.flatten = flatten` stays

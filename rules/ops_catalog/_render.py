@@ -141,8 +141,9 @@ def describe(entry: OpEntry) -> str:
 
 def explain_entry(code: str) -> str | None:
     """``kmigrate explain tf.reduce_mean``: the entry for any spelling of a symbol."""
-    from kmigrate.engine import canonical
+    from kmigrate.rules.context_spec import CONTEXT_SPEC
 
+    canonical = CONTEXT_SPEC.canonical
     for candidate in (code, canonical(code), canonical(code.replace("tf.", "tensorflow.", 1))):
         entry = lookup(candidate)
         if entry is not None:
