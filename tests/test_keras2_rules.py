@@ -276,6 +276,48 @@ def test_compute_output_shape_variants() -> None:
     assert "return tf.TensorShape([1, 2])" in after
 
 
+def test_a_shape_used_as_a_shape_object_is_not_turned_into_a_tuple() -> None:
+    """`tuple(x).as_list()` would raise: the shape's own uses decide (found in
+    tensorflow/addons' Maxout, which `apply` used to break this way)."""
+    before = """
+        import tensorflow as tf
+
+        class A(tf.keras.layers.Layer):
+            def compute_output_shape(self, input_shape):
+                input_shape = tf.TensorShape(input_shape).as_list()
+                input_shape[-1] = 3
+                return tf.TensorShape(input_shape)
+
+        class B(tf.keras.layers.Layer):
+            def compute_output_shape(self, input_shape):
+                shape = tf.TensorShape(input_shape)
+                if shape.rank is None:
+                    return shape
+                return shape[:-1]
+
+        class C(tf.keras.layers.Layer):
+            def compute_output_shape(self, input_shape):
+                shape = tf.TensorShape([input_shape[0], 4])
+                if len(shape) > 1:
+                    return shape
+                return shape[0]
+
+        class D(tf.keras.layers.Layer):
+            def compute_output_shape(self, input_shape):
+                return helper(tf.TensorShape(input_shape))
+        """
+    after = fixed(before, "KM510")
+    assert "input_shape = list(input_shape)\n" in after
+    assert "return tuple(input_shape)" in after
+    assert "shape = tf.TensorShape(input_shape)\n" in after  # B: .rank is a shape's
+    assert "shape = (input_shape[0], 4)" in after  # C: returned, indexed, len()
+    assert "return helper(tf.TensorShape(input_shape))" in after  # D: passed on
+    messages = [f.message for f in found(before, "KM510") if not f.fixable]
+    assert any("`shape` is used as a shape object" in m for m in messages)
+    assert any("used beyond being returned" in m for m in messages)
+    assert "as_list()" not in after.replace("tf.TensorShape(input_shape).as_list()", "")
+
+
 def test_unknown_rank_shape_is_manual() -> None:
     (finding,) = found(
         """

@@ -126,23 +126,22 @@ class ModuleInfo:
 
     def attribute_chains(self, root: str) -> list[list[str]]:
         """Dotted parts of every attribute chain read in the module that starts at the
-        name ``root`` (``K.mean`` -> ``["K", "mean"]``; ``a.b.c`` also gives ``a.b``).
-        Indexed on first use, in one pass that does not enter the chains themselves."""
+        name ``root`` (``K.mean`` -> ``["K", "mean"]``; ``a.b.c`` also gives ``a.b``),
+        each once. Built on first use from :meth:`nodes`: a chain's inner links give
+        prefixes its outer link gives too."""
         if self._chains is None:
+            seen: dict[tuple[str, ...], None] = {}
+            for node in self.nodes(ast.Attribute):
+                parts = dotted_parts(node)  # type: ignore[arg-type]
+                if not parts:
+                    continue
+                stored = node.ctx.__class__ is ast.Store  # type: ignore[attr-defined]
+                longest = len(parts) - 1 if stored else len(parts)
+                for end in range(longest, 1, -1):
+                    seen[tuple(parts[:end])] = None
             chains: dict[str, list[list[str]]] = {}
-            todo: list[ast.AST] = [self.tree]
-            while todo:
-                node = todo.pop()
-                if node.__class__ is ast.Attribute:
-                    parts = dotted_parts(node)  # type: ignore[arg-type]
-                    if parts:  # a whole chain: record it and its prefixes, skip its inside
-                        stored = node.ctx.__class__ is ast.Store  # type: ignore[attr-defined]
-                        longest = len(parts) - 1 if stored else len(parts)
-                        if longest > 1:
-                            found = chains.setdefault(parts[0], [])
-                            found.extend(parts[:end] for end in range(longest, 1, -1))
-                        continue
-                todo.extend(code_children(node))
+            for parts in seen:
+                chains.setdefault(parts[0], []).append(list(parts))
             self._chains = chains
         return self._chains.get(root, [])
 

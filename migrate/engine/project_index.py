@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from kmigrate.engine.names import code_walk, dotted_parts
+from kmigrate.engine.names import code_children, dotted_parts
 from kmigrate.engine.spec import ContextSpec, function_refs
 
 ENTRY_FORMAT = 3
@@ -74,7 +74,9 @@ class _EntryBuilder:
         to Keras (``loss=f``, ``Lambda(f)``) or to a dataset (``.map(f)``)."""
         found: set[str] = set()
         suffixes = self.spec.saved_file_suffixes
-        for child in code_walk(node):
+        todo = [node]  # code_walk, spelled out: this loop sees every node of the module
+        while todo:
+            child = todo.pop()
             cls = child.__class__
             if cls is ast.Call:
                 self._on_call(child, found)  # type: ignore[arg-type]
@@ -82,6 +84,8 @@ class _EntryBuilder:
                 value = child.value  # type: ignore[attr-defined]
                 if value.__class__ is str and value.endswith(suffixes):
                     self.paths.add(value)
+                continue  # nothing below a constant
+            todo.extend(code_children(child))
         return sorted(found)
 
     def _on_call(self, call: ast.Call, found: set[str]) -> None:

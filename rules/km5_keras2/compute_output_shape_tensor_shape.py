@@ -52,6 +52,36 @@ class ComputeOutputShapeTensorShape(Rule):
                     return input_shape[:-1].concatenate([self.units])
             """
         ),
+        Flagged(
+            """
+            import tensorflow as tf
+
+            class Project(tf.keras.layers.Layer):
+                def compute_output_shape(self, input_shape):
+                    shape = tf.TensorShape(input_shape).as_list()
+                    shape[-1] = self.units
+                    return tf.TensorShape(shape)
+            """,
+            """
+            import tensorflow as tf
+
+            class Project(tf.keras.layers.Layer):
+                def compute_output_shape(self, input_shape):
+                    shape = list(input_shape)
+                    shape[-1] = self.units
+                    return tuple(shape)
+            """,
+        ),
+        Flagged(
+            """
+            import tensorflow as tf
+
+            class Project(tf.keras.layers.Layer):
+                def compute_output_shape(self, input_shape):
+                    shape = tf.TensorShape(input_shape)
+                    return shape.concatenate([self.units])
+            """
+        ),
         Clean(
             """
             import keras
@@ -81,12 +111,76 @@ class ComputeOutputShapeTensorShape(Rule):
         ):
             yield Report(site, "return a tuple of dimensions (manual: unknown rank or form)")
             return
-        if isinstance(dims, (ast.List, ast.Tuple)) and not any(
+        literal = isinstance(dims, (ast.List, ast.Tuple)) and not any(
             isinstance(e, ast.Starred) for e in dims.elts
-        ):
-            items = [site.text(e) for e in dims.elts]
+        )
+        items = [site.text(e) for e in dims.elts] if literal else []  # type: ignore[attr-defined]
+        as_list = _as_list_call(site)
+        if as_list is not None:  # `tf.TensorShape(x).as_list()` is the list of x's dims
+            text = f"[{', '.join(items)}]" if literal else f"list({site.text(dims)})"
+            plan = EditPlan((ReplaceNode(site.module.span_of(as_list), text),), "list shape")
+            yield Report(site, "`input_shape` is a tuple in Keras 3: take its list", fix=plan)
+            return
+        unsafe = _shape_use_beyond_tuples(site)
+        if unsafe is not None:
+            yield Report(
+                site,
+                f"return a tuple from `compute_output_shape` in Keras 3 (manual: {unsafe}; "
+                "tuples have no `as_list`/`concatenate`/`rank`: use `list(shape)`, "
+                "slicing and `+`)",
+            )
+            return
+        if literal:
             text = f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
         else:
             text = f"tuple({site.text(dims)})"
         plan = EditPlan((ReplaceNode(site.span, text),), "tuple shape")
         yield Report(site, "return a tuple from `compute_output_shape` in Keras 3", fix=plan)
+
+
+def _as_list_call(site: CallSite) -> ast.Call | None:
+    """The ``.as_list()`` call made directly on the shape, if that is all it is used for."""
+    attribute = site.module.parent_of(site.node)
+    if not isinstance(attribute, ast.Attribute) or attribute.attr != "as_list":
+        return None
+    call = site.module.parent_of(attribute)
+    if isinstance(call, ast.Call) and call.func is attribute and not call.args + call.keywords:
+        return call
+    return None
+
+
+def _shape_use_beyond_tuples(site: CallSite) -> str | None:
+    """Why a tuple in place of this ``tf.TensorShape`` might break the code that uses it,
+    or None when it is returned, or bound to a name that is only returned, indexed or
+    measured with ``len`` (a tuple does all of that as the shape did)."""
+    parent = site.module.parent_of(site.node)
+    if isinstance(parent, ast.Return):
+        return None
+    if not (
+        isinstance(parent, ast.Assign)
+        and len(parent.targets) == 1
+        and isinstance(parent.targets[0], ast.Name)
+        and site.scope.function_node is not None
+    ):
+        return "the shape is used beyond being returned"
+    name = parent.targets[0].id
+    function = site.scope.function_node
+    for node in ast.walk(function):
+        for child in ast.iter_child_nodes(node):
+            if not (isinstance(child, ast.Name) and child.id == name) or child is parent.targets[0]:
+                continue
+            if isinstance(child.ctx, ast.Store):
+                return f"`{name}` is assigned again"
+            fine = (
+                isinstance(node, ast.Return)
+                or (isinstance(node, ast.Subscript) and node.value is child)
+                or (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Name)
+                    and node.func.id == "len"
+                    and node.args == [child]
+                )
+            )
+            if not fine:
+                return f"`{name}` is used as a shape object"
+    return None
