@@ -340,11 +340,7 @@ def test_a_model_saved_in_one_file_and_loaded_in_another_is_not_renamed_alone(
     assert 'model.save("scratch.keras")' in (root / "train.py").read_text()  # paired in-file
 
 
-def test_only_files_whose_result_depends_on_the_project_are_analysed_again(
-    tmp_path: Path, monkeypatch
-) -> None:
-    """serve.py shares a file name with train.py but only loads it: no rule of serve.py
-    asked who else uses the name, so its first analysis stands; train.py's save did ask."""
+def _count_analyses(monkeypatch) -> list[str]:
     from kmigrate.commands import runner
 
     analysed: list[str] = []
@@ -355,8 +351,43 @@ def test_only_files_whose_result_depends_on_the_project_are_analysed_again(
         return original(path, *args, **kwargs)
 
     monkeypatch.setattr(runner, "analyze_module_text", counting)
+    return analysed
+
+
+def test_a_save_paired_with_a_load_elsewhere_is_right_the_first_time(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The file names two modules share are guessed from the project's bytes before the
+    first analysis: no file is analysed twice, and the save is still not renamed alone."""
+    analysed = _count_analyses(monkeypatch)
     root = copy_repo("save_serve", tmp_path)
     result = run_repo(root)
-    assert sorted(analysed) == ["serve.py", "train.py", "train.py"]
+    assert sorted(analysed) == ["serve.py", "train.py"]
     (save,) = [f for f in result.findings if f.rule == "KM401" and f.span.line == 7]
     assert "serve.py also uses this file name" in save.message
+
+
+def test_a_wrong_guess_only_costs_a_second_analysis(tmp_path: Path, monkeypatch) -> None:
+    """A file name in a comment looks shared to the guess but not to the index: the save
+    it concerns is analysed again with the project's answer, and renamed."""
+    root = copy_repo("save_serve", tmp_path)
+    serve = root / "serve.py"
+    serve.write_text(
+        serve.read_text().replace("classifier.h5", "other.h5") + '# was "scratch.h5"\n'
+    )
+    from kmigrate.commands import project_scan
+
+    def rows() -> set[tuple]:
+        return {
+            (f.path, f.span.line, f.rule, f.message, f.fixable) for f in run_repo(root).findings
+        }
+
+    with monkeypatch.context() as no_guess:
+        no_guess.setattr(project_scan, "guess_shared_paths", lambda *args: {})
+        expected = rows()
+    analysed = _count_analyses(monkeypatch)
+    found = rows()
+    assert found == expected
+    assert sorted(analysed) == ["serve.py", "train.py", "train.py"]
+    saves = [f for f in found if f[0] == "train.py" and f[2] == "KM401"]
+    assert saves and all("also uses" not in f[3] for f in saves)

@@ -76,6 +76,10 @@ class Job:
     facts: ModuleFacts | None = None
     # analysed before the project is resolved: hand back its index entry and own facts
     deferred: bool = False
+    # a deferred job: the file names it probably shares with other modules (read from
+    # the project's bytes), so that a save paired with a load elsewhere is right the
+    # first time; a wrong guess costs only the second analysis it was meant to save
+    shared_guess: tuple[tuple[str, str], ...] = ()
 
 
 def package_of(path: Path, memo: dict[Path, str] | None = None) -> str:

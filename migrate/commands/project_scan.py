@@ -15,6 +15,7 @@ import dataclasses
 import gc
 import hashlib
 import os
+import re
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -265,8 +266,12 @@ def attach_facts(
         if later:
             by_path = {_key(p): (p, d) for p, d in files}
             pending = PendingProject(root, store, project_key, records, by_path, later)
+            guesses = guess_shared_paths(records, by_path, later, root)
             planned = PlannedJobs(
-                dataclasses.replace(j, deferred=_key(j.path) in later) for j in jobs
+                dataclasses.replace(
+                    j, deferred=_key(j.path) in later, shared_guess=guesses.get(_key(j.path), ())
+                )
+                for j in jobs
             )
             planned.pending = pending
             return planned
@@ -274,6 +279,56 @@ def attach_facts(
         if store is not None:
             store_facts(store, project_key, by_key)
     return _with_facts(jobs, by_key)
+
+
+# A one-line string literal; its text is a file name when it ends like a saved model.
+_STRING_LITERAL = re.compile(rb"""(["'])([^"'\\\r\n]*)\1""")
+
+
+def guess_shared_paths(
+    records: Sequence[ModuleRecord],
+    files: dict[str, tuple[Path, bytes]],
+    later: set[str],
+    root: Path,
+) -> dict[str, tuple[tuple[str, str], ...]]:
+    """For each file in ``later`` (not indexed yet), the file names it shares with
+    other modules as the resolved index will say (``ModuleFacts.shared_paths``), read
+    from string literals in the bytes. Exact for plain code; where it is not (a name in
+    a comment, an f-string), the runner sees the answer change and analyses again."""
+    from kmigrate.rules.context_spec import CONTEXT_SPEC
+
+    suffixes = tuple(s.encode() for s in CONTEXT_SPEC.saved_file_suffixes)
+    names: dict[str, tuple[str, set[str]]] = {}  # key -> (shown path, file names)
+    for record in records:
+        names[record.key] = (record.shown or record.key, set(record.entry["paths"]))
+    for key in later:
+        found = files.get(key)
+        if found is None:
+            continue
+        literals = set()
+        for match in _STRING_LITERAL.finditer(found[1]):
+            text = match.group(2)
+            if text.endswith(suffixes):
+                literals.add(text.decode("utf-8", "replace"))
+        shown = os.path.relpath(key, root) if key.startswith(str(root)) else key
+        names[key] = (shown, literals)
+    users: dict[str, list[str]] = {}
+    for shown, paths in names.values():
+        for path in paths:
+            users.setdefault(path, []).append(shown)
+    guesses = {}
+    for key in later:
+        if key not in names:
+            continue
+        shown, paths = names[key]
+        shared = []
+        for path in sorted(paths):
+            others = [u for u in users.get(path, ()) if u != shown]
+            if others:
+                shared.append((path, ", ".join(sorted(others)[:3])))
+        if shared:
+            guesses[key] = tuple(shared)
+    return guesses
 
 
 def _may_hold_tensorflow(data: bytes) -> bool:

@@ -115,7 +115,13 @@ class _Unit:
 
             job = self.job
             self._analysis = analyze_module_text(
-                job.display, self.text, self.ruleset, CONTEXT_SPEC, job.package, self.facts
+                job.display,
+                self.text,
+                self.ruleset,
+                CONTEXT_SPEC,
+                job.package,
+                self.facts,
+                shared_guess=job.shared_guess,
             )
         return self._analysis
 
@@ -490,7 +496,7 @@ def _run_in_two_phases(
     if cache is not None:
         cache.prepare()
     for job in jobs:
-        final = replace(job, facts=facts.get(_index_key(job.path)), deferred=False)
+        final = replace(job, facts=facts.get(_index_key(job.path)), deferred=False, shared_guess=())
         report = by_path.get(job.display) if job.deferred else None
         if report is not None and _same_outcome(report, final.facts):
             report.own_facts = report.index_entry = None

@@ -11,7 +11,7 @@ import ast
 import traceback
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kmigrate.engine.contexts import ContextIndex, build_context_index
@@ -376,12 +376,15 @@ def analyze_module_text(
     spec: ContextSpec,
     package: str = "",
     facts: ModuleFacts | None = None,
+    shared_guess: tuple[tuple[str, str], ...] = (),
 ) -> FileAnalysis:
     """Run the selected rules over one module's text. Never raises for bad input.
 
     ``facts``: what the project index decided about this module (classes derived from
     layers in other modules, helpers called from model code elsewhere, re-exported
-    backends); None when analysed alone, then the module's own facts are worked out."""
+    backends); None when analysed alone, then the module's own facts are worked out,
+    with ``shared_guess`` as the file names other modules use (the runner's guess,
+    checked against the project's answer once it is resolved)."""
     result = FileAnalysis(path=path)
     try:
         tree = _parse(text)
@@ -404,6 +407,8 @@ def analyze_module_text(
             facts, result.index_entry = module_facts_for_text(tree, spec, package)
         except RecursionError:
             facts = ModuleFacts()
+        if shared_guess:
+            facts = replace(facts, shared_paths=shared_guess)
         result.own_facts = facts
     module = ModuleInfo(path, text, tree, package, canonical=spec.canonical)
     module.bind(facts.bindings)
