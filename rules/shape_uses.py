@@ -52,6 +52,18 @@ CASTS = frozenset({"tf.cast", "tf.dtypes.cast", "K.cast", "keras.ops.cast"})
 _MAX_DEPTH = 4
 
 
+def as_list_call(site: Node) -> ast.Call | None:
+    """The ``.as_list()`` call made directly on the site's node (``x.get_shape().as_list()``,
+    ``tf.TensorShape(s).as_list()``), if that is what happens to it."""
+    attribute = site.module.parent_of(site.node)
+    if not isinstance(attribute, ast.Attribute) or attribute.attr != "as_list":
+        return None
+    call = site.module.parent_of(attribute)
+    if isinstance(call, ast.Call) and call.func is attribute and not call.args + call.keywords:
+        return call
+    return None
+
+
 def argument_of(site: Node, node: ast.AST) -> tuple[ast.Call, int | str] | None:
     """The call ``node`` is an argument of, with its position or keyword."""
     parent = site.module.parent_of(node)

@@ -279,6 +279,28 @@ def test_scan_fixable_count_is_what_apply_fixes(source: Path, tmp_path: Path) ->
     assert scanned == fixed
 
 
+@pytest.mark.parametrize(
+    "code",
+    [
+        # the import waits for the whole chain, which KM101 rewrites in round one
+        "from tensorflow.keras import layers\n\n"
+        "def build():\n"
+        "    return [layers.experimental.preprocessing.Rescaling(1 / 255), layers.Dense(2)]\n",
+        # `.get_shape().as_list()` is one rewrite, not one per round
+        "import tensorflow as tf\n\n"
+        "class Pool(tf.keras.layers.Layer):\n"
+        "    def call(self, x):\n"
+        "        return x / x.get_shape().as_list()[-1]\n",
+    ],
+    ids=["blocked-import", "get-shape-as-list"],
+)
+def test_scan_counts_what_later_rounds_of_apply_fix(code: str, tmp_path: Path) -> None:
+    """Shapes found in tensorflow/addons where scan said one fix fewer than apply made."""
+    (tmp_path / "module.py").write_text(code)
+    scanned, fixed = _scan_and_apply_counts(tmp_path)
+    assert scanned == fixed > 0
+
+
 def test_layers_whose_file_names_no_tensorflow_are_analysed(tmp_path: Path) -> None:
     root = copy_repo("backend_reexport", tmp_path)
     norm = (root / "nets" / "norm.py").read_bytes()

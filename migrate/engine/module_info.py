@@ -47,7 +47,7 @@ class ModuleInfo:
         self.canonical = canonical  # the spelling table of symbols (the rules' spec)
         # The analyzer replaces this with a scope-aware resolver during its walk.
         self.resolver = Resolver(self.module_scope, canonical)
-        self._chains: dict[str, list[list[str]]] | None = None
+        self._chains: tuple[dict[str, list[list[str]]], ...] | None = None
         self._parents: dict[int, ast.AST] | None = None
         self._kinds: dict[type, tuple[list[ast.AST], list[int]]] = {}
         self._memo: dict[Hashable, Any] = {}
@@ -124,26 +124,35 @@ class ModuleInfo:
         """Module-level names, whether bound by imports or otherwise."""
         return set(self.module_scope.imports) | self.module_scope.others
 
-    def attribute_chains(self, root: str) -> list[list[str]]:
+    def attribute_chains(self, root: str, outermost: bool = False) -> list[list[str]]:
         """Dotted parts of every attribute chain read in the module that starts at the
-        name ``root`` (``K.mean`` -> ``["K", "mean"]``; ``a.b.c`` also gives ``a.b``),
-        each once. Built on first use from :meth:`nodes`: a chain's inner links give
-        prefixes its outer link gives too."""
+        name ``root`` (``K.mean`` -> ``["K", "mean"]``; ``a.b.c`` also gives ``a.b``
+        unless ``outermost``: then only whole chains as written), each once. Built on
+        first use from :meth:`nodes`."""
         if self._chains is None:
-            seen: dict[tuple[str, ...], None] = {}
-            for node in self.nodes(ast.Attribute):
-                parts = dotted_parts(node)  # type: ignore[arg-type]
-                if not parts:
-                    continue
-                stored = node.ctx.__class__ is ast.Store  # type: ignore[attr-defined]
-                longest = len(parts) - 1 if stored else len(parts)
-                for end in range(longest, 1, -1):
+            self._chains = (self._index_chains(False), self._index_chains(True))
+        return self._chains[outermost].get(root, [])
+
+    def _index_chains(self, outermost: bool) -> dict[str, list[list[str]]]:
+        seen: dict[tuple[str, ...], None] = {}
+        parents = self._parents_map()
+        for node in self.nodes(ast.Attribute):
+            parts = dotted_parts(node)  # type: ignore[arg-type]
+            if not parts:
+                continue
+            parent = parents.get(id(node))
+            if outermost and isinstance(parent, ast.Attribute) and parent.value is node:
+                continue  # a link inside a longer chain
+            stored = node.ctx.__class__ is ast.Store  # type: ignore[attr-defined]
+            longest = len(parts) - 1 if stored else len(parts)
+            ends = [longest] if outermost else range(longest, 1, -1)
+            for end in ends:
+                if end > 1:
                     seen[tuple(parts[:end])] = None
-            chains: dict[str, list[list[str]]] = {}
-            for parts in seen:
-                chains.setdefault(parts[0], []).append(list(parts))
-            self._chains = chains
-        return self._chains.get(root, [])
+        chains: dict[str, list[list[str]]] = {}
+        for chain in seen:
+            chains.setdefault(chain[0], []).append(list(chain))
+        return chains
 
     def shared_path_users(self, name: str) -> str:
         """The other modules of the project that use the file name ``name`` ("" when none),
@@ -170,9 +179,12 @@ class ModuleInfo:
         for depth in range(len(path) - 1, 0, -1):
             if path[depth] is node:
                 return path[depth - 1]
+        return self._parents_map().get(id(node))
+
+    def _parents_map(self) -> dict[int, ast.AST]:
         if self._parents is None:
             self._index()
-        return self._parents.get(id(node))  # type: ignore[union-attr]
+        return self._parents  # type: ignore[return-value]
 
     def nodes(self, *kinds: type) -> list[ast.AST]:
         """Every node of the given classes in the module (``Load()``/``Add()`` leaves

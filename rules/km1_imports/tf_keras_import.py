@@ -225,6 +225,13 @@ class TfKerasImport(Rule):
             qualified = ".".join(p for p in (TF_KERAS, base, chain.partition(".")[2]) if p)
             return site.module.canonical(qualified)
 
+        # What the import waits for: the whole chains holding a broken link (KM101
+        # rewrites `layers.experimental.preprocessing.Rescaling` as one reference).
+        waits_for = {
+            ".".join(parts)
+            for parts in site.module.attribute_chains(local, outermost=True)
+            if any(".".join(parts[:end]) in broken for end in range(2, len(parts) + 1))
+        }
         uses = {symbol(".".join(parts)) for parts in site.module.attribute_chains(local)}
         if patched_attributes(site.module, local):  # `K.flatten = flatten` stays
             uses.add(f"{local}.<assigned>")
@@ -233,7 +240,7 @@ class TfKerasImport(Rule):
             f"keep this import until {shown} are migrated (they do not exist in Keras 3; "
             "see KM2xx findings); `kmigrate apply` changes it once they are gone",
             severity=Severity.INFO,  # a consequence of other findings, not work of its own
-            unblocked_by=frozenset(map(symbol, broken)),
+            unblocked_by=frozenset(map(symbol, waits_for)),
             kept_by=frozenset(uses),
         )
 

@@ -10,7 +10,7 @@ from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.common.dtypes import dtype_of_symbol
 from kmigrate.rules.km2_ops._binding import ATOMS
 from kmigrate.rules.ops_catalog import by_symbol, py_literal
-from kmigrate.rules.shape_uses import argument_of
+from kmigrate.rules.shape_uses import argument_of, as_list_call
 
 _DTYPE_PREFIXES = (
     "tf.float",
@@ -65,7 +65,8 @@ class TfDtypeAndShapeHelpers(Rule):
 
                 def call(self, x):
                     n = x.shape.as_list()[-1]
-                    return x * self.w / n
+                    m = x.get_shape().as_list()[0]
+                    return x * self.w / n / m
             """,
             """
             from tensorflow import keras
@@ -78,7 +79,8 @@ class TfDtypeAndShapeHelpers(Rule):
 
                 def call(self, x):
                     n = list(x.shape)[-1]
-                    return x * self.w / n
+                    m = list(x.shape)[0]
+                    return x * self.w / n / m
             """,
         ),
         Flagged(
@@ -147,6 +149,8 @@ class TfDtypeAndShapeHelpers(Rule):
             return
         method = site.symbol.rpartition(".")[2]
         if method == "get_shape":
+            if as_list_call(site) is not None:
+                return  # `x.get_shape().as_list()`: the `as_list` call's finding covers both
             text = site.text(receiver)
             if not isinstance(receiver, ATOMS):
                 text = f"({text})"
@@ -162,6 +166,10 @@ class TfDtypeAndShapeHelpers(Rule):
             shape_text = site.text(receiver)
         elif isinstance(receiver, ast.Name) and _is_build_input_shape(site, receiver.id):
             shape_text = receiver.id
+        elif _is_get_shape_call(receiver):  # one rewrite, not one per round
+            inner = receiver.func.value  # type: ignore[attr-defined]
+            text = site.text(inner)
+            shape_text = f"{text if isinstance(inner, ATOMS) else f'({text})'}.shape"
         else:
             return
         fix = EditPlan((ReplaceNode(site.span, f"list({shape_text})"),))
@@ -172,6 +180,16 @@ class TfDtypeAndShapeHelpers(Rule):
             fix=fix,
             severity=Severity.ERROR,
         )
+
+
+def _is_get_shape_call(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "get_shape"
+        and not node.args
+        and not node.keywords
+    )
 
 
 def _is_build_input_shape(site: CallSite, name: str) -> bool:

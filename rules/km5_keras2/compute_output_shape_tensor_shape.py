@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 from kmigrate.engine import CallSite, EditPlan, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
+from kmigrate.rules.shape_uses import as_list_call
 
 
 class ComputeOutputShapeTensorShape(Rule):
@@ -115,7 +116,7 @@ class ComputeOutputShapeTensorShape(Rule):
             isinstance(e, ast.Starred) for e in dims.elts
         )
         items = [site.text(e) for e in dims.elts] if literal else []  # type: ignore[attr-defined]
-        as_list = _as_list_call(site)
+        as_list = as_list_call(site)
         if as_list is not None:  # `tf.TensorShape(x).as_list()` is the list of x's dims
             text = f"[{', '.join(items)}]" if literal else f"list({site.text(dims)})"
             plan = EditPlan((ReplaceNode(site.module.span_of(as_list), text),), "list shape")
@@ -136,17 +137,6 @@ class ComputeOutputShapeTensorShape(Rule):
             text = f"tuple({site.text(dims)})"
         plan = EditPlan((ReplaceNode(site.span, text),), "tuple shape")
         yield Report(site, "return a tuple from `compute_output_shape` in Keras 3", fix=plan)
-
-
-def _as_list_call(site: CallSite) -> ast.Call | None:
-    """The ``.as_list()`` call made directly on the shape, if that is all it is used for."""
-    attribute = site.module.parent_of(site.node)
-    if not isinstance(attribute, ast.Attribute) or attribute.attr != "as_list":
-        return None
-    call = site.module.parent_of(attribute)
-    if isinstance(call, ast.Call) and call.func is attribute and not call.args + call.keywords:
-        return call
-    return None
 
 
 def _shape_use_beyond_tuples(site: CallSite) -> str | None:
