@@ -62,6 +62,8 @@ def test_rewrite_literal_tail(source, old, new, expected) -> None:
         ("saved", True, "bare", "saved.keras", "saved.weights.h5"),
         ("w.ckpt", True, "bare", "w.ckpt.keras", "w.weights.h5"),
         ("/ckpt/weights", True, "bare", "/ckpt/weights.keras", "/ckpt/weights.weights.h5"),
+        # bert4keras style: the name already says weights, so it only gains `.h5`
+        ("best.weights", True, "bare", "best.weights.keras", "best.weights.h5"),
         ("w.weights.h5", True, "weights", None, None),
         ("_final", False, None, None, None),  # f"{name}_final": suffix unknown
     ],

@@ -14,7 +14,7 @@ from kmigrate.rules.common.scopes import single_assignment
 
 # Suffixes that name a legacy format and are replaced (not kept) by the new one.
 _MODEL_LEGACY_SUFFIXES = (".hdf5", ".h5", ".tf")
-_WEIGHTS_LEGACY_SUFFIXES = (".hdf5", ".h5", ".ckpt", ".tf")
+_WEIGHTS_LEGACY_SUFFIXES = (".hdf5", ".h5", ".ckpt", ".tf", ".weights")
 MODEL_SUFFIX = ".keras"
 WEIGHTS_SUFFIX = ".weights.h5"
 _PRINTF_TAIL = re.compile(r"%[-#0 +]*\d*(?:\.\d+)?[a-zA-Z]$")
