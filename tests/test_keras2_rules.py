@@ -305,6 +305,20 @@ def test_a_shape_used_as_a_shape_object_is_not_turned_into_a_tuple() -> None:
         class D(tf.keras.layers.Layer):
             def compute_output_shape(self, input_shape):
                 return helper(tf.TensorShape(input_shape))
+
+        class E(tf.keras.layers.Layer):
+            def compute_output_shape(self, input_shape):
+                if self.first:
+                    out = tf.TensorShape([input_shape[0], 2])
+                else:
+                    out = tf.TensorShape([input_shape[0], 3])
+                return out
+
+        class F(tf.keras.layers.Layer):
+            def compute_output_shape(self, input_shape):
+                grown = tf.TensorShape([input_shape[0]])
+                grown += [4]
+                return grown
         """
     after = fixed(before, "KM510")
     assert "input_shape = list(input_shape)\n" in after
@@ -312,6 +326,8 @@ def test_a_shape_used_as_a_shape_object_is_not_turned_into_a_tuple() -> None:
     assert "shape = tf.TensorShape(input_shape)\n" in after  # B: .rank is a shape's
     assert "shape = (input_shape[0], 4)" in after  # C: returned, indexed, len()
     assert "return helper(tf.TensorShape(input_shape))" in after  # D: passed on
+    assert "out = (input_shape[0], 2)" in after and "out = (input_shape[0], 3)" in after
+    assert "grown = tf.TensorShape([input_shape[0]])" in after  # F: `+= [4]` fails on tuples
     messages = [f.message for f in found(before, "KM510") if not f.fixable]
     assert any("`shape` is used as a shape object" in m for m in messages)
     assert any("used beyond being returned" in m for m in messages)

@@ -160,7 +160,9 @@ def _shape_use_beyond_tuples(site: CallSite) -> str | None:
             if not (isinstance(child, ast.Name) and child.id == name) or child is parent.targets[0]:
                 continue
             if isinstance(child.ctx, ast.Store):
-                return f"`{name}` is assigned again"
+                if isinstance(node, ast.Assign) and child in node.targets:
+                    continue  # whatever it holds then, its reads decide (`if`/`else` shapes)
+                return f"`{name}` is updated in place (`+=`, a loop or unpacking target)"
             fine = (
                 isinstance(node, ast.Return)
                 or (isinstance(node, ast.Subscript) and node.value is child)
