@@ -66,3 +66,47 @@ def test_a_wrong_conversion_of_it_fails(tmp_path, converted):
     assert broken != converted
     report = _parity(tmp_path, broken)
     assert not report.passed
+
+
+FROZEN = textwrap.dedent(
+    """
+    from keras import backend as K
+    from keras.layers import Input, Layer
+    from keras.models import Model
+
+
+    class Scaled(Layer):
+        def __init__(self, start=2.0, **kwargs):
+            super().__init__(**kwargs)
+            self.start = start
+            self.trainable = False
+
+        def build(self, input_shape):
+            self.factor = K.variable(self.start, name="factor")
+            super().build(input_shape)
+
+        def call(self, x):
+            return x * K.sigmoid(self.factor * x)
+
+
+    def build_model():
+        inputs = Input((5,))
+        return Model(inputs, Scaled()(inputs))
+    """
+).lstrip("\n")
+
+
+def test_a_frozen_variable_stays_frozen_and_parity_says_so_when_not(tmp_path):
+    """keras-contrib's Swish: a K.variable in a layer frozen in __init__. The rewrite keeps
+    it frozen; dropping that line trains it, and parity names the difference."""
+    converted = apply_to_text(FROZEN)
+    assert "self.factor.trainable = self.trainable" in converted
+    path = tmp_path / "models.py"
+    options = ParityOptions(backends=["tensorflow", "jax", "torch"])
+    path.write_text(converted)
+    report = run_parity(str(path), reference_source=FROZEN, options=options)
+    assert report.passed, json.dumps(report.to_dict(), indent=1)[:3000]
+    path.write_text(converted.replace("self.factor.trainable = self.trainable", "pass"))
+    report = run_parity(str(path), reference_source=FROZEN, options=options)
+    assert not report.passed
+    assert "the original trained nothing" in json.dumps(report.to_dict())

@@ -7,7 +7,10 @@ or bert4keras layer could not run at all. In a Keras 2 reference worker, ``keras
 every ``keras.X`` therefore name the very module objects of ``tf_keras`` and
 ``tf_keras.X`` (one module each, not a copy, so classes and registries are shared with
 ``tensorflow.keras`` under ``TF_USE_LEGACY_KERAS=1``). A ``keras.X`` that ``tf_keras``
-lacks (``keras.engine.topology``) fails to import with Python's own error.
+lacks (``keras.engine.topology``) fails to import with Python's own error. ``keras``
+itself is a thin module named ``keras`` that reads everything from ``tf_keras``: code
+that checks ``keras.__name__ == "keras"`` to tell standalone Keras from ``tf.keras``
+(keras-contrib does) sees what it saw in 2019.
 """
 
 from __future__ import annotations
@@ -39,11 +42,25 @@ class _Keras2Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         )
 
     def create_module(self, spec) -> ModuleType:  # noqa: ANN001 - importlib API
-        return self._found[spec.name]
+        found = self._found[spec.name]
+        return _TopLevel(found) if spec.name == _PREFIX else found
 
     def exec_module(self, module: ModuleType) -> None:
-        # The import system gave the module the alias' spec: it keeps its own.
-        module.__spec__ = importlib.util.find_spec(module.__name__)
+        if not isinstance(module, _TopLevel):
+            # The import system gave the module the alias' spec: it keeps its own.
+            module.__spec__ = importlib.util.find_spec(module.__name__)
+
+
+class _TopLevel(ModuleType):
+    """``keras``: named so, everything else read from ``tf_keras``."""
+
+    def __init__(self, target: ModuleType) -> None:
+        super().__init__(_PREFIX, target.__doc__)
+        self.__path__ = list(getattr(target, "__path__", []))
+        self._target = target
+
+    def __getattr__(self, name: str):  # noqa: ANN204 - any attribute of tf_keras
+        return getattr(self._target, name)
 
 
 def install() -> bool:
