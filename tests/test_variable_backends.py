@@ -61,6 +61,12 @@ report = {
     "initial": sorted(float(np.asarray(w.numpy() if hasattr(w, "numpy") else w).sum())
                       for w in layer.weights),
 }
+# A layer frozen before it is built trains nothing, and unfreezing it trains its float
+# weights again, as in Keras 2 (a bare keras.Variable would stay trainable when frozen).
+frozen = keras.Sequential([keras.Input((3,)), Mixed(trainable=False)])
+report["frozen_trainable"] = len(frozen.trainable_weights)
+frozen.layers[-1].trainable = True
+report["unfrozen_trainable"] = sum("float" in str(w.dtype) for w in frozen.trainable_weights)
 if len(sys.argv) > 1:
     for i, w in enumerate(layer.weights):
         w.assign(np.full(tuple(w.shape), i + 2).astype(np.dtype(w.dtype.name if hasattr(
@@ -101,5 +107,7 @@ def test_rewritten_state_is_tracked_and_saved(folders, keras2, backend: str) -> 
     got = _run(folders[1], backend, False, str(folders[1] / f"{backend}.keras"))
     assert got["weights"] == keras2["weights"], got
     assert got["trainable"] == keras2["trainable"], got
+    assert (keras2["frozen_trainable"], keras2["unfrozen_trainable"]) == (0, 3), keras2
+    assert got["frozen_trainable"] == 0 and got["unfrozen_trainable"] == 3, got
     assert got["initial"] == keras2["initial"], got
     assert got["reloaded"] is True, got

@@ -111,9 +111,23 @@ class TrainingCheck:
             arrays = [rng.standard_normal(tuple(m["shape"])).astype(np.float32) for m in flat_meta]
             np.savez(path, **{f"y{i}": a for i, a in enumerate(arrays)})
         else:
+            if not Path(path).exists():
+                raise RuntimeError(self.reference_skipped())
             with np.load(path) as data:
                 arrays = [data[f"y{i}"] for i in range(len(data.files))]
         return map_leaves(structure, arrays)
+
+    def reference_skipped(self) -> str:
+        """Why there is no training step to compare with: the reference skipped its own."""
+        path = self.worker.task["train"].get("reference_result")
+        train = json.loads(Path(path).read_text(encoding="utf-8")).get("train") if path else None
+        why = (train or {}).get("skipped", "it did not run one")
+        names = [getattr(w, "path", None) or w.name for w in self.model.trainable_weights]
+        return (
+            f"the original trained nothing ({why}) but this model trains "
+            f"{len(names)} weight(s) ({', '.join(names[:4])}): a weight the original "
+            "left frozen would change in training"
+        )
 
     def reference_random_layers(self) -> list[str]:
         path = self.worker.task["train"].get("reference_result")

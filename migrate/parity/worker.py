@@ -424,6 +424,10 @@ class Worker:
     def load_user_code(self) -> None:
         started = time.perf_counter()
         spec = self.task["model"]
+        if self.legacy:  # standalone Keras 2 code (`import keras`) runs on tf_keras too
+            from kmigrate.parity import keras2_alias  # noqa: PLC0415 - Keras 2 runs only
+
+            self.result["keras_alias"] = keras2_alias.install()
         for folder in reversed(spec.get("sys_path") or []):
             if folder not in sys.path:
                 sys.path.insert(0, folder)

@@ -256,7 +256,18 @@ def _keras_variable(binding: Binding, value_name: str, underivable: ManualPortEr
             )
         items.append(("name", binding.text("name")))
     text = call_text("keras.Variable", items)
-    return Rewrite(EditPlan((ReplaceNode(binding.site.span, text),)), "keras.Variable")
+    if trainable not in (None, "None"):
+        return Rewrite(EditPlan((ReplaceNode(binding.site.span, text),)), "keras.Variable")
+    # Keras 2 left the variable out of a frozen layer's trainable weights; a keras.Variable
+    # assigned to an attribute stays trainable in a layer frozen before it was made, and
+    # the model trains it. add_weight's rule, spelled out: follow the layer's flag.
+    site = binding.site
+    statement = site.module.parent_of(site.node)
+    assert isinstance(statement, ast.Assign)  # plan_variable checked `self.<name> = ...`
+    target = site.text(statement.targets[0])
+    both = f"{target} = {text}\n{target}.trainable = self.trainable"
+    edit = ReplaceNode(site.module.span_of(statement), both, "stmt")
+    return Rewrite(EditPlan((edit,)), "keras.Variable")
 
 
 class TfVariableInLayer(Rule):
@@ -275,9 +286,10 @@ class TfVariableInLayer(Rule):
         "same initial value, trainability, name, dtype and constraint. Any other value "
         "becomes `keras.Variable(value, dtype=...)` (tracked, trained and saved by the "
         "layer like an add_weight weight) when the dtype is known: written in the call, "
-        "floatx for K.variable; a name must be a literal without '/'. Integer and bool "
-        "variables get trainable=False (TensorFlow computes no gradient for them). Other "
-        "variables are reported."
+        "floatx for K.variable; a name must be a literal without '/'; it then follows "
+        "the layer's `trainable` as Keras 2 did (a frozen layer does not train it). "
+        "Integer and bool variables get trainable=False (TensorFlow computes no gradient "
+        "for them). Other variables are reported."
     )
     severity = Severity.ERROR
     contexts = frozenset({Context.MODEL})
@@ -341,6 +353,7 @@ class TfVariableInLayer(Rule):
                     super().__init__(**kwargs)
                     self.table = keras.Variable(table, dtype="float32", trainable=False)
                     self.bias = keras.Variable(table[0], dtype=keras.config.floatx(), name="bias")
+                    self.bias.trainable = self.trainable
 
                 def call(self, x):
                     return x * self.table + self.bias
