@@ -222,7 +222,7 @@ def test_cached_entries_give_the_same_findings(tmp_path: Path) -> None:
     assert list(index.rglob("index.*"))
     second = run_jobs(plan_jobs([root], config), ids)
     assert finding_lines(first) == finding_lines(second) == finding_lines(run_repo(root))
-    (facts,) = index.rglob("facts.*")
+    (facts,) = index.rglob("resolved.*")  # the project's last resolution
     for damage in (b"{", b'{"x": {"model_classes": [1]}}', b"[]", facts.read_bytes()[:-3]):
         facts.write_bytes(damage)  # a damaged project file is a miss, and is replaced
         assert finding_lines(run_jobs(plan_jobs([root], config), ids)) == finding_lines(first)
@@ -236,7 +236,7 @@ def test_cached_entries_give_the_same_findings(tmp_path: Path) -> None:
     (norm := root / "nets" / "norm.py").write_text(norm.read_text().replace("K.sqrt", "K.abs"))
     changed = finding_lines(run_jobs(plan_jobs([root], config), ids))
     assert changed == finding_lines(run_repo(root))
-    assert len(list(facts.parent.glob("facts.*"))) == 1  # the old one is replaced
+    assert len(list(facts.parent.glob("resolved.*"))) == 1  # the old one is replaced
 
 
 # -- the fixture repositories -------------------------------------------------------

@@ -16,16 +16,16 @@ import gc
 import hashlib
 import os
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kmigrate.commands.discover import discover
+from kmigrate.commands.resolution_cache import StoredResolution, load_resolution, resolve
 from kmigrate.engine.project_index import (
     ENTRY_FORMAT,
     ModuleFacts,
     ModuleRecord,
-    ProjectIndex,
     build_entry,
     load_entry,
     module_names,
@@ -156,44 +156,118 @@ def index_records(
     store: ResultCache | None,
     workers: int = 1,
     deferred: Callable[[Path, bytes], bool] | None = None,
+    stored: StoredResolution | None = None,
 ) -> list[ModuleRecord]:
     """One record per parseable file; entries from ``store`` (the signed index cache)
     when stored. Files for which ``deferred`` says so and whose entry is not stored are
-    left out: their analysis will give their entry (see :class:`PendingProject`)."""
+    left out: their analysis will give their entry (see :class:`PendingProject`).
+
+    Files unchanged since the ``stored`` resolution get a record that reads its entry
+    only when resolution needs it: after an edit, most entries are never read."""
     from kmigrate.commands.jobs import package_of
 
     packages: dict[Path, str] = {}
     records: list[ModuleRecord] = []
     missing: list[tuple[Path, str, bytes]] = []
-    pack = _load_pack(store) if store is not None else {}
+    entries = _Entries(store)
     used: dict[str, dict] = {}
     for path, data in files:
-        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-        entry = pack.get(digest)
-        if entry is None or not valid_entry(entry):
-            entry = load_entry(store, data) if store is not None else None
         package = package_of(path, packages)
+        digest = _digest(data)
+        if stored is not None and stored.digest(_key(path)) == digest:
+            records.append(_StoredRecord(_record(path, root, package, None), data, entries))
+            continue
+        entry = entries.get(data, digest, one=stored is not None)
         if entry is None:
             if deferred is None or not deferred(path, data):
                 missing.append((path, package, data))
             continue
         used[digest] = entry
         records.append(_record(path, root, package, entry))
-    if store is not None and used.keys() != pack.keys():
+    if store is not None and len(used) == len(records) and used.keys() != entries.pack().keys():
         store.store_value(_PACK, "entries", used)
     if len(missing) >= 16 and workers > 1:
-        entries = _build_in_pool([str(p) for p, _, _ in missing], store, workers)
+        built = _build_in_pool([str(p) for p, _, _ in missing], store, workers)
     else:
-        entries = []
+        built = []
         for _, _, data in missing:
             entry = entry_for_bytes(data)
             if entry is not None and store is not None:
                 store_entry(store, data, entry)
-            entries.append(entry)
-    for (path, package, _), entry in zip(missing, entries, strict=True):
+            built.append(entry)
+    for (path, package, _), entry in zip(missing, built, strict=True):
         if entry is not None:
             records.append(_record(path, root, package, entry))
     return records
+
+
+class _Entries:
+    """Stored entries: from the pack of the last full run when it is read, else one by
+    one from the store."""
+
+    def __init__(self, store: ResultCache | None) -> None:
+        self.store = store
+        self._pack: dict[str, dict] | None = None
+
+    def pack(self) -> dict[str, dict]:
+        if self._pack is None:
+            self._pack = _load_pack(self.store) if self.store is not None else {}
+        return self._pack
+
+    def get(self, data: bytes, digest: str, one: bool = False) -> dict | None:
+        """The stored entry of ``data`` or None; ``one``: without reading the pack
+        unless it was read already."""
+        if not one or self._pack is not None:
+            entry = self.pack().get(digest)
+            if entry is not None and valid_entry(entry):
+                return entry
+        return load_entry(self.store, data) if self.store is not None else None
+
+
+class _StoredRecord(ModuleRecord):
+    """A record of a file unchanged since the stored resolution: its entry is read
+    when first needed (from the store, or parsed again if it went missing)."""
+
+    def __init__(self, record: ModuleRecord, data: bytes, entries: _Entries) -> None:
+        fields = {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
+        super().__init__(**fields)
+        self._data = data
+        self._entries = entries
+
+    @property  # type: ignore[override]
+    def entry(self) -> dict:
+        entry = self.__dict__.get("_entry")
+        if entry is None:
+            data = self._data
+            entry = self._entries.get(data, _digest(data), one=True) or entry_for_bytes(data)
+            # the same bytes parsed before; if they cannot now (out of memory), the
+            # module is taken to define nothing rather than failing the run
+            self.__dict__["_entry"] = entry = entry or _empty_entry()
+        return entry
+
+    @entry.setter
+    def entry(self, value: dict | None) -> None:
+        self.__dict__["_entry"] = value
+
+
+def _empty_entry() -> dict:
+    from kmigrate.rules.context_spec import CONTEXT_SPEC
+
+    return build_entry(ast.Module(body=[], type_ignores=[]), CONTEXT_SPEC)
+
+
+def _load_all(records: Sequence[ModuleRecord]) -> Callable[[], None]:
+    """Read every entry not read yet, the pack first (for a full resolution)."""
+
+    def load() -> None:
+        for record in records:
+            if isinstance(record, _StoredRecord):
+                record._entries.pack()
+                break
+        for record in records:
+            _ = record.entry
+
+    return load
 
 
 # All entries of the project's last run in one file: loading a thousand small files
@@ -249,31 +323,57 @@ def attach_facts(
     if not files:
         return jobs
     store = index_store(root) if use_cache else None
-    project_key = _project_key(root, files)
-    by_key = load_facts(store, project_key) if store is not None else None
-    if by_key is None:
-        # Scanned files whose entry is not stored are parsed once, by their analysis
-        # (run alone first; see PendingProject), not also here.
-        scanned = {_key(j.path) for j in jobs if not j.fix and j.path.endswith(".py")}
+    digests = {_key(path): _digest(data) for path, data in files}
+    project = _Project(root, store, digests)
+    if project.stored is not None and project.stored.project == project.key:
+        return _with_facts(jobs, project.stored.facts())  # nothing changed since
+    # Scanned files whose entry is not stored are parsed once, by their analysis
+    # (run alone first; see PendingProject), not also here.
+    scanned = {_key(j.path) for j in jobs if not j.fix and j.path.endswith(".py")}
 
-        def deferred(path: Path, data: bytes) -> bool:
-            return _key(path) in scanned and _may_hold_tensorflow(data)
+    def deferred(path: Path, data: bytes) -> bool:
+        return _key(path) in scanned and _may_hold_tensorflow(data)
 
-        records = index_records(files, root, store, workers, deferred)
-        known = {record.key for record in records}
-        later = {k for j in jobs if (k := _key(j.path)) in scanned and k not in known}
-        if later:
-            by_path = {_key(p): (p, d) for p, d in files}
-            pending = PendingProject(root, store, project_key, records, by_path, later)
-            planned = PlannedJobs(
-                dataclasses.replace(j, deferred=_key(j.path) in later) for j in jobs
-            )
-            planned.pending = pending
-            return planned
-        by_key = _all_facts(records)
-        if store is not None:
-            store_facts(store, project_key, by_key)
-    return _with_facts(jobs, by_key)
+    records = index_records(files, root, store, workers, deferred, project.stored)
+    known = {record.key for record in records}
+    later = {k for j in jobs if (k := _key(j.path)) in scanned and k not in known}
+    if later:
+        by_path = {_key(p): (p, d) for p, d in files}
+        pending = PendingProject(project, records, by_path, later)
+        planned = PlannedJobs(dataclasses.replace(j, deferred=_key(j.path) in later) for j in jobs)
+        planned.pending = pending
+        return planned
+    return _with_facts(jobs, project.resolve(records))
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+class _Project:
+    """One project's files (by digest) and its stored resolution."""
+
+    def __init__(self, root: Path, store: ResultCache | None, digests: dict[str, str]) -> None:
+        self.root = root
+        self.store = store
+        self.digests = digests
+        self.key = _project_key(root, digests)
+        self.root_key = _digest(str(root).encode("utf-8", "surrogatepass"))
+        self.stored = load_resolution(store, self.root_key) if store is not None else None
+
+    def resolve(self, records: list[ModuleRecord]) -> Mapping[str, ModuleFacts]:
+        from kmigrate.rules.context_spec import CONTEXT_SPEC
+
+        return resolve(
+            records,
+            self.digests,
+            self.key,
+            CONTEXT_SPEC,
+            self.store,
+            self.root_key,
+            self.stored,
+            _load_all(records),
+        )
 
 
 def _may_hold_tensorflow(data: bytes) -> bool:
@@ -282,14 +382,7 @@ def _may_hold_tensorflow(data: bytes) -> bool:
     return any(marker in data for marker in SOURCE_MARKERS)
 
 
-def _all_facts(records: list[ModuleRecord]) -> dict[str, ModuleFacts]:
-    from kmigrate.rules.context_spec import CONTEXT_SPEC
-
-    project = ProjectIndex(records, CONTEXT_SPEC)
-    return {record.key: project.facts(record) for record in records}
-
-
-def _with_facts(jobs: Sequence[Job], by_key: dict[str, ModuleFacts]) -> list[Job]:
+def _with_facts(jobs: Sequence[Job], by_key: Mapping[str, ModuleFacts]) -> list[Job]:
     attached = []
     for job in jobs:
         facts = by_key.get(_key(job.path))
@@ -316,14 +409,12 @@ class PendingProject:
     itself); then the project is resolved, and only the files whose project facts
     differ from their own are analysed again, with the project's facts."""
 
-    root: Path
-    store: ResultCache | None
-    project_key: str
+    project: _Project
     records: list[ModuleRecord]
     files: dict[str, tuple[Path, bytes]]  # by _key(path)
     deferred: set[str]  # keys of the files whose entry their analysis gives
 
-    def finish(self, first: Sequence[tuple[Job, Any]]) -> dict[str, ModuleFacts]:
+    def finish(self, first: Sequence[tuple[Job, Any]]) -> Mapping[str, ModuleFacts]:
         """The facts of every module, from the stored records and the entries the
         first analyses (job, report) returned."""
         from kmigrate.commands.jobs import package_of
@@ -331,6 +422,7 @@ class PendingProject:
         packages: dict[Path, str] = {}
         records = list(self.records)
         given = {_key(job.path): report.index_entry for job, report in first}
+        store = self.project.store
         for key in sorted(self.deferred):
             found = self.files.get(key)
             if found is None:
@@ -340,74 +432,22 @@ class PendingProject:
             entry = given[key] if key in given else entry_for_bytes(data)
             if entry is None:
                 continue
-            records.append(_record(path, self.root, package_of(path, packages), entry))
-            if self.store is not None:
-                store_entry(self.store, data, entry)
-        by_key = _all_facts(records)
-        if self.store is not None:
-            store_facts(self.store, self.project_key, by_key)
-        return by_key
+            records.append(_record(path, self.project.root, package_of(path, packages), entry))
+            if store is not None:
+                store_entry(store, data, entry)
+        return self.project.resolve(records)
 
     def bytes_of(self, job: Job) -> bytes | None:
         found = self.files.get(_key(job.path))
         return found[1] if found else None
 
 
-# -- the project's facts, cached whole: a re-run on an unchanged project (the
-# pre-commit hook on a file it checked before, a warm scan) resolves nothing.
+# -- the project's key: a re-run on an unchanged project (the pre-commit hook on a
+# file it checked before, a warm scan) resolves nothing.
 
 
-def _project_key(root: Path, files: Sequence[tuple[Path, bytes]]) -> str:
+def _project_key(root: Path, digests: Mapping[str, str]) -> str:
     digest = hashlib.blake2b(f"{root}\0{ENTRY_FORMAT}".encode(), digest_size=16)
-    for path, data in files:
-        digest.update(f"{_key(path)}\0".encode())
-        digest.update(hashlib.blake2b(data, digest_size=16).digest())
+    for key, file_digest in digests.items():
+        digest.update(f"{key}\0{file_digest}\n".encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
-
-
-_FACTS_FIELDS = tuple(f.name for f in dataclasses.fields(ModuleFacts))
-_PAIRED_FIELDS = frozenset({"bindings", "notes", "patched", "shared_paths"})
-
-
-_FACTS = "facts"
-
-
-def load_facts(store: ResultCache, project_key: str) -> dict[str, ModuleFacts] | None:
-    """The stored facts of every module, or None (missing, unsigned or malformed: a miss)."""
-
-    def decode(stored: Any) -> dict[str, ModuleFacts]:
-        try:
-            return {key: _facts_from_json(value) for key, value in stored.items()}
-        except AttributeError as error:  # not a dict, or a record that is not one
-            raise ValueError("not a facts table") from error
-
-    return store.load_value(_FACTS, project_key, decode)
-
-
-def _facts_from_json(value: dict) -> ModuleFacts:
-    if set(value) != set(_FACTS_FIELDS):
-        raise ValueError("not a facts record")
-    fields = {}
-    for name in _FACTS_FIELDS:
-        items = value[name]
-        if name in _PAIRED_FIELDS:
-            pairs = tuple(tuple(item) for item in items)
-            if not all(len(p) == 2 and all(isinstance(s, str) for s in p) for p in pairs):
-                raise ValueError(name)
-            fields[name] = pairs
-        else:
-            if not all(isinstance(item, str) for item in items):
-                raise ValueError(name)
-            fields[name] = tuple(items)
-    return ModuleFacts(**fields)
-
-
-def store_facts(store: ResultCache, project_key: str, facts: dict[str, ModuleFacts]) -> None:
-    """Store the project's facts, replacing those of earlier versions of the project."""
-    data = {key: dataclasses.asdict(value) for key, value in facts.items()}
-    try:
-        for old in store.folder.glob(f"{_FACTS}.*"):
-            old.unlink(missing_ok=True)
-    except OSError:
-        return
-    store.store_value(_FACTS, project_key, data)

@@ -1,0 +1,213 @@
+"""Resolving a project again after an edit, from its stored resolution, gives exactly
+the facts a resolution from scratch gives (commands/resolution_cache.py).
+
+A small repository written for this test is edited step by step, in the ways a
+pre-commit hook sees files change: a call added to a function body, a base class
+removed, an import added, a re-export added, a module renamed, a name cycle made and
+broken, a TF function patched. After each step the facts from the stored resolution
+are compared with those of a fresh index over the same files."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kmigrate.commands import project_scan
+from kmigrate.engine.project_index import ProjectIndex
+
+FILES = {
+    "pkg/__init__.py": "from .layers import Scale\n",
+    "pkg/backend.py": "import tensorflow as tf\nK = tf.keras.backend\n",
+    "pkg/base.py": """
+        from tensorflow import keras
+
+        class BaseLayer(keras.layers.Layer):
+            def norm(self, x):
+                return x
+        """,
+    "pkg/ops.py": """
+        import tensorflow as tf
+
+        def gelu(x):
+            return tf.nn.gelu(x)
+
+        def unused(x):
+            return tf.abs(x)
+
+        def scale_by(x, s):
+            return helper(x) * s
+
+        def helper(x):
+            return tf.square(x)
+        """,
+    "pkg/layers.py": """
+        from pkg.base import BaseLayer
+        from pkg import ops
+
+        class Scale(BaseLayer):
+            def call(self, x):
+                return ops.gelu(x)
+
+        class Plain:
+            def run(self, x):
+                return x
+        """,
+    "pkg/data.py": """
+        import tensorflow as tf
+        from pkg.ops import helper
+
+        def pipeline(files):
+            return tf.data.Dataset.from_tensor_slices(files).map(helper)
+        """,
+    "train.py": """
+        from pkg.backend import K
+        from pkg.layers import Scale
+
+        def build(x):
+            return Scale()(x)
+        """,
+}
+
+# (description, file, new text or None to delete, or a (old, new) replacement)
+EDITS = [
+    ("a call added to a layer method", "pkg/layers.py", ("ops.gelu(x)", "ops.scale_by(x, 2)")),
+    ("a call added to a helper", "pkg/ops.py", ("return tf.abs(x)", "return gelu(x)")),
+    ("a base class removed", "pkg/base.py", ("(keras.layers.Layer)", "")),
+    (
+        "the base class back",
+        "pkg/base.py",
+        ("class BaseLayer:", "class BaseLayer(keras.layers.Layer):"),
+    ),
+    (
+        "an import added",
+        "pkg/data.py",
+        ("from pkg.ops import helper\n", "from pkg.ops import helper\nfrom pkg.backend import K\n"),
+    ),
+    ("a re-export added", "pkg/__init__.py", ("\n", "\nfrom .ops import unused as exported\n")),
+    (
+        "the re-export used",
+        "train.py",
+        ("return Scale()(x)", "import pkg\n    return pkg.exported(Scale()(x))"),
+    ),
+    ("a module renamed", "pkg/ops.py", None),
+    (
+        "a name cycle made",
+        "pkg/base.py",
+        ("class BaseLayer(", "from pkg.layers import BaseLayer as Loop\nclass BaseLayer(Loop, "),
+    ),
+    ("a body edit inside the cycle", "pkg/layers.py", ("return x\n", "return x + 1\n")),
+    ("the cycle broken", "pkg/base.py", ("Loop, ", "")),
+    (
+        "a TF function patched",
+        "pkg/backend.py",
+        ("\n", "\ndef reshape(x, shape):\n    return x\nK.reshape = reshape\n"),
+    ),
+    ("a body edit beside a patch", "pkg/layers.py", ("return x + 1\n", "return x + 2\n")),
+]
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip())
+
+
+def _edit(root: Path, name: str, change) -> None:
+    path = root / name
+    if change is None:  # rename: the module moves, its importers follow
+        path.rename(root / "pkg" / "functional.py")
+        for other in root.rglob("*.py"):
+            text = other.read_text()
+            text = text.replace("from pkg import ops", "from pkg import functional as ops")
+            other.write_text(
+                text.replace("pkg.ops", "pkg.functional").replace(".ops ", ".functional ")
+            )
+        return
+    old, new = change
+    text = path.read_text()
+    assert old in text, (name, old)
+    path.write_text(text.replace(old, new, 1))
+
+
+def _resolve(root: Path, use_store: bool) -> dict:
+    files = project_scan.read_files(project_scan.index_scope([root], root, []))
+    store = project_scan.index_store(root) if use_store else None
+    digests = {project_scan._key(p): project_scan._digest(d) for p, d in files}
+    project = project_scan._Project(root, store, digests)
+    if project.stored is not None and project.stored.project == project.key:
+        facts = project.stored.facts()
+    else:
+        records = project_scan.index_records(files, root, store, 1, None, project.stored)
+        facts = project.resolve(records)
+    return {key: facts[key] for key in facts}
+
+
+def test_incremental_facts_are_those_of_a_fresh_resolution(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "repo"
+    _write(root, FILES)
+    made: list[str] = []
+    local = ProjectIndex.local
+
+    def counted(self, record):
+        made.append(record.key)
+        return local(self, record)
+
+    monkeypatch.setattr(ProjectIndex, "local", counted)
+    first = _resolve(root, use_store=True)
+    assert first == _resolve(root, use_store=False)
+    layers = str(root / "pkg" / "layers.py")
+    assert first[layers].model_classes == ("Scale",)
+    assert first[str(root / "pkg" / "ops.py")].model_functions == ("gelu",)
+    assert first[str(root / "pkg" / "ops.py")].data_functions == ("helper",)
+    partial = 0
+    for description, name, change in EDITS:
+        _edit(root, name, change)
+        made.clear()
+        incremental = _resolve(root, use_store=True)
+        redone = len(made)
+        fresh = _resolve(root, use_store=False)
+        assert incremental == fresh, description
+        partial += redone < len(fresh)
+        # the stored resolution is now this one: asking again resolves nothing
+        made.clear()
+        assert _resolve(root, use_store=True) == fresh, description
+        assert made == [], description
+    # most edits re-resolved a few modules, not the project
+    assert partial >= 7
+
+
+def test_the_edits_change_the_facts(tmp_path: Path) -> None:
+    """The comparison above means something: each kind of edit moves some fact."""
+    root = tmp_path / "repo"
+    _write(root, FILES)
+    ops = str(root / "pkg" / "ops.py")
+    before = _resolve(root, use_store=False)
+    _edit(root, *EDITS[0][1:])
+    after = _resolve(root, use_store=False)
+    assert before[ops].model_functions == ("gelu",)
+    assert after[ops].model_functions == ("helper", "scale_by")
+    assert after[ops].mixed_functions == ("helper",)
+    _edit(root, *EDITS[1][1:])
+    _edit(root, *EDITS[2][1:])
+    assert _resolve(root, use_store=False)[str(root / "pkg" / "layers.py")].model_classes == ()
+
+
+def test_a_damaged_row_is_a_miss_not_a_crash(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    _write(root, FILES)
+    fresh = _resolve(root, use_store=True)
+    store = project_scan.index_store(root)
+    assert store is not None
+    (stored,) = store.folder.glob("resolved.*")
+    root_key = stored.name.partition(".")[2]
+    value = store.load_value("resolved", root_key, lambda v: v)
+    value["files"][0] = ["short"]
+    store.store_value("resolved", root_key, value)
+    _edit(root, *EDITS[0][1:])
+    assert _resolve(root, use_store=True) == _resolve(root, use_store=False)
+    assert fresh  # the first resolution stored something to damage
