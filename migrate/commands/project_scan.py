@@ -435,7 +435,13 @@ class PendingProject:
             records.append(_record(path, self.project.root, package_of(path, packages), entry))
             if store is not None:
                 store_entry(store, data, entry)
-        return self.project.resolve(records)
+        self.facts = self.project.resolve(records)
+        return self.facts
+
+    def facts_of(self, job: Job) -> ModuleFacts | None:
+        """``job``'s facts once :meth:`finish` resolved the project (else None)."""
+        facts = getattr(self, "facts", None)
+        return None if facts is None else facts.get(_key(job.path))
 
     def bytes_of(self, job: Job) -> bytes | None:
         found = self.files.get(_key(job.path))
