@@ -16,6 +16,7 @@ import gc
 import hashlib
 import os
 import warnings
+from collections import ChainMap
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,7 @@ from kmigrate.engine.project_index import (
     ENTRY_FORMAT,
     ModuleFacts,
     ModuleRecord,
+    ProjectFacts,
     build_entry,
     load_entry,
     module_names,
@@ -175,7 +177,8 @@ def index_records(
         package = package_of(path, packages)
         digest = _digest(data)
         if stored is not None and stored.digest(_key(path)) == digest:
-            records.append(_StoredRecord(_record(path, root, package, None), data, entries))
+            record = _record(path, root, package, None)
+            records.append(_StoredRecord(record, data, entries, stored.patches(record.key)))
             continue
         entry = entries.get(data, digest, one=stored is not None)
         if entry is None:
@@ -228,11 +231,12 @@ class _StoredRecord(ModuleRecord):
     """A record of a file unchanged since the stored resolution: its entry is read
     when first needed (from the store, or parsed again if it went missing)."""
 
-    def __init__(self, record: ModuleRecord, data: bytes, entries: _Entries) -> None:
+    def __init__(self, record: ModuleRecord, data: bytes, entries: _Entries, patches: bool) -> None:
         fields = {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
         super().__init__(**fields)
         self._data = data
         self._entries = entries
+        self.patches = patches  # whether the entry replaces TF/Keras functions
 
     @property  # type: ignore[override]
     def entry(self) -> dict:
@@ -325,8 +329,13 @@ def attach_facts(
     store = index_store(root) if use_cache else None
     digests = {_key(path): _digest(data) for path, data in files}
     project = _Project(root, store, digests)
-    if project.stored is not None and project.stored.project == project.key:
-        return _with_facts(jobs, project.stored.facts())  # nothing changed since
+    notebooks = [(Path(j.path), j.package) for j in jobs if j.path.endswith(".ipynb")]
+    if project.stored is not None and project.stored.project == project.key:  # unchanged
+        facts: Mapping[str, ModuleFacts] = project.stored.facts()
+        if notebooks:
+            records = index_records(files, root, store, workers, None, project.stored)
+            facts = project.with_notebooks(facts, records, notebooks)
+        return _with_facts(jobs, facts)
     # Scanned files whose entry is not stored are parsed once, by their analysis
     # (run alone first; see PendingProject), not also here.
     scanned = {_key(j.path) for j in jobs if not j.fix and j.path.endswith(".py")}
@@ -339,11 +348,12 @@ def attach_facts(
     later = {k for j in jobs if (k := _key(j.path)) in scanned and k not in known}
     if later:
         by_path = {_key(p): (p, d) for p, d in files}
-        pending = PendingProject(project, records, by_path, later)
+        pending = PendingProject(project, records, by_path, later, notebooks)
         planned = PlannedJobs(dataclasses.replace(j, deferred=_key(j.path) in later) for j in jobs)
         planned.pending = pending
         return planned
-    return _with_facts(jobs, project.resolve(records))
+    facts = project.with_notebooks(project.resolve(records), records, notebooks)
+    return _with_facts(jobs, facts)
 
 
 def _digest(data: bytes) -> str:
@@ -375,6 +385,29 @@ class _Project:
             _load_all(records),
         )
 
+    def with_notebooks(
+        self,
+        facts: Mapping[str, ModuleFacts],
+        records: Sequence[ModuleRecord],
+        notebooks: Sequence[tuple[Path, str]],
+    ) -> Mapping[str, ModuleFacts]:
+        """``facts`` and those of the ``notebooks`` (path, package) in this project."""
+        from kmigrate.commands.notebook_facts import notebook_facts, notebook_record
+
+        found = {}
+        for path, package in notebooks:
+            key = _key(path)
+            record = notebook_record(path, self.root, package, key)
+            if record is not None and isinstance(facts, ProjectFacts):
+                found[key] = notebook_facts(record, records, facts, _may_patch)
+        return ChainMap(found, facts) if found else facts  # type: ignore[arg-type]
+
+
+def _may_patch(record: ModuleRecord) -> bool:
+    if isinstance(record, _StoredRecord):
+        return record.patches  # without reading the entry
+    return bool(record.entry["patches"])
+
 
 def _may_hold_tensorflow(data: bytes) -> bool:
     from kmigrate.rules.context_spec import SOURCE_MARKERS
@@ -386,7 +419,7 @@ def _with_facts(jobs: Sequence[Job], by_key: Mapping[str, ModuleFacts]) -> list[
     attached = []
     for job in jobs:
         facts = by_key.get(_key(job.path))
-        if facts is None or job.path.endswith(".ipynb"):
+        if facts is None:
             attached.append(dataclasses.replace(job, deferred=False))
             continue
         attached.append(dataclasses.replace(job, facts=facts, deferred=False))
@@ -413,6 +446,7 @@ class PendingProject:
     records: list[ModuleRecord]
     files: dict[str, tuple[Path, bytes]]  # by _key(path)
     deferred: set[str]  # keys of the files whose entry their analysis gives
+    notebooks: list[tuple[Path, str]]  # (path, package) of the notebooks among the jobs
 
     def finish(self, first: Sequence[tuple[Job, Any]]) -> Mapping[str, ModuleFacts]:
         """The facts of every module, from the stored records and the entries the
@@ -435,7 +469,8 @@ class PendingProject:
             records.append(_record(path, self.project.root, package_of(path, packages), entry))
             if store is not None:
                 store_entry(store, data, entry)
-        self.facts = self.project.resolve(records)
+        facts = self.project.resolve(records)
+        self.facts = self.project.with_notebooks(facts, records, self.notebooks)
         return self.facts
 
     def facts_of(self, job: Job) -> ModuleFacts | None:

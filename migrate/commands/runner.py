@@ -87,7 +87,7 @@ class _Unit:
 
     @property
     def facts(self) -> ModuleFacts | None:
-        return None if self.notebook is not None else self.job.facts
+        return self.job.facts
 
     def analyze(self):
         from kmigrate.rules.context_spec import CONTEXT_SPEC
