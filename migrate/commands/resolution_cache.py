@@ -6,25 +6,34 @@ file away from the last one. Resolving a thousand-file project costs a fifth of 
 second; one file's :class:`~kmigrate.engine.project_index.LocalFacts` cost a few
 milliseconds. So the last resolution is kept (one signed value in the index store):
 per file its content digest, its shape (:func:`~kmigrate.engine.project_index.entry_shape`),
-the modules its imports can reach, its file names and its local facts.
+the names it is imported by, the import paths it resolves names through, the modules
+those reach, its file names and its local facts.
 
-Against it, a run with changed files redoes the local facts of
+Against it, a run redoes the local facts of
 
-- the changed files themselves, and
-- when a changed file's shape changed (a new import, a new base class, a new
-  re-export), every file whose imports reach it: only those can resolve a name
-  through it (``ProjectIndex.modules_used``);
+- the files whose content changed;
+- when a file's shape changed (a new import, base class or re-export), every file
+  whose imports reach it: only those can resolve a name through it
+  (``ProjectIndex.modules_used``);
+- when files were added, removed or renamed (or a new ``__init__.py`` renamed the
+  modules below it), the files whose import paths can name them
+  (:func:`~kmigrate.engine.project_index.path_reaches`), and every file whose imports
+  reach those;
 
 and closes the call graph again over all local facts. That is the same as resolving
-from scratch as long as resolution never met an import cycle or its depth bound (then
-what a name resolves to depends on the order names were asked for): such a project,
-a project whose files were added, removed or renamed, a change that reaches a module
-patching TF/Keras functions, or another kmigrate build, is resolved in full.
+from scratch as long as resolution never met a name cycle or its depth bound (then
+what a name resolves to depends on the order names were asked for): such a project, a
+change that reaches a module patching TF/Keras functions, or another kmigrate build,
+is resolved in full.
+
+Call graph nodes are stored as "slot:name" strings, a slot being a file's index in the
+stored key list. Slots stay put while files come and go (a new file takes a new slot,
+a removed one leaves a hole) so that the rows of files not resolved again stay valid;
+a full resolution lays them out afresh.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -36,13 +45,14 @@ from kmigrate.engine.project_index import (
     ProjectIndex,
     closure,
     entry_shape,
+    path_reaches,
 )
 
 if TYPE_CHECKING:
     from kmigrate.commands.cache import ResultCache
 
 RESOLVED = "resolved"  # the store's namespace; one value per project root
-STATE_FORMAT = 1
+STATE_FORMAT = 2
 
 
 def _build_key() -> str:
@@ -52,14 +62,10 @@ def _build_key() -> str:
     return f"{STATE_FORMAT}.{ENTRY_FORMAT}.{code_fingerprint()}"
 
 
-def layout_key(records: Sequence[ModuleRecord]) -> str:
-    """The files and the names they are imported by: what resolution reads besides
-    the entries. Any change here (a file added, removed, renamed) resolves in full."""
-    digest = hashlib.blake2b(digest_size=16)
-    for record in sorted(records, key=lambda r: r.key):
-        text = f"{record.key}\0{record.names}\0{record.package}\0{record.folder}\0{record.shown}\n"
-        digest.update(text.encode("utf-8", "surrogatepass"))
-    return digest.hexdigest()
+def layout(record: ModuleRecord) -> str:
+    """What resolution reads of a file besides its entry: its names, package, folder
+    and the path reports show."""
+    return repr((record.names, record.package, record.folder, record.shown))
 
 
 class StoredResolution:
@@ -71,21 +77,24 @@ class StoredResolution:
         self.build: str = _text(value["build"])
         self.project: str = _text(value["project"])
         self.reusable = value["reusable"] is True
-        self.layout: str = _text(value["layout"])
         self.patched = tuple(_pair(p) for p in _list(value["patched"]))
-        self.keys: list[str] = [_text(k) for k in _list(value["keys"])]
+        slots = _list(value["keys"])  # None: the hole a removed file left
         files = _list(value["files"])
-        if len(files) != len(self.keys) or not all(
-            type(row) is list and len(row) == 9 for row in files
-        ):
-            raise ValueError("not a file's row")
-        self.files: dict[str, list] = dict(zip(self.keys, files, strict=True))
+        if len(files) != len(slots):
+            raise ValueError("files and keys differ")
+        self.slots: list[str | None] = [None if k is None else _text(k) for k in slots]
+        self.files: dict[str, list] = {}
+        for key, row in zip(self.slots, files, strict=True):
+            if key is not None:
+                if type(row) is not list or len(row) != 11:
+                    raise ValueError("not a file's row")
+                self.files[key] = row
         self._local: dict[str, LocalFacts] = {}
 
-    # A file's row: [digest, shape, has patches, [used module indexes], [file names],
+    # A file's row: [digest, shape, has patches, [used module slots], [file names],
     # path as shown, local facts, [functions reached from model code], [... from data
-    # pipelines]]. In the local facts, call graph nodes are "index:name" strings (index
-    # into ``keys``): the stored graph is closed without decoding a row.
+    # pipelines], layout, [import paths]]. In the local facts, call graph nodes are
+    # "slot:name" strings: the stored graph is closed without decoding a row.
     def digest(self, key: str) -> str | None:
         row = self.files.get(key)
         return None if row is None else _text(row[0])
@@ -97,7 +106,12 @@ class StoredResolution:
         return self.files[key][2] is True
 
     def uses(self, key: str) -> list[str]:
-        return [self.keys[_index(i)] for i in _list(self.files[key][3])]
+        found = []
+        for slot in _list(self.files[key][3]):
+            used = self.slots[_index(slot)]
+            if used is not None:
+                found.append(used)
+        return found
 
     def paths(self, key: str) -> list[str]:
         return [_text(p) for p in _list(self.files[key][4])]
@@ -105,10 +119,25 @@ class StoredResolution:
     def shown(self, key: str) -> str:
         return _text(self.files[key][5])
 
+    def layout(self, key: str) -> str:
+        return _text(self.files[key][9])
+
+    def import_paths(self, key: str) -> list[str]:
+        return [_text(p) for p in _list(self.files[key][10])]
+
+    def names(self, key: str) -> tuple[str, ...]:
+        """The module names in the stored layout (for files since renamed or gone)."""
+        import ast
+
+        names = ast.literal_eval(self.layout(key))[0]
+        if not isinstance(names, tuple) or not all(isinstance(n, str) for n in names):
+            raise ValueError("not module names")
+        return names
+
     def local(self, key: str) -> LocalFacts:
         found = self._local.get(key)
         if found is None:
-            found = self._local[key] = _decode_local(self.files[key][6], self.keys)
+            found = self._local[key] = _decode_local(self.files[key][6], self.slots)
         return found
 
     def graph(self, key: str) -> tuple[dict[str, list[str]], list[str], list[str]]:
@@ -124,7 +153,10 @@ class StoredResolution:
 
 class _StoredFacts(ProjectFacts):
     def __init__(self, stored: StoredResolution) -> None:
-        super().__init__(_Rows(stored, {}), _Files(stored, {}), stored.patched)
+        keys = list(stored.files)
+        local = _Rows(stored, {}, keys)
+        files = {key: (stored.shown(key), stored.paths(key)) for key in keys}
+        super().__init__(local, files, stored.patched)
         self.stored = stored
 
     def reached_functions(self, key: str) -> tuple[set[str], set[str]]:
@@ -133,37 +165,29 @@ class _StoredFacts(ProjectFacts):
 
 
 class _Rows(Mapping[str, LocalFacts]):
-    """Local facts: those made in this run (``made``) over the stored ones."""
+    """The local facts of ``keys``: those made in this run (``made``) over the stored."""
 
-    def __init__(self, stored: StoredResolution, made: Mapping[str, LocalFacts]) -> None:
+    def __init__(
+        self, stored: StoredResolution, made: Mapping[str, LocalFacts], keys: list[str]
+    ) -> None:
         self.stored = stored
         self.made = made
+        self.keys_ = keys
 
     def __getitem__(self, key: str) -> LocalFacts:
         found = self.made.get(key)
         return found if found is not None else self.stored.local(key)
 
     def __iter__(self):
-        return iter(self.stored.keys)
+        return iter(self.keys_)
 
     def __len__(self) -> int:
-        return len(self.stored.keys)
-
-
-class _Files(_Rows):
-    """(path as shown, file names used) of each module, from the records made again
-    (``made``: key -> record) over the stored rows."""
-
-    def __getitem__(self, key: str) -> tuple[str, Sequence[str]]:  # type: ignore[override]
-        record = self.made.get(key)
-        if record is not None:
-            return record.shown or record.key, record.entry["paths"]  # type: ignore[attr-defined]
-        return self.stored.shown(key), self.stored.paths(key)
+        return len(self.keys_)
 
 
 class _ResolvedFacts(ProjectFacts):
     """Facts from this run's local facts (``made``) and, for the other modules, the
-    stored rows. The call graph is closed over "index:name" nodes, so stored rows join
+    stored rows. The call graph is closed over "slot:name" nodes, so stored rows join
     it as they are."""
 
     def __init__(
@@ -172,35 +196,50 @@ class _ResolvedFacts(ProjectFacts):
         made: dict[str, LocalFacts],
         stored: StoredResolution | None,
         patched: tuple[tuple[str, str], ...],
+        index: ProjectIndex,
     ) -> None:
+        keys = [r.key for r in records]
         if stored is None:
             local: Mapping[str, LocalFacts] = made
-            files: Mapping = {r.key: (r.shown or r.key, r.entry["paths"]) for r in records}
+            files = {r.key: (r.shown or r.key, r.entry["paths"]) for r in records}
+            self.slots: list[str | None] = list(keys)
         else:
-            local = _Rows(stored, made)
-            files = _Files(stored, {r.key: r for r in records if r.key in made})
+            local = _Rows(stored, made, keys)
+            files = {
+                r.key: (r.shown or r.key, r.entry["paths"])
+                if r.key in made
+                else (stored.shown(r.key), stored.paths(r.key))
+                for r in records
+            }
+            # a file keeps its slot while it exists; a new one takes a new slot
+            current = set(keys)
+            self.slots = [k if k in current else None for k in stored.slots]
+            placed = set(stored.slots)
+            self.slots += [k for k in keys if k not in placed]
         super().__init__(local, files, patched)
         self.records = records
         self.made = made
         self.stored = stored
-        self.position = {r.key: i for i, r in enumerate(records)}
+        self.index = index  # the index the local facts of ``made`` came from
+        self.position = {key: i for i, key in enumerate(self.slots) if key is not None}
         self._nodes: tuple[set[str], set[str]] | None = None
 
     def node_sets(self) -> tuple[set[str], set[str]]:
-        """(model, data): the "index:name" nodes reached from model code and from
+        """(model, data): the "slot:name" nodes reached from model code and from
         data pipelines."""
         if self._nodes is None:
             edges: dict[str, list[str]] = {}
             model: list[str] = []
             data: list[str] = []
-            for index, record in enumerate(self.records):
+            for record in self.records:
                 made = self.made.get(record.key)
                 if made is None:
                     own, model_seeds, data_seeds = self.stored.graph(record.key)  # type: ignore[union-attr]
                 else:
                     own, model_seeds, data_seeds = self.encoded(made)[4:]
+                slot = self.position[record.key]
                 for name, out in own.items():
-                    edges[f"{index}:{name}"] = out
+                    edges[f"{slot}:{name}"] = out
                 model += model_seeds
                 data += data_seeds
             self._nodes = (closure(model, edges), closure(data, edges))
@@ -243,70 +282,81 @@ def resolve(
     ``load_all``: reads every record's entry at once, before a full resolution (records
     may read their entries one by one, when resolution first needs them)."""
     records = sorted(records, key=lambda r: r.key)
-    changed = _changed(records, digests, stored)
-    if changed is not None and stored is not None:
-        patching = [
-            r
-            for r in records
-            if (r.entry["patches"] if r.key in changed else stored.patches(r.key))
-        ]
-        index = ProjectIndex(records, spec, patching)
-        redo = _to_redo(index, records, changed, stored)
-        if redo is not None:
-            by_key = {r.key: r for r in records}
-            made = {key: index.local(by_key[key]) for key in sorted(redo)}
-            if not index.order_sensitive:
-                facts = _ResolvedFacts(records, made, stored, stored.patched)
-                if store is not None:
-                    _store(store, root_key, digests, project_key, index, facts)
-                return facts
+    if stored is not None and stored.reusable:
+        facts = _resolve_again(records, digests, spec, stored)
+        if facts is not None:
+            if store is not None:
+                _store(store, root_key, digests, project_key, facts)
+            return facts
     if load_all is not None:
         load_all()
     index = ProjectIndex(records, spec)
     made = {r.key: index.local(r) for r in records}
-    facts = _ResolvedFacts(records, made, None, index.patched_symbols())
+    facts = _ResolvedFacts(records, made, None, index.patched_symbols(), index)
     if store is not None:
-        _store(store, root_key, digests, project_key, index, facts)
+        _store(store, root_key, digests, project_key, facts)
     return facts
 
 
-def _changed(
-    records: Sequence[ModuleRecord], digests: Mapping[str, str], stored: StoredResolution | None
-) -> set[str] | None:
-    """Keys of the files changed since the stored resolution, or None when it cannot
-    be built on: none stored, a cycle in it, or files added, removed or renamed."""
-    if stored is None or not stored.reusable or stored.layout != layout_key(records):
-        return None
-    return {r.key for r in records if digests[r.key] != stored.digest(r.key)}
-
-
-def _to_redo(
-    index: ProjectIndex,
+def _resolve_again(
     records: Sequence[ModuleRecord],
-    changed: set[str],
+    digests: Mapping[str, str],
+    spec: Any,
     stored: StoredResolution,
-) -> set[str] | None:
-    """Keys of the modules whose local facts must be made again, or None: resolve all."""
+) -> _ResolvedFacts | None:
+    """The facts, with only what the changes since ``stored`` reach resolved again;
+    None when that cannot be exact (a cycle met, a patching module reached)."""
+    known = stored.files
+    new = {r.key for r in records if r.key not in known or layout(r) != stored.layout(r.key)}
+    changed = {
+        r.key for r in records if r.key not in new and digests[r.key] != stored.digest(r.key)
+    }
+    current = {r.key for r in records}
+    gone = [key for key in known if key not in current or key in new]
+    # a module that may patch TF/Keras functions: read its entry only if it changed
+    patching = [
+        r
+        for r in records
+        if (r.entry["patches"] if r.key in new or r.key in changed else stored.patches(r.key))
+    ]
+    index = ProjectIndex(records, spec, patching)
     by_key = {r.key: r for r in records}
-    reshaped = {key for key in changed if entry_shape(by_key[key].entry) != stored.shape(key)}
-    redo = set(changed)
-    if not reshaped:
-        return redo
-    users: dict[str, set[str]] = {}  # module -> the modules whose imports reach it directly
-    for record in records:
-        key = record.key
-        for used in index.modules_used(record) if key in redo else stored.uses(key):
-            users.setdefault(used, set()).add(key)
-    todo = list(reshaped)
-    while todo:
-        for user in users.get(todo.pop(), ()):
-            if user not in redo:
-                redo.add(user)
-                todo.append(user)
+    redo = new | changed
+    # whose resolution may change: files whose import paths can name a module that
+    # came, went or moved, and those whose imports reach a reshaped or moved module
+    names = {n for key in new for n in by_key[key].names}
+    names.update(n for key in gone for n in stored.names(key))
+    seeds = set(new) | set(gone)
+    seeds.update(key for key in changed if entry_shape(by_key[key].entry) != stored.shape(key))
+    if names:
+        for record in records:
+            key = record.key
+            paths = index.import_paths(record) if key in redo else stored.import_paths(key)
+            if any(path_reaches(p, n) for p in paths for n in names):
+                seeds.add(key)
+    if seeds:
+        users: dict[str, set[str]] = {}  # module -> the modules whose imports reach it
+        for record in records:
+            key = record.key
+            for used in index.modules_used(record) if key in redo else stored.uses(key):
+                users.setdefault(used, set()).add(key)
+        todo = list(seeds)
+        reached = set(seeds)
+        while todo:
+            for user in users.get(todo.pop(), ()):
+                if user not in reached:
+                    reached.add(user)
+                    todo.append(user)
+        redo |= reached & current
     # a module replacing TF/Keras functions changes what calls run everywhere
-    if any(by_key[key].entry["patches"] or stored.patches(key) for key in redo):
+    if any(by_key[key].entry["patches"] for key in redo) or any(
+        stored.patches(key) for key in redo | set(gone) if key in known
+    ):
         return None
-    return redo
+    made = {key: index.local(by_key[key]) for key in sorted(redo)}
+    if index.order_sensitive:
+        return None  # a cycle: what was reused may differ from a fresh resolution
+    return _ResolvedFacts(records, made, stored, stored.patched, index)
 
 
 def _store(
@@ -314,43 +364,41 @@ def _store(
     root_key: str,
     digests: Mapping[str, str],
     project_key: str,
-    index: ProjectIndex,
     facts: _ResolvedFacts,
 ) -> None:
     """Store this resolution; the rows of files not resolved again are kept as stored."""
-    records = facts.records
+    index = facts.index
     position = facts.position
-    files = []
-    for record in records:
+    rows: dict[str, list] = {}
+    for record in facts.records:
         key = record.key
         in_model, in_data = facts.reached_functions(key)
         reach = [sorted(in_model), sorted(in_data)]
         made = facts.made.get(key)
         if made is None:
-            # same keys in the same order: the stored indexes hold
-            files.append(facts.stored.files[key][:7] + reach)  # type: ignore[union-attr]
+            row = facts.stored.files[key]  # type: ignore[union-attr]
+            rows[key] = row[:7] + reach + row[9:]  # its slots hold
             continue
         entry = record.entry
-        files.append(
-            [
-                digests[key],
-                entry_shape(entry),
-                bool(entry["patches"]),
-                sorted(position[u] for u in index.modules_used(record)),
-                entry["paths"],
-                record.shown or record.key,
-                facts.encoded(made),
-                *reach,
-            ]
-        )
+        rows[key] = [
+            digests[key],
+            entry_shape(entry),
+            bool(entry["patches"]),
+            sorted(position[u] for u in index.modules_used(record)),
+            entry["paths"],
+            record.shown or record.key,
+            facts.encoded(made),
+            *reach,
+            layout(record),
+            index.import_paths(record),
+        ]
     value = {
         "build": _build_key(),
         "project": project_key,
         "reusable": not index.order_sensitive,
-        "layout": layout_key(records),
         "patched": [list(p) for p in facts.patched],
-        "keys": [r.key for r in records],
-        "files": files,
+        "keys": facts.slots,
+        "files": [None if key is None else rows[key] for key in facts.slots],
     }
     store.store_value(RESOLVED, root_key, value)
 
@@ -373,14 +421,17 @@ def _encode_local(local: LocalFacts, position: Mapping[str, int]) -> list:
     ]
 
 
-def _decode_local(value: Any, keys: list[str]) -> LocalFacts:
+def _decode_local(value: Any, slots: list[str | None]) -> LocalFacts:
     classes, bindings, notes, functions, edges, model_seeds, data_seeds = value
 
     def nodes(items: Any) -> tuple[tuple[str, str], ...]:
         found = []
         for node in _list(items):
-            index, _, name = _text(node).partition(":")
-            found.append((keys[_index(int(index))], name))
+            slot, _, name = _text(node).partition(":")
+            key = slots[_index(int(slot))]
+            if key is None:
+                raise ValueError("a node in a removed file")
+            found.append((key, name))
         return tuple(found)
 
     if type(edges) is not dict:

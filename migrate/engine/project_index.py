@@ -438,6 +438,19 @@ class ProjectIndex:
             return self._in_module(target, ".".join(parts[cut:]), depth + 1)
         return ("external", qualified)
 
+    def import_paths(self, record: ModuleRecord) -> list[str]:
+        """The absolute dotted paths ``record``'s imports name (as :meth:`_way` builds
+        them): resolving any name of ``record`` only looks up project modules whose
+        name is a prefix of one of them or lies below one (:func:`path_reaches`)."""
+        paths = []
+        for _, module, name, level in record.entry["imports"]:
+            base = self._absolute(record, module, level)
+            if name == "*":
+                paths.append(base)
+            else:
+                paths.append(f"{base}.{name}" if name and base else name or base)
+        return sorted(set(paths))
+
     def modules_used(self, record: ModuleRecord) -> set[str]:
         """Keys of the modules resolving a name in ``record`` may read directly: the
         modules its imports name, their packages and everything below them (``import
@@ -453,12 +466,7 @@ class ProjectIndex:
                         below.setdefault(".".join(parts[:cut]), []).append(other)
             self._below = below
         used: set[str] = set()
-        for _, module, name, level in record.entry["imports"]:
-            base = self._absolute(record, module, level)
-            if name == "*":
-                path = base
-            else:  # as _way builds it
-                path = f"{base}.{name}" if name and base else name or base
+        for path in self.import_paths(record):
             parts = path.split(".")
             for cut in range(1, len(parts) + 1):
                 used.update(r.key for r in self.by_name.get(".".join(parts[:cut]), ()))
@@ -766,6 +774,12 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
             if others:
                 shared.append((path, ", ".join(sorted(others)[:3])))
         return tuple(shared)
+
+
+def path_reaches(path: str, name: str) -> bool:
+    """Whether resolving through import path ``path`` can look up the module ``name``:
+    it is ``path``, a package above it or a module below it."""
+    return path == name or path.startswith(name + ".") or name.startswith(path + ".")
 
 
 def closure(seeds: Iterable[Hashable], edges: Mapping[Any, Iterable[Hashable]]) -> set:
