@@ -224,9 +224,9 @@ class _ResolvedFacts(ProjectFacts):
         self.position = {key: i for i, key in enumerate(self.slots) if key is not None}
         self._nodes: tuple[set[str], set[str]] | None = None
 
-    def node_sets(self) -> tuple[set[str], set[str]]:
-        """(model, data): the "slot:name" nodes reached from model code and from
-        data pipelines."""
+    def node_sets(self) -> tuple[dict[int, set[str]], dict[int, set[str]]]:
+        """(model, data): by slot, the top-level functions reached from model code and
+        from data pipelines (method nodes, ``Class.method``, left out)."""
         if self._nodes is None:
             edges: dict[str, list[str]] = {}
             model: list[str] = []
@@ -242,20 +242,27 @@ class _ResolvedFacts(ProjectFacts):
                     edges[f"{slot}:{name}"] = out
                 model += model_seeds
                 data += data_seeds
-            self._nodes = (closure(model, edges), closure(data, edges))
+            self._nodes = (_by_slot(closure(model, edges)), _by_slot(closure(data, edges)))
         return self._nodes
 
     def encoded(self, local: LocalFacts) -> list:
         return _encode_local(local, self.position)
 
     def reached_functions(self, key: str) -> tuple[set[str], set[str]]:
+        # every reached node without a dot is a top-level function of its module: call
+        # graph edges and seeds only ever lead to those
         model, data = self.node_sets()
-        prefix = f"{self.position[key]}:"
-        functions = self.local[key].functions
-        return (
-            {f for f in functions if prefix + f in model},
-            {f for f in functions if prefix + f in data},
-        )
+        slot = self.position[key]
+        return model.get(slot, set()), data.get(slot, set())
+
+
+def _by_slot(nodes: set[str]) -> dict[int, set[str]]:
+    found: dict[int, set[str]] = {}
+    for node in nodes:
+        slot, _, name = node.partition(":")
+        if "." not in name:
+            found.setdefault(int(slot), set()).add(name)
+    return found
 
 
 def load_resolution(store: ResultCache, root_key: str) -> StoredResolution | None:
