@@ -34,6 +34,7 @@ a full resolution lays them out afresh.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +56,7 @@ RESOLVED = "resolved"  # the store's namespace; one value per project root
 STATE_FORMAT = 2
 
 
+@functools.cache
 def _build_key() -> str:
     """Stored resolutions are only reused by the kmigrate build that made them."""
     from kmigrate.commands.cache import code_fingerprint
