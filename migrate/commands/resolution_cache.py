@@ -71,9 +71,9 @@ def layout(record: ModuleRecord) -> str:
 
 
 class StoredResolution:
-    """The last resolution of one project, as stored: plain data, each file's row
-    decoded when asked for. Rows are only ever written by this kmigrate build (the
-    build key) into the signed store; the top level is checked when loading."""
+    """The last resolution of one project, as stored: plain data, checked whole when
+    loaded (anything malformed makes the whole value a miss, as for any cache entry),
+    each file's row decoded into objects only when asked for."""
 
     def __init__(self, value: dict) -> None:
         self.build: str = _text(value["build"])
@@ -88,8 +88,7 @@ class StoredResolution:
         self.files: dict[str, list] = {}
         for key, row in zip(self.slots, files, strict=True):
             if key is not None:
-                if type(row) is not list or len(row) != 11:
-                    raise ValueError("not a file's row")
+                _check_row(row, self.slots)
                 self.files[key] = row
         self._local: dict[str, LocalFacts] = {}
 
@@ -151,6 +150,42 @@ class StoredResolution:
         """The stored project's facts, as resolved then: a module's facts are read
         from its own row (what its functions are reached from was stored too)."""
         return _StoredFacts(self)
+
+
+def _check_row(row: Any, slots: list[str | None]) -> None:
+    """Raise ValueError unless ``row`` has the shape :func:`_store` writes."""
+    if type(row) is not list or len(row) != 11:
+        raise ValueError("not a file's row")
+    digest, shape, patches, uses, paths, shown, local, model, data, layout, imports = row
+    if not (type(digest) is type(shape) is type(shown) is type(layout) is str):
+        raise ValueError("not a file's row")
+    if patches is not True and patches is not False:
+        raise ValueError("not a flag")
+    for slot in _list(uses):
+        if type(slot) is not int or not 0 <= slot < len(slots):
+            raise ValueError("not a slot")
+    for texts in (paths, model, data, imports):
+        _texts(texts)
+    if type(local) is not list or len(local) != 7:
+        raise ValueError("not local facts")
+    classes, bindings, notes, functions, edges, model_seeds, data_seeds = local
+    _texts(classes)
+    _texts(functions)
+    for pair in (*_list(bindings), *_list(notes)):
+        _pair(pair)
+    if type(edges) is not dict:
+        raise ValueError("not a dict")
+    for out in (*edges.values(), model_seeds, data_seeds):
+        for node in _list(out):
+            slot, colon, _ = _text(node).partition(":")
+            if not (colon and slot.isdigit() and int(slot) < len(slots) and slots[int(slot)]):
+                raise ValueError("not a node")
+
+
+def _texts(value: Any) -> None:
+    for item in _list(value):
+        if type(item) is not str:
+            raise ValueError("not a string")
 
 
 class _StoredFacts(ProjectFacts):
