@@ -260,3 +260,19 @@ def test_a_damaged_row_is_a_miss_not_a_crash(tmp_path: Path) -> None:
         store.store_value("resolved", root_key, value)  # signed: only its shape is wrong
         assert project_scan.load_resolution(store, root_key) is None, damaged
         assert _resolve(root, use_store=True) == _reference(root)
+
+
+def test_a_cold_run_stores_its_entries_in_one_pack(tmp_path: Path) -> None:
+    """Many new entries go into the pack alone (one write, not one file each); after an
+    edit, the entries resolution needs are read from it, and stored one by one."""
+    root = tmp_path / "repo"
+    helpers = {f"pkg/helper_{i}.py": f"def helper_{i}(x):\n    return x\n" for i in range(20)}
+    _write(root, {**FILES, **helpers})
+    assert _resolve(root, use_store=True) == _reference(root)
+    store = project_scan.index_store(root)
+    assert store is not None
+    assert not list(store.folder.glob("index.*"))
+    assert list(store.folder.glob("pack.*"))
+    _edit(root, "pkg/layers.py", ("ops.gelu(x)", "ops.scale_by(x, 2)"))
+    assert _resolve(root, use_store=True) == _reference(root)
+    assert list(store.folder.glob("index.*"))  # the changed file's, and those read from the pack

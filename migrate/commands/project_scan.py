@@ -130,15 +130,12 @@ def _entry_for_bytes(data: bytes) -> dict | None:
         return None
 
 
-def _entry_for_path(path: str, store: ResultCache | None) -> dict | None:
+def _entry_for_path(path: str) -> dict | None:
     try:
         data = read_bytes(path)
     except SourceError:
         return None
-    entry = entry_for_bytes(data)
-    if entry is not None and store is not None:
-        store_entry(store, data, entry)
-    return entry
+    return entry_for_bytes(data)
 
 
 def read_files(files: Sequence[Path]) -> list[tuple[Path, bytes]]:
@@ -159,58 +156,67 @@ def index_records(
     workers: int = 1,
     deferred: Callable[[Path, bytes], bool] | None = None,
     stored: StoredResolution | None = None,
+    entries: _Entries | None = None,
 ) -> list[ModuleRecord]:
     """One record per parseable file; entries from ``store`` (the signed index cache)
     when stored. Files for which ``deferred`` says so and whose entry is not stored are
-    left out: their analysis will give their entry (see :class:`PendingProject`).
+    left out: their analysis will give their entry (see :class:`PendingProject`, which
+    then saves the new entries; otherwise they are saved here).
 
     Files unchanged since the ``stored`` resolution get a record that reads its entry
     only when resolution needs it: after an edit, most entries are never read."""
     from kmigrate.commands.jobs import package_of
 
+    entries = entries if entries is not None else _Entries(store)
     packages: dict[Path, str] = {}
     records: list[ModuleRecord] = []
     missing: list[tuple[Path, str, bytes]] = []
-    entries = _Entries(store)
-    used: dict[str, dict] = {}
+    left_out = False
     for path, data in files:
         package = package_of(path, packages)
         digest = _digest(data)
         if stored is not None and stored.digest(_key(path)) == digest:
             record = _record(path, root, package, None)
             records.append(_StoredRecord(record, data, entries, stored.patches(record.key)))
+            entries.complete = False
             continue
         entry = entries.get(data, digest, one=stored is not None)
         if entry is None:
             if deferred is None or not deferred(path, data):
                 missing.append((path, package, data))
+            else:
+                left_out = True
             continue
-        used[digest] = entry
+        entries.used[digest] = entry
         records.append(_record(path, root, package, entry))
-    if store is not None and len(used) == len(records) and used.keys() != entries.pack().keys():
-        store.store_value(_PACK, "entries", used)
     if len(missing) >= 16 and workers > 1:
-        built = _build_in_pool([str(p) for p, _, _ in missing], store, workers)
+        built = _build_in_pool([str(p) for p, _, _ in missing], workers)
     else:
-        built = []
-        for _, _, data in missing:
-            entry = entry_for_bytes(data)
-            if entry is not None and store is not None:
-                store_entry(store, data, entry)
-            built.append(entry)
-    for (path, package, _), entry in zip(missing, built, strict=True):
+        built = [entry_for_bytes(data) for _, _, data in missing]
+    for (path, package, data), entry in zip(missing, built, strict=True):
         if entry is not None:
+            entries.add(data, entry)
             records.append(_record(path, root, package, entry))
+    if not left_out:
+        entries.save()
     return records
 
 
+# A run that makes more entries than this (a cold run) stores them all in the pack, in
+# one write, instead of a thousand small files; fewer are stored one by one.
+_ONE_BY_ONE = 16
+
+
 class _Entries:
-    """Stored entries: from the pack of the last full run when it is read, else one by
-    one from the store."""
+    """The entries of one run: read from the pack of the last full run when it is read,
+    else one by one; new ones saved at the end (:meth:`save`)."""
 
     def __init__(self, store: ResultCache | None) -> None:
         self.store = store
         self._pack: dict[str, dict] | None = None
+        self.used: dict[str, dict] = {}  # digest -> entry of every file read in full
+        self.new: dict[str, tuple[bytes, dict]] = {}  # digest -> (bytes, entry) not stored
+        self.complete = True  # whether ``used`` holds every file's entry
 
     def pack(self) -> dict[str, dict]:
         if self._pack is None:
@@ -221,10 +227,44 @@ class _Entries:
         """The stored entry of ``data`` or None; ``one``: without reading the pack
         unless it was read already."""
         if not one or self._pack is not None:
-            entry = self.pack().get(digest)
-            if entry is not None and valid_entry(entry):
+            entry = self._from_pack(digest)
+            if entry is not None:
                 return entry
         return load_entry(self.store, data) if self.store is not None else None
+
+    def known(self, data: bytes, digest: str) -> dict | None:
+        """The entry of a file the stored resolution was made from: stored on its own,
+        or only in the pack (a cold run stores its entries there alone); one found in
+        the pack is stored on its own, so that the next run reads one small file."""
+        entry = self.get(data, digest, one=True)
+        if entry is None and self._pack is None and self.store is not None:
+            entry = self._from_pack(digest)
+            if entry is not None:
+                store_entry(self.store, data, entry)
+        return entry
+
+    def _from_pack(self, digest: str) -> dict | None:
+        entry = self.pack().get(digest)
+        return entry if entry is not None and valid_entry(entry) else None
+
+    def add(self, data: bytes, entry: dict) -> None:
+        digest = _digest(data)
+        self.used[digest] = entry
+        self.new[digest] = (data, entry)
+
+    def save(self) -> None:
+        """Store the new entries, and the pack when every entry is known and it changed:
+        many new entries only go into the pack, a few are also stored one by one."""
+        store = self.store
+        if store is None:
+            return
+        many = len(self.new) > _ONE_BY_ONE
+        if self.complete and (many or self.used.keys() != self.pack().keys()):
+            store.store_value(_PACK, "entries", self.used)
+        if not (many and self.complete):
+            for data, entry in self.new.values():
+                store_entry(store, data, entry)
+        self.new.clear()
 
 
 class _StoredRecord(ModuleRecord):
@@ -243,7 +283,7 @@ class _StoredRecord(ModuleRecord):
         entry = self.__dict__.get("_entry")
         if entry is None:
             data = self._data
-            entry = self._entries.get(data, _digest(data), one=True) or entry_for_bytes(data)
+            entry = self._entries.known(data, _digest(data)) or entry_for_bytes(data)
             # the same bytes parsed before; if they cannot now (out of memory), the
             # module is taken to define nothing rather than failing the run
             self.__dict__["_entry"] = entry = entry or _empty_entry()
@@ -274,8 +314,9 @@ def _load_all(records: Sequence[ModuleRecord]) -> Callable[[], None]:
     return load
 
 
-# All entries of the project's last run in one file: loading a thousand small files
-# costs more than parsing one large one. Per-file entries stay the source of truth.
+# All entries of the project's last full run in one file: loading a thousand small files
+# costs more than parsing one large one, and so does writing them. A run that made
+# many entries stores them only there; one that made a few stores each on its own too.
 _PACK = "pack"
 
 
@@ -289,7 +330,7 @@ def _load_pack(store: ResultCache) -> dict[str, dict]:
     return store.load_value(_PACK, "entries", _checked_pack) or {}
 
 
-def _build_in_pool(paths: list[str], store: ResultCache | None, workers: int) -> list[dict | None]:
+def _build_in_pool(paths: list[str], workers: int) -> list[dict | None]:
     import multiprocessing
     import sys
     from concurrent.futures import ProcessPoolExecutor
@@ -297,7 +338,7 @@ def _build_in_pool(paths: list[str], store: ResultCache | None, workers: int) ->
     context = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
     chunk = max(1, min(32, len(paths) // (workers * 4)))
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        return list(pool.map(_entry_for_path, paths, [store] * len(paths), chunksize=chunk))
+        return list(pool.map(_entry_for_path, paths, chunksize=chunk))
 
 
 def _record(path: Path, root: Path, package: str, entry: dict) -> ModuleRecord:
@@ -343,12 +384,13 @@ def attach_facts(
     def deferred(path: Path, data: bytes) -> bool:
         return _key(path) in scanned and _may_hold_tensorflow(data)
 
-    records = index_records(files, root, store, workers, deferred, project.stored)
+    entries = _Entries(store)
+    records = index_records(files, root, store, workers, deferred, project.stored, entries)
     known = {record.key for record in records}
     later = {k for j in jobs if (k := _key(j.path)) in scanned and k not in known}
     if later:
         by_path = {_key(p): (p, d) for p, d in files}
-        pending = PendingProject(project, records, by_path, later, notebooks)
+        pending = PendingProject(project, records, by_path, later, notebooks, entries)
         planned = PlannedJobs(dataclasses.replace(j, deferred=_key(j.path) in later) for j in jobs)
         planned.pending = pending
         return planned
@@ -447,6 +489,7 @@ class PendingProject:
     files: dict[str, tuple[Path, bytes]]  # by _key(path)
     deferred: set[str]  # keys of the files whose entry their analysis gives
     notebooks: list[tuple[Path, str]]  # (path, package) of the notebooks among the jobs
+    entries: _Entries  # the run's entries, saved once the deferred ones are known
 
     def finish(self, first: Sequence[tuple[Job, Any]]) -> Mapping[str, ModuleFacts]:
         """The facts of every module, from the stored records and the entries the
@@ -456,7 +499,6 @@ class PendingProject:
         packages: dict[Path, str] = {}
         records = list(self.records)
         given = {_key(job.path): report.index_entry for job, report in first}
-        store = self.project.store
         for key in sorted(self.deferred):
             found = self.files.get(key)
             if found is None:
@@ -467,8 +509,8 @@ class PendingProject:
             if entry is None:
                 continue
             records.append(_record(path, self.project.root, package_of(path, packages), entry))
-            if store is not None:
-                store_entry(store, data, entry)
+            self.entries.add(data, entry)
+        self.entries.save()
         facts = self.project.resolve(records)
         self.facts = self.project.with_notebooks(facts, records, self.notebooks)
         return self.facts
