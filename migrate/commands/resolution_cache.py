@@ -209,17 +209,17 @@ class _Rows(Mapping[str, LocalFacts]):
     ) -> None:
         self.stored = stored
         self.made = made
-        self.keys_ = keys
+        self._order = keys
 
     def __getitem__(self, key: str) -> LocalFacts:
         found = self.made.get(key)
         return found if found is not None else self.stored.local(key)
 
     def __iter__(self):
-        return iter(self.keys_)
+        return iter(self._order)
 
     def __len__(self) -> int:
-        return len(self.keys_)
+        return len(self._order)
 
 
 class _ResolvedFacts(ProjectFacts):

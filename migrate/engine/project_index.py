@@ -315,7 +315,7 @@ class LocalFacts:
     It depends on the module's entry and on the *shape* of the other modules (what they
     define, import and bind: :func:`entry_shape`), never on their calls: so when a
     file's function bodies change, only its own local facts are made again, and the
-    call graph is closed over the stored ones (:func:`facts_from_locals`)."""
+    call graph is closed over the stored ones (:class:`ProjectFacts`)."""
 
     model_classes: tuple[str, ...] = ()
     bindings: tuple[tuple[str, str], ...] = ()
