@@ -10,7 +10,6 @@ the project's modules are told (their facts are those of the project without it)
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -20,7 +19,6 @@ from kmigrate.engine.project_index import (
     ProjectFacts,
     ProjectIndex,
     build_entry,
-    relative_package,
 )
 
 
@@ -65,19 +63,14 @@ def notebook_facts(
     ]
 
 
-def notebook_record(path: Path, root: Path, package: str, key: str) -> ModuleRecord | None:
+def notebook_record(path: Path, root: Path, package: str) -> ModuleRecord | None:
+    """The notebook as a record of the project rooted at ``root``: no module names."""
+    from kmigrate.commands.project_scan import record_layout
+
     entry = notebook_entry(path)
     if entry is None:
         return None
-    shown = os.path.relpath(key, root) if key.startswith(str(root)) else key
-    return ModuleRecord(
-        key=key,
-        entry=entry,
-        package=relative_package(path, root, package),
-        folder=os.path.dirname(key),
-        names=(),
-        shown=shown,
-    )
+    return ModuleRecord(entry=entry, **{**record_layout(path, root, package), "names": ()})
 
 
 class _WithOne(Mapping):

@@ -176,8 +176,8 @@ def index_records(
         package = package_of(path, packages)
         digest = _digest(data)
         if stored is not None and stored.digest(_key(path)) == digest:
-            record = _record(path, root, package, None)
-            records.append(_StoredRecord(record, data, entries, stored.patches(record.key)))
+            fields = record_layout(path, root, package)
+            records.append(_StoredRecord(data, entries, stored.patches(fields["key"]), **fields))
             entries.complete = False
             continue
         entry = entries.get(data, digest, one=stored is not None)
@@ -271,9 +271,8 @@ class _StoredRecord(ModuleRecord):
     """A record of a file unchanged since the stored resolution: its entry is read
     when first needed (from the store, or parsed again if it went missing)."""
 
-    def __init__(self, record: ModuleRecord, data: bytes, entries: _Entries, patches: bool) -> None:
-        fields = {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
-        super().__init__(**fields)
+    def __init__(self, data: bytes, entries: _Entries, patches: bool, **fields: Any) -> None:
+        super().__init__(entry=None, **fields)  # type: ignore[arg-type]
         self._data = data
         self._entries = entries
         self.patches = patches  # whether the entry replaces TF/Keras functions
@@ -342,15 +341,25 @@ def _build_in_pool(paths: list[str], workers: int) -> list[dict | None]:
 
 
 def _record(path: Path, root: Path, package: str, entry: dict) -> ModuleRecord:
+    return ModuleRecord(entry=entry, **record_layout(path, root, package))
+
+
+def record_layout(path: Path, root: Path, package: str) -> dict[str, Any]:
+    """A record's fields besides its entry: its key, the path reports show, its package,
+    folder and module names."""
     key = _key(path)
-    return ModuleRecord(
-        key=key,
-        shown=os.path.relpath(key, root) if key.startswith(str(root)) else key,
-        entry=entry,
-        package=relative_package(path, root, package),
-        folder=os.path.dirname(key),
-        names=module_names(path, root, package),
-    )
+    top = str(root)
+    if key.startswith(top + os.sep):
+        shown = key[len(top) + 1 :]  # what relpath gives, without its normalisation
+    else:
+        shown = os.path.relpath(key, root) if key.startswith(top) else key
+    return {
+        "key": key,
+        "shown": shown,
+        "package": relative_package(path, root, package),
+        "folder": os.path.dirname(key),
+        "names": module_names(path, root, package),
+    }
 
 
 def _key(path: Path | str) -> str:
@@ -438,10 +447,9 @@ class _Project:
 
         found = {}
         for path, package in notebooks:
-            key = _key(path)
-            record = notebook_record(path, self.root, package, key)
+            record = notebook_record(path, self.root, package)
             if record is not None and isinstance(facts, ProjectFacts):
-                found[key] = notebook_facts(record, records, facts, _may_patch)
+                found[record.key] = notebook_facts(record, records, facts, _may_patch)
         return ChainMap(found, facts) if found else facts  # type: ignore[arg-type]
 
 
