@@ -283,7 +283,8 @@ PROJECT_LAYER = (
     "    def call(self, x):\n"
     "        return helper(x)\n\n"
     "def helper(x):\n"
-    "    return tf.reduce_mean(x, axis=-1)\n"
+    "    return tf.reduce_mean(x, axis=-1)\n\n"
+    'WEIGHTS = "scale.weights.h5"\n'
 )
 
 
@@ -293,6 +294,7 @@ def _project_with_notebook(root: Path) -> Path:
     (root / "zoo" / "base.py").write_text(
         "from tensorflow import keras\n\nclass BaseLayer(keras.layers.Layer):\n    pass\n"
     )
+    (root / "zoo" / "serve.py").write_text('WEIGHTS = "scale.weights.h5"\n')
     notebook = {
         "cells": [cell("code", PROJECT_LAYER, 1)],
         "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
@@ -318,6 +320,9 @@ def test_a_notebook_layer_with_a_project_base_is_model_code(tmp_path: Path, cach
         jobs = plan_jobs([path], config, index_cache=cached)
         (finding,) = [f for f in run_jobs(jobs, ids).findings if f.symbol == "tf.reduce_mean"]
         assert (finding.context.value, finding.fixable) == ("model", True)
+        (job,) = jobs
+        assert job.facts.model_functions == ("helper",)
+        assert job.facts.shared_paths == (("scale.weights.h5", "zoo/serve.py"),)
     alone = plan_jobs([path], config, index=False)
     (finding,) = [f for f in run_jobs(alone, ids).findings if f.symbol == "tf.reduce_mean"]
     assert finding.context.value == "other"  # without the project: not known as a layer

@@ -10,7 +10,8 @@ the project's modules are told (their facts are those of the project without it)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from kmigrate.engine.project_index import (
@@ -43,24 +44,39 @@ def notebook_entry(path: Path) -> dict | None:
 
 
 def notebook_facts(
-    record: ModuleRecord,
+    notebooks: Sequence[ModuleRecord],
     records: Sequence[ModuleRecord],
     project: ProjectFacts,
     may_patch: Callable[[ModuleRecord], bool],
-) -> ModuleFacts:
-    """The facts of the notebook ``record`` (no module names: nothing imports it) in the
-    project of ``records``, whose facts are ``project``. ``may_patch``: whether a record
-    can replace TF/Keras functions (so that only those entries are read)."""
+) -> dict[str, ModuleFacts]:
+    """The facts of each notebook record (no module names: nothing imports it) in the
+    project of ``records``, whose facts are ``project``: the project and that notebook,
+    not the other notebooks. ``may_patch``: whether a record can replace TF/Keras
+    functions (so that only those entries are read)."""
     from kmigrate.rules.context_spec import CONTEXT_SPEC
 
-    ordered = sorted([*records, record], key=lambda r: r.key)
-    patching = [r for r in ordered if r is record or may_patch(r)]
-    index = ProjectIndex(ordered, CONTEXT_SPEC, patching)
-    own = (record.shown or record.key, record.entry["paths"])
-    files = _WithOne(project.files, record.key, own)
-    return ProjectFacts({record.key: index.local(record)}, files, index.patched_symbols())[
-        record.key
-    ]
+    ordered = sorted(records, key=_key)
+    patching = [r for r in ordered if may_patch(r)]
+    shared: ProjectIndex | None = None  # for the notebooks that patch nothing
+    found = {}
+    for notebook in notebooks:
+        if notebook.entry["patches"]:  # its patches are its own: an index of its own
+            with_it = sorted([*ordered, notebook], key=_key)
+            index = ProjectIndex(with_it, CONTEXT_SPEC, sorted([*patching, notebook], key=_key))
+        else:  # nothing resolves a name to a notebook: one index serves them all
+            if shared is None:
+                everything = sorted([*ordered, *notebooks], key=_key)
+                shared = ProjectIndex(everything, CONTEXT_SPEC, patching)
+            index = shared
+        own = (notebook.shown or notebook.key, notebook.entry["paths"])
+        local = {notebook.key: index.local(notebook)}
+        alone = ProjectFacts(local, {notebook.key: own}, index.patched_symbols())[notebook.key]
+        found[notebook.key] = replace(alone, shared_paths=project.shared_paths(*own))
+    return found
+
+
+def _key(record: ModuleRecord) -> str:
+    return record.key
 
 
 def notebook_record(path: Path, root: Path, package: str) -> ModuleRecord | None:
@@ -71,23 +87,3 @@ def notebook_record(path: Path, root: Path, package: str) -> ModuleRecord | None
     if entry is None:
         return None
     return ModuleRecord(entry=entry, **{**record_layout(path, root, package), "names": ()})
-
-
-class _WithOne(Mapping):
-    """``base`` and one more item."""
-
-    def __init__(self, base: Mapping, key: str, value: object) -> None:
-        self.base = base
-        self.key = key
-        self.value = value
-
-    def __getitem__(self, key: str):
-        return self.value if key == self.key else self.base[key]
-
-    def __iter__(self) -> Iterator[str]:
-        yield from self.base
-        if self.key not in self.base:
-            yield self.key
-
-    def __len__(self) -> int:
-        return len(self.base) + (self.key not in self.base)

@@ -445,12 +445,10 @@ class _Project:
         """``facts`` and those of the ``notebooks`` (path, package) in this project."""
         from kmigrate.commands.notebook_facts import notebook_facts, notebook_record
 
-        found = {}
-        for path, package in notebooks:
-            record = notebook_record(path, self.root, package)
-            if record is not None and isinstance(facts, ProjectFacts):
-                found[record.key] = notebook_facts(record, records, facts, _may_patch)
-        return ChainMap(found, facts) if found else facts  # type: ignore[arg-type]
+        if not notebooks or not isinstance(facts, ProjectFacts):
+            return facts
+        found = [r for p, package in notebooks if (r := notebook_record(p, self.root, package))]
+        return ChainMap(notebook_facts(found, records, facts, _may_patch), facts)  # type: ignore[arg-type]
 
 
 def _may_patch(record: ModuleRecord) -> bool:

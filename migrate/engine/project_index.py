@@ -760,14 +760,17 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
         )
 
     def _shared_paths(self, key: str) -> tuple[tuple[str, str], ...]:
-        """File names this module shares with other modules (KM4 pairs across files)."""
+        return self.shared_paths(*self.files[key])
+
+    def shared_paths(self, own: str, paths: Sequence[str]) -> tuple[tuple[str, str], ...]:
+        """Of the file names ``paths`` the file shown as ``own`` uses, those other
+        modules use too, with them (KM4 pairs across files)."""
         if self._users is None:
             users: dict[str, list[str]] = {}
-            for shown, paths in self.files.values():
-                for path in paths:
+            for shown, used in self.files.values():
+                for path in used:
                     users.setdefault(path, []).append(shown)
             self._users = users
-        own, paths = self.files[key]
         shared = []
         for path in paths:
             others = [u for u in self._users.get(path, ()) if u != own]
