@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from kmigrate.engine.project_index import (
     ModuleFacts,
@@ -79,11 +80,10 @@ def _key(record: ModuleRecord) -> str:
     return record.key
 
 
-def notebook_record(path: Path, root: Path, package: str) -> ModuleRecord | None:
-    """The notebook as a record of the project rooted at ``root``: no module names."""
-    from kmigrate.commands.project_scan import record_layout
-
+def notebook_record(path: Path, layout: dict[str, Any]) -> ModuleRecord | None:
+    """The notebook as a record with the given ``layout`` (see
+    ``project_scan.record_layout``) and no module names: nothing imports it."""
     entry = notebook_entry(path)
     if entry is None:
         return None
-    return ModuleRecord(entry=entry, **{**record_layout(path, root, package), "names": ()})
+    return ModuleRecord(entry=entry, **{**layout, "names": ()})

@@ -447,7 +447,11 @@ class _Project:
 
         if not notebooks or not isinstance(facts, ProjectFacts):
             return facts
-        found = [r for p, package in notebooks if (r := notebook_record(p, self.root, package))]
+        found = [
+            record
+            for path, package in notebooks
+            if (record := notebook_record(path, record_layout(path, self.root, package)))
+        ]
         return ChainMap(notebook_facts(found, records, facts, _may_patch), facts)  # type: ignore[arg-type]
 
 
