@@ -20,19 +20,39 @@ from kmigrate.engine.project_index import (
     ModuleRecord,
     ProjectFacts,
     ProjectIndex,
+    ValueStore,
     build_entry,
+    load_entry,
+    store_entry,
 )
 
 
-def notebook_entry(path: Path) -> dict | None:
-    """The index entry of the notebook's code cells; None when it is not a readable
-    Python notebook (its analysis says why)."""
+def notebook_entry(path: Path, store: ValueStore | None = None) -> dict | None:
+    """The index entry of the notebook's code cells, from ``store`` when stored there
+    (by the notebook's bytes); None when it is not a readable Python notebook (its
+    analysis says why)."""
+    from kmigrate.engine.sources import SourceError, read_bytes
+
+    try:
+        data = read_bytes(str(path))
+    except SourceError:
+        return None
+    marked = b"notebook\0" + data  # not the entry of a module with these bytes
+    entry = load_entry(store, marked) if store is not None else None
+    if entry is None:
+        entry = _entry_of_cells(data)
+        if entry is not None and store is not None:
+            store_entry(store, marked, entry)
+    return entry
+
+
+def _entry_of_cells(data: bytes) -> dict | None:
     from kmigrate.commands.notebook import NotebookError, load_notebook
-    from kmigrate.engine.sources import SourceError, decode_source, parse_or_none, read_bytes
+    from kmigrate.engine.sources import SourceError, decode_source, parse_or_none
     from kmigrate.rules.context_spec import CONTEXT_SPEC
 
     try:
-        notebook = load_notebook(decode_source(read_bytes(str(path))).text)
+        notebook = load_notebook(decode_source(data).text)
     except (SourceError, NotebookError):
         return None
     tree = parse_or_none(notebook.module_text) if notebook is not None else None
@@ -80,10 +100,12 @@ def _key(record: ModuleRecord) -> str:
     return record.key
 
 
-def notebook_record(path: Path, layout: dict[str, Any]) -> ModuleRecord | None:
+def notebook_record(
+    path: Path, layout: dict[str, Any], store: ValueStore | None = None
+) -> ModuleRecord | None:
     """The notebook as a record with the given ``layout`` (see
     ``project_scan.record_layout``) and no module names: nothing imports it."""
-    entry = notebook_entry(path)
+    entry = notebook_entry(path, store)
     if entry is None:
         return None
     return ModuleRecord(entry=entry, **{**layout, "names": ()})

@@ -447,11 +447,12 @@ class _Project:
 
         if not notebooks or not isinstance(facts, ProjectFacts):
             return facts
-        found = [
-            record
-            for path, package in notebooks
-            if (record := notebook_record(path, record_layout(path, self.root, package)))
-        ]
+        found = []
+        for path, package in notebooks:
+            layout = record_layout(path, self.root, package)
+            record = notebook_record(path, layout, self.store)
+            if record is not None:
+                found.append(record)
         return ChainMap(notebook_facts(found, records, facts, _may_patch), facts)  # type: ignore[arg-type]
 
 
