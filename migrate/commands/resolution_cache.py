@@ -259,7 +259,8 @@ class _ResolvedFacts(ProjectFacts):
         self.stored = stored
         self.index = index  # the index the local facts of ``made`` came from
         self.position = {key: i for i, key in enumerate(self.slots) if key is not None}
-        self._nodes: tuple[set[str], set[str]] | None = None
+        self._nodes: tuple[dict[int, set[str]], dict[int, set[str]]] | None = None
+        self._encoded: dict[str, list] = {}
 
     def node_sets(self) -> tuple[dict[int, set[str]], dict[int, set[str]]]:
         """(model, data): by slot, the top-level functions reached from model code and
@@ -273,7 +274,7 @@ class _ResolvedFacts(ProjectFacts):
                 if made is None:
                     own, model_seeds, data_seeds = self.stored.graph(record.key)  # type: ignore[union-attr]
                 else:
-                    own, model_seeds, data_seeds = self.encoded(made)[4:]
+                    own, model_seeds, data_seeds = self.encoded(record.key)[4:]
                 slot = self.position[record.key]
                 for name, out in own.items():
                     edges[f"{slot}:{name}"] = out
@@ -282,8 +283,12 @@ class _ResolvedFacts(ProjectFacts):
             self._nodes = (_by_slot(closure(model, edges)), _by_slot(closure(data, edges)))
         return self._nodes
 
-    def encoded(self, local: LocalFacts) -> list:
-        return _encode_local(local, self.position)
+    def encoded(self, key: str) -> list:
+        """The local facts made for ``key`` in this run, as stored."""
+        found = self._encoded.get(key)
+        if found is None:
+            found = self._encoded[key] = _encode_local(self.made[key], self.position)
+        return found
 
     def reached_functions(self, key: str) -> tuple[set[str], set[str]]:
         # every reached node without a dot is a top-level function of its module: call
@@ -418,8 +423,7 @@ def _store(
         key = record.key
         in_model, in_data = facts.reached_functions(key)
         reach = [sorted(in_model), sorted(in_data)]
-        made = facts.made.get(key)
-        if made is None:
+        if key not in facts.made:
             row = facts.stored.files[key]  # type: ignore[union-attr]
             rows[key] = row[:7] + reach + row[9:]  # its slots hold
             continue
@@ -431,7 +435,7 @@ def _store(
             sorted(position[u] for u in index.modules_used(record)),
             entry["paths"],
             record.shown or record.key,
-            facts.encoded(made),
+            facts.encoded(key),
             *reach,
             layout(record),
             index.import_paths(record),
