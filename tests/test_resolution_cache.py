@@ -276,3 +276,67 @@ def test_a_cold_run_stores_its_entries_in_one_pack(tmp_path: Path) -> None:
     _edit(root, "pkg/layers.py", ("ops.gelu(x)", "ops.scale_by(x, 2)"))
     assert _resolve(root, use_store=True) == _reference(root)
     assert list(store.folder.glob("index.*"))  # the changed file's, and those read from the pack
+
+
+# (file, edit): what a pre-commit hook sees between two commits
+HOOK_EDITS = [
+    (
+        "pipe/ops.py",
+        ("return tf.reverse(x, axis=[0])", "return tf.reverse(gelu_tanh(x), axis=[0])"),
+    ),
+    ("pipe/layers.py", ("return ops.gelu_tanh(x)", "return ops.augment(x)")),
+    ("pipe/ops.py", ("def augment(x):", "def flip(x):\n    return x\n\n\ndef augment(x):")),
+    ("pipe/layers.py", ("class Activation(tf.keras.layers.Layer):", "class Activation:")),
+    ("pipe/data.py", ("from pipe.ops import augment, standardize", "from pipe.ops import *")),
+    ("pipe/ops.py", ("def standardize(x):", "def standardise(x):")),
+    (
+        "pipe/extra.py",
+        "import tensorflow as tf\nfrom pipe.ops import augment\n\n\n"
+        "class Flip(tf.keras.layers.Layer):\n    def call(self, x):\n        return augment(x)\n",
+    ),
+    ("pipe/extra.py", DELETE),
+]
+
+
+THREE_LEVEL_EDITS = [
+    ("zoo/core.py", ("class Module(keras.layers.Layer):", "class Module:")),
+    ("zoo/core.py", ("class Module:", "class Module(keras.layers.Layer):")),
+    (
+        "zoo/mid.py",
+        ("from zoo.core import Module", "from zoo.core import Module as Base\nModule = Base"),
+    ),
+    ("zoo/core2.py", "class Module:\n    pass\n"),
+    ("zoo/mid.py", ("from zoo.core import Module as Base", "from zoo.core2 import Module as Base")),
+    ("zoo/core2.py", DELETE),
+]
+
+
+@pytest.mark.parametrize(
+    ("repo", "edits"), [("shared_helper", HOOK_EDITS), ("three_level", THREE_LEVEL_EDITS)]
+)
+def test_the_hook_reports_after_each_edit_what_a_run_without_cache_reports(
+    tmp_path: Path, repo: str, edits: list
+) -> None:
+    """End to end, as ``kmigrate check FILE`` runs after each commit: the edited file is
+    analysed first on its own and the project resolved again from the stored resolution;
+    every file checked then (the edited one and the others) has the findings of a run
+    that stores and reuses nothing."""
+    from kmigrate.commands.config import Config
+    from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
+    from tests.repo_fixtures import copy_repo, finding_lines
+
+    root = copy_repo(repo, tmp_path)
+    config = Config(root=root.resolve())
+    ids = select_ids((), ())
+
+    def check(path: Path, cached: bool) -> list[str]:
+        jobs = plan_jobs([path], config, index_cache=cached)
+        return finding_lines(run_jobs(jobs, ids))
+
+    for name, change in [(None, None), *edits]:
+        if name is not None:
+            _edit(root, name, change)
+        edited = [root / name] if name and (root / name).exists() else []
+        others = sorted(p for p in root.rglob("*.py") if p not in edited)
+        for path in [*edited, *others]:  # the edited file first: its run resolves again
+            assert check(path, True) == check(path, False), (name, change, path)
