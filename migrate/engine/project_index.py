@@ -391,6 +391,7 @@ class ProjectIndex:
         for record in self.records:
             for name in record.names:
                 self.by_name.setdefault(name, []).append(record)
+        self._roots = {name.partition(".")[0] for name in self.by_name}
         self._memo: dict[tuple[int, str], Target] = {}
         self._model_class: dict[tuple[int, str], bool] = {}
         self._notes: dict[int, dict[str, str]] = {}
@@ -425,6 +426,8 @@ class ProjectIndex:
         """Resolve an absolute dotted path: the longest prefix that is a project module,
         then the rest inside it; no prefix in the project: an external name."""
         parts = qualified.split(".")
+        if parts[0] not in self._roots:  # tensorflow, keras, numpy...: no prefix is ours
+            return ("external", qualified)
         for cut in range(len(parts), 0, -1):
             found = self._modules(".".join(parts[:cut]), record)
             if not found:
