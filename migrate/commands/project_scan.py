@@ -6,6 +6,12 @@ pre-commit hook checks one file, but that file's base layer and helpers live els
 Every ``.py`` file is indexed, also those without a TensorFlow/Keras marker: a package
 ``__init__.py`` that re-exports a base layer, or a layer module that only imports the
 project's own ``K``, mentions neither.
+
+A run reads every file and hashes it; what it does next depends on what changed since
+the stored resolution (commands/resolution_cache.py): nothing, and each job's facts are
+read from it; a few files, and only those and what they reach are resolved again, the
+entries of the other files read only if resolution needs them; everything (a first run),
+and every file is parsed once, the scanned ones by their own analysis.
 """
 
 from __future__ import annotations
