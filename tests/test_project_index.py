@@ -312,11 +312,14 @@ def test_an_ambiguous_base_is_said_in_the_finding(tmp_path: Path) -> None:
 
 
 def test_a_cold_scan_parses_scanned_files_once_and_filtering_keeps_the_index(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from kmigrate.commands import project_scan
     from kmigrate.commands.config import Config
     from kmigrate.commands.runner import filter_jobs, plan_jobs, run_jobs, select_ids
 
+    # a scan of more files than this defers their entries to their analysis
+    monkeypatch.setattr(project_scan, "_PARSE_TWICE_UP_TO", 3)
     root = copy_repo("three_level", tmp_path)
     jobs = plan_jobs([root], Config(root=root), index_cache=False)
     deferred = {Path(j.path).name for j in jobs if j.deferred}
@@ -325,6 +328,8 @@ def test_a_cold_scan_parses_scanned_files_once_and_filtering_keeps_the_index(
     lines = finding_lines(run_jobs(kept, select_ids((), ())))
     assert "zoo/leaf.py:8 KM201 model fixable" in lines
     assert not any(line.startswith("zoo/core.py") for line in lines)
+    monkeypatch.setattr(project_scan, "_PARSE_TWICE_UP_TO", 8)  # a few files: not deferred
+    assert not any(j.deferred for j in plan_jobs([root], Config(root=root), index_cache=False))
 
 
 def test_a_model_saved_in_one_file_and_loaded_in_another_is_not_renamed_alone(

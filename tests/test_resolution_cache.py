@@ -311,11 +311,12 @@ THREE_LEVEL_EDITS = [
 ]
 
 
+@pytest.mark.parametrize("parse_twice_up_to", [0, 8])  # the edited file analysed first, or not
 @pytest.mark.parametrize(
     ("repo", "edits"), [("shared_helper", HOOK_EDITS), ("three_level", THREE_LEVEL_EDITS)]
 )
 def test_the_hook_reports_after_each_edit_what_a_run_without_cache_reports(
-    tmp_path: Path, repo: str, edits: list
+    tmp_path: Path, repo: str, edits: list, parse_twice_up_to: int, monkeypatch
 ) -> None:
     """End to end, as ``kmigrate check FILE`` runs after each commit: the edited file is
     analysed first on its own and the project resolved again from the stored resolution;
@@ -325,6 +326,7 @@ def test_the_hook_reports_after_each_edit_what_a_run_without_cache_reports(
     from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
     from tests.repo_fixtures import copy_repo, finding_lines
 
+    monkeypatch.setattr(project_scan, "_PARSE_TWICE_UP_TO", parse_twice_up_to)
     root = copy_repo(repo, tmp_path)
     config = Config(root=root.resolve())
     ids = select_ids((), ())

@@ -393,14 +393,18 @@ def attach_facts(
             facts = project.with_notebooks(facts, records, notebooks)
         return _with_facts(jobs, facts)
     # Scanned files whose entry is not stored are parsed once, by their analysis
-    # (run alone first; see PendingProject), not also here.
+    # (run alone first; see PendingProject), not also here. Only for many files: a file
+    # whose project facts differ from its own (a helper, a layer on a project base) is
+    # then analysed twice, which costs more than parsing it once more for its entry, and
+    # the pre-commit hook checks a few files, just edited.
     scanned = {_key(j.path) for j in jobs if not j.fix and j.path.endswith(".py")}
 
     def deferred(path: Path, data: bytes) -> bool:
         return _key(path) in scanned and _may_hold_tensorflow(data)
 
     entries = _Entries(store)
-    records = index_records(files, root, store, workers, deferred, project.stored, entries)
+    later_if = deferred if len(scanned) > _PARSE_TWICE_UP_TO else None
+    records = index_records(files, root, store, workers, later_if, project.stored, entries)
     known = {record.key for record in records}
     later = {k for j in jobs if (k := _key(j.path)) in scanned and k not in known}
     if later:
@@ -411,6 +415,9 @@ def attach_facts(
         return planned
     facts = project.with_notebooks(project.resolve(records), records, notebooks)
     return _with_facts(jobs, facts)
+
+
+_PARSE_TWICE_UP_TO = 8  # scanned files whose entries are made here rather than deferred
 
 
 def _digest(data: bytes) -> str:
