@@ -491,7 +491,27 @@ def run_tree(tree: Tree, args: argparse.Namespace, scratch: Path) -> dict:
             env,
             ok_codes=(0, 1),
         )
-        lines = target.read_bytes().count(b"\n")
+        original = target.read_bytes()
+        edits = iter(range(1, 1_000_000))
+
+        def edited() -> Path:
+            # what the hook sees: the file it checks was just edited (a new line each run)
+            target.write_bytes(original + b"\n_benchmark_edit = %d\n" % next(edits))
+            return root
+
+        try:
+            results["check_edited"] = repeat(
+                "kmigrate check one_file.py, warm cache, that file just edited",
+                check,
+                max(5, runs),
+                root,
+                env,
+                before=edited,
+                ok_codes=(0, 1),
+            )
+        finally:
+            target.write_bytes(original)
+        lines = original.count(b"\n")
         results["check_cold"].note = f"{relative}: {lines} lines; exit 1 = new findings"
     finally:
         shutil.rmtree(cache, ignore_errors=True)
@@ -588,6 +608,7 @@ def ratios(results: dict[str, Measurement], tree: Tree) -> list[tuple[str, str, 
     for key, label, target in (
         ("check_cold", "cold cache", TARGET_CHECK_COLD_SECONDS),
         ("check_warm", "warm cache", TARGET_CHECK_SECONDS),
+        ("check_edited", "warm cache, that file just edited", TARGET_CHECK_SECONDS),
     ):
         seconds = results[key].wall
         rows.append(

@@ -410,6 +410,29 @@ def test_baseline_ref_combines_with_the_baseline_file(repo: Path) -> None:
     assert kmigrate("check", "src/model.py", "--baseline-ref", "HEAD").exit_code == 0
 
 
+def test_baseline_ref_reads_the_old_file_in_its_project(repo: Path) -> None:
+    """A layer module without a TensorFlow name (its base class is in another module)
+    is analysed with the project's facts now, and so at the ref: its old findings are
+    old, only the new one is new."""
+    (repo / "src" / "__init__.py").write_text("")
+    (repo / "src" / "base.py").write_text(
+        "import tensorflow as tf\n\nclass Base(tf.keras.layers.Layer):\n    pass\n"
+    )
+    layer = "from src.base import Base\n\nclass Scale(Base):\n    def call(self, x):\n"
+    (repo / "src" / "scale.py").write_text(layer + "        return self.add_weight('w', (1,))\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a layer with its base elsewhere")
+    before = kmigrate("check", "src/scale.py", "--baseline-ref", "HEAD")
+    assert before.exit_code == 0, before.stdout
+    assert kmigrate("check", "src/scale.py").exit_code == 1  # it has findings of its own
+    (repo / "src" / "scale.py").write_text(
+        layer + "        self.add_weight('v', (2,))\n        return self.add_weight('w', (1,))\n"
+    )
+    result = kmigrate("check", "src/scale.py", "--baseline-ref", "HEAD")
+    assert result.exit_code == 1
+    assert len(findings_of(result.stdout)) == 1, result.stdout
+
+
 def test_baseline_ref_errors_are_usage_errors(repo: Path, tmp_path_factory) -> None:
     result = kmigrate("check", "--baseline-ref", "no-such-ref")
     assert result.exit_code == 2 and "no-such-ref" in result.stderr

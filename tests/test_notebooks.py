@@ -272,3 +272,57 @@ def test_converted_sample_notebook_passes_parity(tmp_path: Path, clean_env) -> N
         timeout=900,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# -- the project around a notebook -----------------------------------------------------
+
+PROJECT_LAYER = (
+    "from zoo.base import BaseLayer\n"
+    "import tensorflow as tf\n\n"
+    "class Scale(BaseLayer):\n"
+    "    def call(self, x):\n"
+    "        return helper(x)\n\n"
+    "def helper(x):\n"
+    "    return tf.reduce_mean(x, axis=-1)\n\n"
+    'WEIGHTS = "scale.weights.h5"\n'
+)
+
+
+def _project_with_notebook(root: Path) -> Path:
+    (root / "zoo").mkdir()
+    (root / "zoo" / "__init__.py").write_text("")
+    (root / "zoo" / "base.py").write_text(
+        "from tensorflow import keras\n\nclass BaseLayer(keras.layers.Layer):\n    pass\n"
+    )
+    (root / "zoo" / "serve.py").write_text('WEIGHTS = "scale.weights.h5"\n')
+    notebook = {
+        "cells": [cell("code", PROJECT_LAYER, 1)],
+        "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    path = root / "demo.ipynb"
+    path.write_text(json.dumps(notebook, indent=1) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_a_notebook_layer_with_a_project_base_is_model_code(tmp_path: Path, cached) -> None:
+    """The notebook's layer derives from the project's base layer: its call and the
+    helper it calls are model code, so the op there is converted, as in a module."""
+    from kmigrate.commands.config import Config
+    from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
+
+    path = _project_with_notebook(tmp_path)
+    config = Config(root=tmp_path)
+    ids = select_ids((), ())
+    for _ in range(2 if cached else 1):  # the second run: the stored resolution
+        jobs = plan_jobs([path], config, index_cache=cached)
+        (finding,) = [f for f in run_jobs(jobs, ids).findings if f.symbol == "tf.reduce_mean"]
+        assert (finding.context.value, finding.fixable) == ("model", True)
+        (job,) = jobs
+        assert job.facts.model_functions == ("helper",)
+        assert job.facts.shared_paths == (("scale.weights.h5", "zoo/serve.py"),)
+    alone = plan_jobs([path], config, index=False)
+    (finding,) = [f for f in run_jobs(alone, ids).findings if f.symbol == "tf.reduce_mean"]
+    assert finding.context.value == "other"  # without the project: not known as a layer

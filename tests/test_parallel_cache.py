@@ -110,6 +110,23 @@ def test_a_warm_report_reads_no_source_file(corpus, tmp_path, monkeypatch) -> No
     assert any(f.tf_leftovers for f in report.files)
 
 
+def test_a_cached_result_keeps_what_apply_fixes_in_a_later_round(tmp_path) -> None:
+    """``fixed_later`` findings (an import kept until the calls that need it are fixed)
+    are fixable in a warm scan too: the result cache stores ``fixable``, not the plan."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (project / "cell.py").write_text(
+        "import tensorflow.keras as keras\n\n\n"
+        "class Cell(keras.layers.Layer):\n"
+        "    def call(self, x):\n"
+        "        return keras.backend.bias_add(keras.backend.dot(x, self.kernel), self.bias)\n"
+    )
+    cold = json.loads(_scan_json(project))["findings"]
+    assert any(f["rule"] == "KM102" and f["fixable"] for f in cold)
+    assert json.loads(_scan_json(project))["findings"] == cold
+
+
 def _run(project: Path, rule_ids=None, cache=True):
     config = load_config(project)
     ids = rule_ids or select_ids([], [])

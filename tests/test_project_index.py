@@ -222,7 +222,7 @@ def test_cached_entries_give_the_same_findings(tmp_path: Path) -> None:
     assert list(index.rglob("index.*"))
     second = run_jobs(plan_jobs([root], config), ids)
     assert finding_lines(first) == finding_lines(second) == finding_lines(run_repo(root))
-    (facts,) = index.rglob("facts.*")
+    (facts,) = index.rglob("resolved.*")  # the project's last resolution
     for damage in (b"{", b'{"x": {"model_classes": [1]}}', b"[]", facts.read_bytes()[:-3]):
         facts.write_bytes(damage)  # a damaged project file is a miss, and is replaced
         assert finding_lines(run_jobs(plan_jobs([root], config), ids)) == finding_lines(first)
@@ -236,7 +236,7 @@ def test_cached_entries_give_the_same_findings(tmp_path: Path) -> None:
     (norm := root / "nets" / "norm.py").write_text(norm.read_text().replace("K.sqrt", "K.abs"))
     changed = finding_lines(run_jobs(plan_jobs([root], config), ids))
     assert changed == finding_lines(run_repo(root))
-    assert len(list(facts.parent.glob("facts.*"))) == 1  # the old one is replaced
+    assert len(list(facts.parent.glob("resolved.*"))) == 1  # the old one is replaced
 
 
 # -- the fixture repositories -------------------------------------------------------
@@ -334,11 +334,14 @@ def test_an_ambiguous_base_is_said_in_the_finding(tmp_path: Path) -> None:
 
 
 def test_a_cold_scan_parses_scanned_files_once_and_filtering_keeps_the_index(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from kmigrate.commands import project_scan
     from kmigrate.commands.config import Config
     from kmigrate.commands.runner import filter_jobs, plan_jobs, run_jobs, select_ids
 
+    # a scan of more files than this defers their entries to their analysis
+    monkeypatch.setattr(project_scan, "_PARSE_TWICE_UP_TO", 3)
     root = copy_repo("three_level", tmp_path)
     jobs = plan_jobs([root], Config(root=root), index_cache=False)
     deferred = {Path(j.path).name for j in jobs if j.deferred}
@@ -347,6 +350,8 @@ def test_a_cold_scan_parses_scanned_files_once_and_filtering_keeps_the_index(
     lines = finding_lines(run_jobs(kept, select_ids((), ())))
     assert "zoo/leaf.py:8 KM201 model fixable" in lines
     assert not any(line.startswith("zoo/core.py") for line in lines)
+    monkeypatch.setattr(project_scan, "_PARSE_TWICE_UP_TO", 8)  # a few files: not deferred
+    assert not any(j.deferred for j in plan_jobs([root], Config(root=root), index_cache=False))
 
 
 def test_a_model_saved_in_one_file_and_loaded_in_another_is_not_renamed_alone(
@@ -376,15 +381,23 @@ def _count_analyses(monkeypatch) -> list[str]:
     return analysed
 
 
+def _with_padding(root: Path) -> Path:
+    """Enough more TensorFlow files that a scan analyses files before resolving the
+    project (a few files, as the pre-commit hook checks, are indexed first instead)."""
+    for i in range(10):
+        (root / f"pad_{i}.py").write_text("import tensorflow as tf\n\nX = tf.constant(1)\n")
+    return root
+
+
 def test_a_save_paired_with_a_load_elsewhere_is_right_the_first_time(
     tmp_path: Path, monkeypatch
 ) -> None:
     """The file names two modules share are guessed from the project's bytes before the
     first analysis: no file is analysed twice, and the save is still not renamed alone."""
     analysed = _count_analyses(monkeypatch)
-    root = copy_repo("save_serve", tmp_path)
+    root = _with_padding(copy_repo("save_serve", tmp_path))
     result = run_repo(root)
-    assert sorted(analysed) == ["serve.py", "train.py"]
+    assert sorted(p for p in analysed if not p.startswith("pad_")) == ["serve.py", "train.py"]
     (save,) = [f for f in result.findings if f.rule == "KM401" and f.span.line == 7]
     assert "serve.py also uses this file name" in save.message
 
@@ -392,7 +405,7 @@ def test_a_save_paired_with_a_load_elsewhere_is_right_the_first_time(
 def test_a_wrong_guess_only_costs_a_second_analysis(tmp_path: Path, monkeypatch) -> None:
     """A file name in a comment looks shared to the guess but not to the index: the save
     it concerns is analysed again with the project's answer, and renamed."""
-    root = copy_repo("save_serve", tmp_path)
+    root = _with_padding(copy_repo("save_serve", tmp_path))
     serve = root / "serve.py"
     serve.write_text(
         serve.read_text().replace("classifier.h5", "other.h5") + '# was "scratch.h5"\n'
@@ -410,6 +423,10 @@ def test_a_wrong_guess_only_costs_a_second_analysis(tmp_path: Path, monkeypatch)
     analysed = _count_analyses(monkeypatch)
     found = rows()
     assert found == expected
-    assert sorted(analysed) == ["serve.py", "train.py", "train.py"]
+    assert sorted(p for p in analysed if not p.startswith("pad_")) == [
+        "serve.py",
+        "train.py",
+        "train.py",
+    ]
     saves = [f for f in found if f[0] == "train.py" and f[2] == "KM401"]
     assert saves and all("also uses" not in f[3] for f in saves)

@@ -509,7 +509,7 @@ def encode_report(report: Any) -> dict | None:
                 span.end_column,
                 _CONTEXT_CODE[finding.context],
                 ref(finding.symbol, len(strings)),
-                finding.fix is not None,
+                finding.fixable,  # a fix of its own, or one apply makes in a later round
                 finding.fingerprint,
                 ref(finding.scope_name, len(strings)),
                 finding.extra,

@@ -68,6 +68,19 @@ def _planned_jobs(settings: RunSettings):
     return jobs
 
 
+def _with_project_facts(planned) -> list:
+    """The jobs with the project's facts, also those the run resolved only after
+    analysing them first (a file edited since the last run): the file as it was at
+    ``--baseline-ref`` is read in the same project, so a layer whose base class lives
+    elsewhere is a layer at the ref too, and its old findings match."""
+    from dataclasses import replace
+
+    pending = getattr(planned, "pending", None)
+    if pending is None:
+        return list(planned)
+    return [j if j.facts is not None else replace(j, facts=pending.facts_of(j)) for j in planned]
+
+
 def _is_checked(settings: RunSettings, jobs, result):
     """Whether a baseline entry's absence in this run means it was fixed."""
     root = settings.config.root
@@ -263,7 +276,11 @@ def check_command(
 
         try:
             at_ref = findings_at_ref(
-                baseline_ref, planned, settings.rule_ids, settings.jobs, settings.config.root
+                baseline_ref,
+                _with_project_facts(planned),
+                settings.rule_ids,
+                settings.jobs,
+                settings.config.root,
             )
         except GitError as error:
             raise click.UsageError(f"--baseline-ref: {error}") from None

@@ -136,7 +136,11 @@ def findings_at_ref(
             copy = Path(folder) / str(index) / Path(relative).name
             copy.parent.mkdir()
             copy.write_bytes(data)
-            old_jobs.append(Job(str(copy), job.display, job.package, job.ignored_codes, False))
+            # the project's facts about the file (its layers' bases elsewhere...): the
+            # project as it is now, read over the file as it was
+            old_jobs.append(
+                Job(str(copy), job.display, job.package, job.ignored_codes, False, job.facts)
+            )
         result = run_jobs(old_jobs, rule_ids, workers)
     known.update(f.fingerprint for f in result.findings)
     return known

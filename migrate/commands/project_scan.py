@@ -6,6 +6,12 @@ pre-commit hook checks one file, but that file's base layer and helpers live els
 Every ``.py`` file is indexed, also those without a TensorFlow/Keras marker: a package
 ``__init__.py`` that re-exports a base layer, or a layer module that only imports the
 project's own ``K``, mentions neither.
+
+A run reads every file and hashes it; what it does next depends on what changed since
+the stored resolution (commands/resolution_cache.py): nothing, and each job's facts are
+read from it; a few files, and only those and what they reach are resolved again, the
+entries of the other files read only if resolution needs them; everything (a first run),
+and every file is parsed once, the scanned ones by their own analysis.
 """
 
 from __future__ import annotations
@@ -17,16 +23,18 @@ import hashlib
 import os
 import re
 import warnings
-from collections.abc import Callable, Sequence
+from collections import ChainMap
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kmigrate.commands.discover import discover
+from kmigrate.commands.resolution_cache import StoredResolution, load_resolution, resolve
 from kmigrate.engine.project_index import (
     ENTRY_FORMAT,
     ModuleFacts,
     ModuleRecord,
-    ProjectIndex,
+    ProjectFacts,
     build_entry,
     load_entry,
     module_names,
@@ -129,15 +137,12 @@ def _entry_for_bytes(data: bytes) -> dict | None:
         return None
 
 
-def _entry_for_path(path: str, store: ResultCache | None) -> dict | None:
+def _entry_for_path(path: str) -> dict | None:
     try:
         data = read_bytes(path)
     except SourceError:
         return None
-    entry = entry_for_bytes(data)
-    if entry is not None and store is not None:
-        store_entry(store, data, entry)
-    return entry
+    return entry_for_bytes(data)
 
 
 def read_files(files: Sequence[Path]) -> list[tuple[Path, bytes]]:
@@ -157,48 +162,167 @@ def index_records(
     store: ResultCache | None,
     workers: int = 1,
     deferred: Callable[[Path, bytes], bool] | None = None,
+    stored: StoredResolution | None = None,
+    entries: _Entries | None = None,
 ) -> list[ModuleRecord]:
     """One record per parseable file; entries from ``store`` (the signed index cache)
     when stored. Files for which ``deferred`` says so and whose entry is not stored are
-    left out: their analysis will give their entry (see :class:`PendingProject`)."""
+    left out: their analysis will give their entry (see :class:`PendingProject`, which
+    then saves the new entries; otherwise they are saved here).
+
+    Files unchanged since the ``stored`` resolution get a record that reads its entry
+    only when resolution needs it: after an edit, most entries are never read."""
     from kmigrate.commands.jobs import package_of
 
+    entries = entries if entries is not None else _Entries(store)
     packages: dict[Path, str] = {}
     records: list[ModuleRecord] = []
     missing: list[tuple[Path, str, bytes]] = []
-    pack = _load_pack(store) if store is not None else {}
-    used: dict[str, dict] = {}
+    left_out = False
     for path, data in files:
-        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-        entry = pack.get(digest)
-        if entry is None or not valid_entry(entry):
-            entry = load_entry(store, data) if store is not None else None
         package = package_of(path, packages)
+        digest = _digest(data)
+        if stored is not None and stored.digest(_key(path)) == digest:
+            fields = record_layout(path, root, package)
+            records.append(_StoredRecord(data, entries, stored.patches(fields["key"]), **fields))
+            entries.complete = False
+            continue
+        entry = entries.get(data, digest, one=stored is not None)
         if entry is None:
             if deferred is None or not deferred(path, data):
                 missing.append((path, package, data))
+            else:
+                left_out = True
             continue
-        used[digest] = entry
+        entries.used[digest] = entry
         records.append(_record(path, root, package, entry))
-    if store is not None and used.keys() != pack.keys():
-        store.store_value(_PACK, "entries", used)
     if len(missing) >= 16 and workers > 1:
-        entries = _build_in_pool([str(p) for p, _, _ in missing], store, workers)
+        built = _build_in_pool([str(p) for p, _, _ in missing], workers)
     else:
-        entries = []
-        for _, _, data in missing:
-            entry = entry_for_bytes(data)
-            if entry is not None and store is not None:
-                store_entry(store, data, entry)
-            entries.append(entry)
-    for (path, package, _), entry in zip(missing, entries, strict=True):
+        built = [entry_for_bytes(data) for _, _, data in missing]
+    for (path, package, data), entry in zip(missing, built, strict=True):
         if entry is not None:
+            entries.add(data, entry)
             records.append(_record(path, root, package, entry))
+    if not left_out:
+        entries.save()
     return records
 
 
-# All entries of the project's last run in one file: loading a thousand small files
-# costs more than parsing one large one. Per-file entries stay the source of truth.
+# A run that makes more entries than this (a cold run) stores them all in the pack, in
+# one write, instead of a thousand small files; fewer are stored one by one.
+_ONE_BY_ONE = 16
+
+
+class _Entries:
+    """The entries of one run: read from the pack of the last full run when it is read,
+    else one by one; new ones saved at the end (:meth:`save`)."""
+
+    def __init__(self, store: ResultCache | None) -> None:
+        self.store = store
+        self._pack: dict[str, dict] | None = None
+        self.used: dict[str, dict] = {}  # digest -> entry of every file read in full
+        self.new: dict[str, tuple[bytes, dict]] = {}  # digest -> (bytes, entry) not stored
+        self.complete = True  # whether ``used`` holds every file's entry
+
+    def pack(self) -> dict[str, dict]:
+        if self._pack is None:
+            self._pack = _load_pack(self.store) if self.store is not None else {}
+        return self._pack
+
+    def get(self, data: bytes, digest: str, one: bool = False) -> dict | None:
+        """The stored entry of ``data`` or None; ``one``: without reading the pack
+        unless it was read already."""
+        if not one or self._pack is not None:
+            entry = self._from_pack(digest)
+            if entry is not None:
+                return entry
+        return load_entry(self.store, data) if self.store is not None else None
+
+    def known(self, data: bytes, digest: str) -> dict | None:
+        """The entry of a file the stored resolution was made from: stored on its own,
+        or only in the pack (a cold run stores its entries there alone); one found in
+        the pack is stored on its own, so that the next run reads one small file."""
+        entry = self.get(data, digest, one=True)
+        if entry is None and self._pack is None and self.store is not None:
+            entry = self._from_pack(digest)
+            if entry is not None:
+                store_entry(self.store, data, entry)
+        return entry
+
+    def _from_pack(self, digest: str) -> dict | None:
+        entry = self.pack().get(digest)
+        return entry if entry is not None and valid_entry(entry) else None
+
+    def add(self, data: bytes, entry: dict) -> None:
+        digest = _digest(data)
+        self.used[digest] = entry
+        self.new[digest] = (data, entry)
+
+    def save(self) -> None:
+        """Store the new entries, and the pack when every entry is known and it changed:
+        many new entries only go into the pack, a few are also stored one by one."""
+        store = self.store
+        if store is None:
+            return
+        many = len(self.new) > _ONE_BY_ONE
+        if self.complete and (many or self.used.keys() != self.pack().keys()):
+            store.store_value(_PACK, "entries", self.used)
+        if not (many and self.complete):
+            for data, entry in self.new.values():
+                store_entry(store, data, entry)
+        self.new.clear()
+
+
+class _StoredRecord(ModuleRecord):
+    """A record of a file unchanged since the stored resolution: its entry is read
+    when first needed (from the store, or parsed again if it went missing)."""
+
+    def __init__(self, data: bytes, entries: _Entries, patches: bool, **fields: Any) -> None:
+        super().__init__(entry=None, **fields)  # type: ignore[arg-type]
+        self._data = data
+        self._entries = entries
+        self.patches = patches  # whether the entry replaces TF/Keras functions
+
+    @property  # type: ignore[override]
+    def entry(self) -> dict:
+        entry = self.__dict__.get("_entry")
+        if entry is None:
+            data = self._data
+            entry = self._entries.known(data, _digest(data)) or entry_for_bytes(data)
+            # the same bytes parsed before; if they cannot now (out of memory), the
+            # module is taken to define nothing rather than failing the run
+            self.__dict__["_entry"] = entry = entry or _empty_entry()
+        return entry
+
+    @entry.setter
+    def entry(self, value: dict | None) -> None:
+        self.__dict__["_entry"] = value
+
+
+def _empty_entry() -> dict:
+    from kmigrate.rules.context_spec import CONTEXT_SPEC
+
+    return build_entry(ast.Module(body=[], type_ignores=[]), CONTEXT_SPEC)
+
+
+def _load_all(records: Sequence[ModuleRecord]) -> Callable[[], None]:
+    """Read every entry not read yet, the pack first (for a full resolution)."""
+
+    def load() -> None:
+        for record in records:
+            if isinstance(record, _StoredRecord):
+                record._entries.pack()
+                break
+        for record in records:
+            _ = record.entry
+
+    return load
+
+
+# All entries of the project's last full run in one file: loading a thousand small files
+# costs more than parsing one large one, and so does writing them. A run that made
+# many entries stores them only there; one that made a few stores each on its own too.
 _PACK = "pack"
 
 
@@ -212,7 +336,7 @@ def _load_pack(store: ResultCache) -> dict[str, dict]:
     return store.load_value(_PACK, "entries", _checked_pack) or {}
 
 
-def _build_in_pool(paths: list[str], store: ResultCache | None, workers: int) -> list[dict | None]:
+def _build_in_pool(paths: list[str], workers: int) -> list[dict | None]:
     import multiprocessing
     import sys
     from concurrent.futures import ProcessPoolExecutor
@@ -220,19 +344,29 @@ def _build_in_pool(paths: list[str], store: ResultCache | None, workers: int) ->
     context = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
     chunk = max(1, min(32, len(paths) // (workers * 4)))
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        return list(pool.map(_entry_for_path, paths, [store] * len(paths), chunksize=chunk))
+        return list(pool.map(_entry_for_path, paths, chunksize=chunk))
 
 
 def _record(path: Path, root: Path, package: str, entry: dict) -> ModuleRecord:
+    return ModuleRecord(entry=entry, **record_layout(path, root, package))
+
+
+def record_layout(path: Path, root: Path, package: str) -> dict[str, Any]:
+    """A record's fields besides its entry: its key, the path reports show, its package,
+    folder and module names."""
     key = _key(path)
-    return ModuleRecord(
-        key=key,
-        shown=os.path.relpath(key, root) if key.startswith(str(root)) else key,
-        entry=entry,
-        package=relative_package(path, root, package),
-        folder=os.path.dirname(key),
-        names=module_names(path, root, package),
-    )
+    top = str(root)
+    if key.startswith(top + os.sep):
+        shown = key[len(top) + 1 :]  # what relpath gives, without its normalisation
+    else:
+        shown = os.path.relpath(key, root) if key.startswith(top) else key
+    return {
+        "key": key,
+        "shown": shown,
+        "package": relative_package(path, root, package),
+        "folder": os.path.dirname(key),
+        "names": module_names(path, root, package),
+    }
 
 
 def _key(path: Path | str) -> str:
@@ -250,35 +384,102 @@ def attach_facts(
     if not files:
         return jobs
     store = index_store(root) if use_cache else None
-    project_key = _project_key(root, files)
-    by_key = load_facts(store, project_key) if store is not None else None
-    if by_key is None:
-        # Scanned files whose entry is not stored are parsed once, by their analysis
-        # (run alone first; see PendingProject), not also here.
-        scanned = {_key(j.path) for j in jobs if not j.fix and j.path.endswith(".py")}
+    digests = {_key(path): _digest(data) for path, data in files}
+    project = _Project(root, store, digests)
+    notebooks = [(Path(j.path), j.package) for j in jobs if j.path.endswith(".ipynb")]
+    if project.stored is not None and project.stored.project == project.key:  # unchanged
+        facts: Mapping[str, ModuleFacts] = project.stored.facts()
+        if notebooks:
+            records = index_records(files, root, store, workers, None, project.stored)
+            facts = project.with_notebooks(facts, records, notebooks)
+        return _with_facts(jobs, facts)
+    # Scanned files whose entry is not stored are parsed once, by their analysis
+    # (run alone first; see PendingProject), not also here. Only for many files: a file
+    # whose project facts differ from its own (a helper, a layer on a project base) is
+    # then analysed twice, which costs more than parsing it once more for its entry, and
+    # the pre-commit hook checks a few files, just edited.
+    scanned = {_key(j.path) for j in jobs if not j.fix and j.path.endswith(".py")}
 
-        def deferred(path: Path, data: bytes) -> bool:
-            return _key(path) in scanned and _may_hold_tensorflow(data)
+    def deferred(path: Path, data: bytes) -> bool:
+        return _key(path) in scanned and _may_hold_tensorflow(data)
 
-        records = index_records(files, root, store, workers, deferred)
-        known = {record.key for record in records}
-        later = {k for j in jobs if (k := _key(j.path)) in scanned and k not in known}
-        if later:
-            by_path = {_key(p): (p, d) for p, d in files}
-            pending = PendingProject(root, store, project_key, records, by_path, later)
-            guesses = guess_shared_paths(records, by_path, later, root)
-            planned = PlannedJobs(
-                dataclasses.replace(
-                    j, deferred=_key(j.path) in later, shared_guess=guesses.get(_key(j.path), ())
-                )
-                for j in jobs
+    entries = _Entries(store)
+    later_if = deferred if len(scanned) > _PARSE_TWICE_UP_TO else None
+    records = index_records(files, root, store, workers, later_if, project.stored, entries)
+    known = {record.key for record in records}
+    later = {k for j in jobs if (k := _key(j.path)) in scanned and k not in known}
+    if later:
+        by_path = {_key(p): (p, d) for p, d in files}
+        pending = PendingProject(project, records, by_path, later, notebooks, entries)
+        guesses = guess_shared_paths(records, by_path, later, root)
+        planned = PlannedJobs(
+            dataclasses.replace(
+                j, deferred=_key(j.path) in later, shared_guess=guesses.get(_key(j.path), ())
             )
-            planned.pending = pending
-            return planned
-        by_key = _all_facts(records)
-        if store is not None:
-            store_facts(store, project_key, by_key)
-    return _with_facts(jobs, by_key)
+            for j in jobs
+        )
+        planned.pending = pending
+        return planned
+    facts = project.with_notebooks(project.resolve(records), records, notebooks)
+    return _with_facts(jobs, facts)
+
+
+_PARSE_TWICE_UP_TO = 8  # scanned files whose entries are made here rather than deferred
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+class _Project:
+    """One project's files (by digest) and its stored resolution."""
+
+    def __init__(self, root: Path, store: ResultCache | None, digests: dict[str, str]) -> None:
+        self.root = root
+        self.store = store
+        self.digests = digests
+        self.key = _project_key(root, digests)
+        self.root_key = _digest(str(root).encode("utf-8", "surrogatepass"))
+        self.stored = load_resolution(store, self.root_key) if store is not None else None
+
+    def resolve(self, records: list[ModuleRecord]) -> Mapping[str, ModuleFacts]:
+        from kmigrate.rules.context_spec import CONTEXT_SPEC
+
+        return resolve(
+            records,
+            self.digests,
+            self.key,
+            CONTEXT_SPEC,
+            self.store,
+            self.root_key,
+            self.stored,
+            _load_all(records),
+        )
+
+    def with_notebooks(
+        self,
+        facts: Mapping[str, ModuleFacts],
+        records: Sequence[ModuleRecord],
+        notebooks: Sequence[tuple[Path, str]],
+    ) -> Mapping[str, ModuleFacts]:
+        """``facts`` and those of the ``notebooks`` (path, package) in this project."""
+        from kmigrate.commands.notebook_facts import notebook_facts, notebook_record
+
+        if not notebooks or not isinstance(facts, ProjectFacts):
+            return facts
+        found = []
+        for path, package in notebooks:
+            layout = record_layout(path, self.root, package)
+            record = notebook_record(path, layout, self.store)
+            if record is not None:
+                found.append(record)
+        return ChainMap(notebook_facts(found, records, facts, _may_patch), facts)  # type: ignore[arg-type]
+
+
+def _may_patch(record: ModuleRecord) -> bool:
+    if isinstance(record, _StoredRecord):
+        return record.patches  # without reading the entry
+    return bool(record.entry["patches"])
 
 
 # A one-line string literal; its text is a file name when it ends like a saved model.
@@ -298,20 +499,26 @@ def guess_shared_paths(
     from kmigrate.rules.context_spec import CONTEXT_SPEC
 
     suffixes = tuple(s.encode() for s in CONTEXT_SPEC.saved_file_suffixes)
-    names: dict[str, tuple[str, set[str]]] = {}  # key -> (shown path, file names)
-    for record in records:
-        names[record.key] = (record.shown or record.key, set(record.entry["paths"]))
-    for key in later:
+
+    def literals(key: str) -> set[str]:
         found = files.get(key)
-        if found is None:
-            continue
-        literals = set()
-        for match in _STRING_LITERAL.finditer(found[1]):
+        names = set()
+        for match in _STRING_LITERAL.finditer(found[1] if found else b""):
             text = match.group(2)
             if text.endswith(suffixes):
-                literals.add(text.decode("utf-8", "replace"))
-        shown = os.path.relpath(key, root) if key.startswith(str(root)) else key
-        names[key] = (shown, literals)
+                names.add(text.decode("utf-8", "replace"))
+        return names
+
+    names: dict[str, tuple[str, set[str]]] = {}  # key -> (shown path, file names)
+    for record in records:
+        # an entry not read yet (a stored record) is not read for a guess
+        lazy = isinstance(record, _StoredRecord) and "_entry" not in record.__dict__
+        paths = literals(record.key) if lazy else set(record.entry["paths"])
+        names[record.key] = (record.shown or record.key, paths)
+    for key in later:
+        if key in files:
+            shown = os.path.relpath(key, root) if key.startswith(str(root)) else key
+            names[key] = (shown, literals(key))
     users: dict[str, list[str]] = {}
     for shown, paths in names.values():
         for path in paths:
@@ -337,18 +544,11 @@ def _may_hold_tensorflow(data: bytes) -> bool:
     return any(marker in data for marker in SOURCE_MARKERS)
 
 
-def _all_facts(records: list[ModuleRecord]) -> dict[str, ModuleFacts]:
-    from kmigrate.rules.context_spec import CONTEXT_SPEC
-
-    project = ProjectIndex(records, CONTEXT_SPEC)
-    return {record.key: project.facts(record) for record in records}
-
-
-def _with_facts(jobs: Sequence[Job], by_key: dict[str, ModuleFacts]) -> list[Job]:
+def _with_facts(jobs: Sequence[Job], by_key: Mapping[str, ModuleFacts]) -> list[Job]:
     attached = []
     for job in jobs:
         facts = by_key.get(_key(job.path))
-        if facts is None or job.path.endswith(".ipynb"):
+        if facts is None:
             attached.append(dataclasses.replace(job, deferred=False))
             continue
         attached.append(dataclasses.replace(job, facts=facts, deferred=False))
@@ -371,14 +571,14 @@ class PendingProject:
     itself); then the project is resolved, and only the files whose project facts
     differ from their own are analysed again, with the project's facts."""
 
-    root: Path
-    store: ResultCache | None
-    project_key: str
+    project: _Project
     records: list[ModuleRecord]
     files: dict[str, tuple[Path, bytes]]  # by _key(path)
     deferred: set[str]  # keys of the files whose entry their analysis gives
+    notebooks: list[tuple[Path, str]]  # (path, package) of the notebooks among the jobs
+    entries: _Entries  # the run's entries, saved once the deferred ones are known
 
-    def finish(self, first: Sequence[tuple[Job, Any]]) -> dict[str, ModuleFacts]:
+    def finish(self, first: Sequence[tuple[Job, Any]]) -> Mapping[str, ModuleFacts]:
         """The facts of every module, from the stored records and the entries the
         first analyses (job, report) returned."""
         from kmigrate.commands.jobs import package_of
@@ -395,74 +595,29 @@ class PendingProject:
             entry = given[key] if key in given else entry_for_bytes(data)
             if entry is None:
                 continue
-            records.append(_record(path, self.root, package_of(path, packages), entry))
-            if self.store is not None:
-                store_entry(self.store, data, entry)
-        by_key = _all_facts(records)
-        if self.store is not None:
-            store_facts(self.store, self.project_key, by_key)
-        return by_key
+            records.append(_record(path, self.project.root, package_of(path, packages), entry))
+            self.entries.add(data, entry)
+        self.entries.save()
+        facts = self.project.resolve(records)
+        self.facts = self.project.with_notebooks(facts, records, self.notebooks)
+        return self.facts
+
+    def facts_of(self, job: Job) -> ModuleFacts | None:
+        """``job``'s facts once :meth:`finish` resolved the project (else None)."""
+        facts = getattr(self, "facts", None)
+        return None if facts is None else facts.get(_key(job.path))
 
     def bytes_of(self, job: Job) -> bytes | None:
         found = self.files.get(_key(job.path))
         return found[1] if found else None
 
 
-# -- the project's facts, cached whole: a re-run on an unchanged project (the
-# pre-commit hook on a file it checked before, a warm scan) resolves nothing.
+# -- the project's key: a re-run on an unchanged project (the pre-commit hook on a
+# file it checked before, a warm scan) resolves nothing.
 
 
-def _project_key(root: Path, files: Sequence[tuple[Path, bytes]]) -> str:
+def _project_key(root: Path, digests: Mapping[str, str]) -> str:
     digest = hashlib.blake2b(f"{root}\0{ENTRY_FORMAT}".encode(), digest_size=16)
-    for path, data in files:
-        digest.update(f"{_key(path)}\0".encode())
-        digest.update(hashlib.blake2b(data, digest_size=16).digest())
+    for key, file_digest in digests.items():
+        digest.update(f"{key}\0{file_digest}\n".encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
-
-
-_FACTS_FIELDS = tuple(f.name for f in dataclasses.fields(ModuleFacts))
-_PAIRED_FIELDS = frozenset({"bindings", "notes", "patched", "shared_paths"})
-
-
-_FACTS = "facts"
-
-
-def load_facts(store: ResultCache, project_key: str) -> dict[str, ModuleFacts] | None:
-    """The stored facts of every module, or None (missing, unsigned or malformed: a miss)."""
-
-    def decode(stored: Any) -> dict[str, ModuleFacts]:
-        try:
-            return {key: _facts_from_json(value) for key, value in stored.items()}
-        except AttributeError as error:  # not a dict, or a record that is not one
-            raise ValueError("not a facts table") from error
-
-    return store.load_value(_FACTS, project_key, decode)
-
-
-def _facts_from_json(value: dict) -> ModuleFacts:
-    if set(value) != set(_FACTS_FIELDS):
-        raise ValueError("not a facts record")
-    fields = {}
-    for name in _FACTS_FIELDS:
-        items = value[name]
-        if name in _PAIRED_FIELDS:
-            pairs = tuple(tuple(item) for item in items)
-            if not all(len(p) == 2 and all(isinstance(s, str) for s in p) for p in pairs):
-                raise ValueError(name)
-            fields[name] = pairs
-        else:
-            if not all(isinstance(item, str) for item in items):
-                raise ValueError(name)
-            fields[name] = tuple(items)
-    return ModuleFacts(**fields)
-
-
-def store_facts(store: ResultCache, project_key: str, facts: dict[str, ModuleFacts]) -> None:
-    """Store the project's facts, replacing those of earlier versions of the project."""
-    data = {key: dataclasses.asdict(value) for key, value in facts.items()}
-    try:
-        for old in store.folder.glob(f"{_FACTS}.*"):
-            old.unlink(missing_ok=True)
-    except OSError:
-        return
-    store.store_value(_FACTS, project_key, data)

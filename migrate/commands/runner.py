@@ -105,7 +105,7 @@ class _Unit:
 
     @property
     def facts(self) -> ModuleFacts | None:
-        return None if self.notebook is not None else self.job.facts
+        return self.job.facts
 
     def analyze(self) -> FileAnalysis:
         """The analysis of the text as it is, worked out once (a fix that is refused

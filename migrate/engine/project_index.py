@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -32,6 +32,10 @@ ENTRY_FORMAT = 3
 MAX_DEPTH = 24  # alias and re-export chains longer than this are left unresolved
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _UNKNOWN = ("unknown",)
+# A name being resolved: reaching it again is a cycle. Equal to _UNKNOWN (what a cycle
+# resolves to) but a distinct object, so that the index can tell it met one.
+_PENDING = tuple(["unknown"])
+_CHECKING = object()  # the same for a class whose bases are being resolved
 
 
 # ---------------------------------------------------------------------------
@@ -228,6 +232,22 @@ def _strings(value: object) -> bool:
     return isinstance(value, list) and all(isinstance(s, str) for s in value)
 
 
+def entry_shape(entry: dict) -> str:
+    """A digest of what resolution reads from ``entry`` when *other* modules resolve
+    names through it: what it imports, binds, patches, exports, and its classes' bases.
+    Calls, references and file names are left out: they only shape the module's own
+    :class:`LocalFacts`."""
+    shape = [
+        entry["imports"],
+        entry["assigns"],
+        entry["patches"],
+        sorted((name, info["bases"]) for name, info in entry["classes"].items()),
+        list(entry["functions"]),
+        entry["all"],
+    ]
+    return hashlib.blake2b(repr(shape).encode(), digest_size=12).hexdigest()
+
+
 # ---------------------------------------------------------------------------
 # The per-file cache: entries go through a signed plain-data store (the result cache's
 # ``load_value``/``store_value``: JSON bound to this machine, see docs/security.md) and
@@ -298,6 +318,29 @@ class ModuleFacts:
         return bool(self.bindings or self.model_classes)
 
 
+Node = tuple[str, str]  # (module key, function name or ``Class.method``)
+
+
+@dataclass(frozen=True)
+class LocalFacts:
+    """What one module's own entry decides once its names are resolved against the
+    project: its model classes, bindings and notes, and its part of the call graph.
+
+    It depends on the module's entry and on the *shape* of the other modules (what they
+    define, import and bind: :func:`entry_shape`), never on their calls: so when a
+    file's function bodies change, only its own local facts are made again, and the
+    call graph is closed over the stored ones (:class:`ProjectFacts`)."""
+
+    model_classes: tuple[str, ...] = ()
+    bindings: tuple[tuple[str, str], ...] = ()
+    notes: tuple[tuple[str, str], ...] = ()
+    functions: tuple[str, ...] = ()  # top-level functions, in entry order
+    # function / method nodes of the module -> the project functions they call (if any)
+    edges: tuple[tuple[str, tuple[Node, ...]], ...] = ()
+    model_seeds: tuple[Node, ...] = ()  # nodes that are model code whoever calls them
+    data_seeds: tuple[Node, ...] = ()  # ... data-pipeline code
+
+
 @dataclass
 class ModuleRecord:
     """One indexed file: its entry, its dotted names and the package of its
@@ -347,20 +390,34 @@ Target = tuple
 class ProjectIndex:
     """Resolution over the entries of one project."""
 
-    def __init__(self, records: Iterable[ModuleRecord], spec: ContextSpec) -> None:
+    def __init__(
+        self,
+        records: Iterable[ModuleRecord],
+        spec: ContextSpec,
+        patching: Iterable[ModuleRecord] | None = None,
+    ) -> None:
+        """``patching``: the records that may replace TF/Keras functions, when the caller
+        knows them (all records by default: every entry is then read)."""
         self.spec = spec
         self.canonical = spec.canonical  # memoised: resolution asks for the same names
         self.records = list(records)
+        self.patching = self.records if patching is None else list(patching)
         self.by_name: dict[str, list[ModuleRecord]] = {}
         for record in self.records:
             for name in record.names:
                 self.by_name.setdefault(name, []).append(record)
+        self._roots = {name.partition(".")[0] for name in self.by_name}
         self._memo: dict[tuple[int, str], Target] = {}
         self._model_class: dict[tuple[int, str], bool] = {}
         self._notes: dict[int, dict[str, str]] = {}
-        self._reach: tuple[set, set] | None = None
         self._patched: dict[str, tuple[str, Target]] | None = None
-        self._paths: dict[str, list[str]] | None = None
+        self._facts: ProjectFacts | None = None
+        self._below: dict[str, list[ModuleRecord]] | None = None
+        # Each name is resolved once and remembered. A cycle (or a chain longer than
+        # MAX_DEPTH) makes what a name resolves to depend on where the walk entered it;
+        # then this is set, and local facts made by another index are not mixed with
+        # this one's (see commands/resolution_cache.py). No corpus project has one.
+        self.order_sensitive = False
 
     # -- modules -------------------------------------------------------------
     def _modules(self, name: str, importer: ModuleRecord) -> list[ModuleRecord]:
@@ -384,6 +441,8 @@ class ProjectIndex:
         """Resolve an absolute dotted path: the longest prefix that is a project module,
         then the rest inside it; no prefix in the project: an external name."""
         parts = qualified.split(".")
+        if parts[0] not in self._roots:  # tensorflow, keras, numpy...: no prefix is ours
+            return ("external", qualified)
         for cut in range(len(parts), 0, -1):
             found = self._modules(".".join(parts[:cut]), record)
             if not found:
@@ -397,6 +456,41 @@ class ProjectIndex:
             return self._in_module(target, ".".join(parts[cut:]), depth + 1)
         return ("external", qualified)
 
+    def import_paths(self, record: ModuleRecord) -> list[str]:
+        """The absolute dotted paths ``record``'s imports name (as :meth:`_way` builds
+        them): resolving any name of ``record`` only looks up project modules whose
+        name is a prefix of one of them or lies below one (:func:`path_reaches`)."""
+        paths = []
+        for _, module, name, level in record.entry["imports"]:
+            base = self._absolute(record, module, level)
+            if name == "*":
+                paths.append(base)
+            else:
+                paths.append(f"{base}.{name}" if name and base else name or base)
+        return sorted(set(paths))
+
+    def modules_used(self, record: ModuleRecord) -> set[str]:
+        """Keys of the modules resolving a name in ``record`` may read directly: the
+        modules its imports name, their packages and everything below them (``import
+        pkg`` reaches ``pkg.sub.f``). Resolution from ``record`` only ever reads modules
+        reachable this way, so a module's shape can change what another module
+        resolves only if it is reachable from it."""
+        if self._below is None:
+            below: dict[str, list[ModuleRecord]] = {}
+            for other in self.records:
+                for name in other.names:
+                    parts = name.split(".")
+                    for cut in range(1, len(parts)):
+                        below.setdefault(".".join(parts[:cut]), []).append(other)
+            self._below = below
+        used: set[str] = set()
+        for path in self.import_paths(record):
+            parts = path.split(".")
+            for cut in range(1, len(parts) + 1):
+                used.update(r.key for r in self.by_name.get(".".join(parts[:cut]), ()))
+            used.update(r.key for r in self._below.get(path, ()))
+        return used
+
     # -- names ---------------------------------------------------------------
     def resolve(self, record: ModuleRecord, dotted: str) -> Target:
         """What ``dotted``, read at module level of ``record``, refers to."""
@@ -406,12 +500,15 @@ class ProjectIndex:
         key = (id(record), dotted)
         found = self._memo.get(key)
         if found is not None:
+            if found is _PENDING:
+                self.order_sensitive = True
             return found
         if depth > MAX_DEPTH:
+            self.order_sensitive = True
             return _UNKNOWN
-        self._memo[key] = _UNKNOWN  # a cycle back here resolves to nothing
+        self._memo[key] = _PENDING  # a cycle back here resolves to nothing
         found = self._lookup(record, dotted, depth)
-        self._memo[key] = found
+        self._memo[key] = _UNKNOWN if found is _PENDING else found
         return found
 
     def _lookup(self, record: ModuleRecord, dotted: str, depth: int) -> Target:
@@ -477,8 +574,11 @@ class ProjectIndex:
         key = (id(record), name)
         known = self._model_class.get(key)
         if known is not None:
+            if known is _CHECKING:
+                self.order_sensitive = True
+                return False
             return known
-        self._model_class[key] = False  # a cyclic hierarchy is no model class
+        self._model_class[key] = _CHECKING  # a cyclic hierarchy is no model class
         result = False
         for base in record.entry["classes"].get(name, {}).get("bases", ()):
             if not base:
@@ -495,55 +595,75 @@ class ProjectIndex:
         self._model_class[key] = result
         return result
 
-    # -- functions -------------------------------------------------------------
-    def _reached(self) -> tuple[set, set]:
-        """(model, data): the (record id, function name) pairs reached from model code
-        and from data pipelines, over the whole project's call graph."""
-        if self._reach is not None:
-            return self._reach
+    # -- what one module decides ----------------------------------------------
+    def local(self, record: ModuleRecord) -> LocalFacts:
+        """What ``record``'s own entry decides, resolved against the project (see
+        :class:`LocalFacts`): the call graph's nodes are ``(module key, name)``."""
         spec = self.spec
-        edges: dict[tuple, set[tuple]] = {}
-        model_seeds: set[tuple] = set()
-        data_seeds: set[tuple] = set()
-        for record in self.records:
-            rid = id(record)
-            for fname, calls in record.entry["functions"].items():
-                node = (rid, fname)
-                edges[node] = out = set()
+        key = record.key
+        entry = record.entry
+        edges: dict[str, tuple[Node, ...]] = {}
+        model_seeds: set[Node] = set()
+        data_seeds: set[Node] = set()
+        for fname, calls in entry["functions"].items():
+            out: set[Node] = set()
+            for callee in calls:
+                target = self._callee(record, callee)
+                if target[0] == "function":
+                    out.add((target[1].key, target[2]))
+                elif target[0] == "external":
+                    symbol = self.canonical(target[1])
+                    if symbol.endswith(spec.functional_input_suffixes):
+                        model_seeds.add((key, fname))
+                    elif symbol.startswith(spec.data_symbol_prefixes):
+                        data_seeds.add((key, fname))
+            if out:
+                edges[fname] = tuple(sorted(out))
+        model_classes = []
+        for cname, info in entry["classes"].items():
+            model = self.is_model_class(record, cname)
+            if model:
+                model_classes.append(cname)
+            for mname, calls in info["methods"].items():
+                node = f"{cname}.{mname}"
+                out = set()
+                if model:
+                    model_seeds.add((key, node))
                 for callee in calls:
+                    if callee.startswith("self."):
+                        out.add((key, f"{cname}.{callee[5:]}"))
+                        continue
                     target = self._callee(record, callee)
                     if target[0] == "function":
-                        out.add((id(target[1]), target[2]))
-                    elif target[0] == "external":
-                        symbol = self.canonical(target[1])
-                        if symbol.endswith(spec.functional_input_suffixes):
-                            model_seeds.add(node)
-                        elif symbol.startswith(spec.data_symbol_prefixes):
-                            data_seeds.add(node)
-            for cname, info in record.entry["classes"].items():
-                model = self.is_model_class(record, cname)
-                for mname, calls in info["methods"].items():
-                    node = (rid, f"{cname}.{mname}")
-                    edges[node] = out = set()
-                    if model:
-                        model_seeds.add(node)
-                    for callee in calls:
-                        if callee.startswith("self."):
-                            out.add((rid, f"{cname}.{callee[5:]}"))
-                            continue
-                        target = self._callee(record, callee)
-                        if target[0] == "function":
-                            out.add((id(target[1]), target[2]))
-            for ref in record.entry["model_refs"]:
+                        out.add((target[1].key, target[2]))
+                if out:
+                    edges[node] = tuple(sorted(out))
+        for refs, seeds in ((entry["model_refs"], model_seeds), (entry["data_refs"], data_seeds)):
+            for ref in refs:
                 target = self.resolve(record, ref)
                 if target[0] == "function":
-                    model_seeds.add((id(target[1]), target[2]))
-            for ref in record.entry["data_refs"]:
-                target = self.resolve(record, ref)
-                if target[0] == "function":
-                    data_seeds.add((id(target[1]), target[2]))
-        self._reach = (_closure(model_seeds, edges), _closure(data_seeds, edges))
-        return self._reach
+                    seeds.add((target[1].key, target[2]))
+        return LocalFacts(
+            model_classes=tuple(model_classes),
+            bindings=self._bindings(record),
+            notes=tuple(sorted(self._notes.get(id(record), {}).items())),
+            functions=tuple(entry["functions"]),
+            edges=tuple(edges.items()),
+            model_seeds=tuple(sorted(model_seeds)),
+            data_seeds=tuple(sorted(data_seeds)),
+        )
+
+    def _bindings(self, record: ModuleRecord) -> tuple[tuple[str, str], ...]:
+        bindings = []
+        for local, ways in record.bound().items():
+            if ways[0][0] in ("class", "function"):
+                continue
+            if all(w[0] == "import" and not w[3] and not self._in_project(w[1]) for w in ways):
+                continue  # a plain external import: the module's own resolver knows it
+            target = self.resolve(record, local)
+            if target[0] == "external" and self.canonical(target[1]) in self.spec.namespace_symbols:
+                bindings.append((local, target[1]))
+        return tuple(sorted(bindings))
 
     def _callee(self, record: ModuleRecord, callee: str) -> Target:
         """What a call runs: a patched ``K.flatten`` runs the project's ``flatten``."""
@@ -557,47 +677,17 @@ class ProjectIndex:
     # -- facts ---------------------------------------------------------------
     def facts(self, record: ModuleRecord) -> ModuleFacts:
         """What the project decides about ``record``'s classes, functions and names."""
-        rid = id(record)
-        model_classes = tuple(n for n in record.entry["classes"] if self.is_model_class(record, n))
-        model, data = self._reached()
-        functions = record.entry["functions"]
-        in_model = {f for f in functions if (rid, f) in model}
-        in_data = {f for f in functions if (rid, f) in data}
-        bindings = []
-        for local, ways in record.bound().items():
-            if ways[0][0] in ("class", "function"):
-                continue
-            if all(w[0] == "import" and not w[3] and not self._in_project(w[1]) for w in ways):
-                continue  # a plain external import: the module's own resolver knows it
-            target = self.resolve(record, local)
-            if target[0] == "external" and self.canonical(target[1]) in self.spec.namespace_symbols:
-                bindings.append((local, target[1]))
-        notes = self._notes.get(rid, {})
-        return ModuleFacts(
-            model_classes=model_classes,
-            model_functions=tuple(sorted(in_model)),
-            data_functions=tuple(sorted(in_data - in_model)),
-            mixed_functions=tuple(sorted(in_model & in_data)),
-            bindings=tuple(sorted(bindings)),
-            notes=tuple(sorted(notes.items())),
-            patched=tuple(sorted((s, where) for s, (where, _) in self.patched().items())),
-            shared_paths=self._shared_paths(record),
-        )
+        if self._facts is None:
+            self._facts = ProjectFacts(
+                {r.key: self.local(r) for r in self.records},
+                {r.key: (r.shown or r.key, r.entry["paths"]) for r in self.records},
+                self.patched_symbols(),
+            )
+        return self._facts[record.key]
 
-    def _shared_paths(self, record: ModuleRecord) -> tuple[tuple[str, str], ...]:
-        """File names this module shares with other modules (KM4 pairs across files)."""
-        if self._paths is None:
-            users: dict[str, list[str]] = {}
-            for other in self.records:
-                for path in other.entry["paths"]:
-                    users.setdefault(path, []).append(other.shown or other.key)
-            self._paths = users
-        shared = []
-        for path in record.entry["paths"]:
-            others = [u for u in self._paths.get(path, ()) if u != (record.shown or record.key)]
-            if others:
-                shared.append((path, ", ".join(sorted(others)[:3])))
-        return tuple(shared)
+    def patched_symbols(self) -> tuple[tuple[str, str], ...]:
+        """(symbol, module) of every TF/Keras function the project replaces."""
+        return tuple(sorted((s, where) for s, (where, _) in self.patched().items()))
 
     def patched(self) -> dict[str, tuple[str, Target]]:
         """TF/Keras functions some module replaces, with the module and what replaces
@@ -605,7 +695,7 @@ class ProjectIndex:
         run the project's own function."""
         if self._patched is None:
             found: dict[str, tuple[str, Target]] = {}
-            for record in self.records:
+            for record in self.patching:
                 for root, attr, value in record.entry["patches"]:
                     target = self.resolve(record, root)
                     if target[0] == "external":
@@ -620,8 +710,102 @@ class ProjectIndex:
         return any(".".join(parts[:cut]) in self.by_name for cut in range(len(parts), 0, -1))
 
 
-def _closure(seeds: set[tuple], edges: dict[tuple, set[tuple]]) -> set[tuple]:
-    seen: set[tuple] = set()
+class ProjectFacts(Mapping[str, ModuleFacts]):
+    """Every module's :class:`ModuleFacts`, by module key, from the modules' local facts:
+    the call graph is closed once, each module's facts are made when asked for (the
+    pre-commit hook asks for one)."""
+
+    def __init__(
+        self,
+        local: Mapping[str, LocalFacts],
+        files: Mapping[str, tuple[str, Sequence[str]]],
+        patched: tuple[tuple[str, str], ...],
+    ) -> None:
+        self.local = local
+        self.files = files  # key -> (path as shown, literal saved-file names it uses)
+        self.patched = patched
+        self._made: dict[str, ModuleFacts] = {}
+        self._reach: tuple[set[Node], set[Node]] | None = None
+        self._users: dict[str, list[str]] | None = None
+
+    def __getitem__(self, key: str) -> ModuleFacts:
+        made = self._made.get(key)
+        if made is None:
+            made = self._made[key] = self._make(key)
+        return made
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.local)
+
+    def __len__(self) -> int:
+        return len(self.local)
+
+    def reached(self) -> tuple[set[Node], set[Node]]:
+        """(model, data): the nodes reached from model code and from data pipelines,
+        over the whole project's call graph."""
+        if self._reach is None:
+            edges: dict[Node, tuple[Node, ...]] = {}
+            model_seeds: set[Node] = set()
+            data_seeds: set[Node] = set()
+            for key, local in self.local.items():
+                for name, out in local.edges:
+                    edges[(key, name)] = out
+                model_seeds.update(local.model_seeds)
+                data_seeds.update(local.data_seeds)
+            self._reach = (closure(model_seeds, edges), closure(data_seeds, edges))
+        return self._reach
+
+    def reached_functions(self, key: str) -> tuple[set[str], set[str]]:
+        """(model, data): the top-level functions of module ``key`` reached from model
+        code and from data pipelines."""
+        model, data = self.reached()
+        functions = self.local[key].functions
+        in_model = {f for f in functions if (key, f) in model}
+        return in_model, {f for f in functions if (key, f) in data}
+
+    def _make(self, key: str) -> ModuleFacts:
+        local = self.local[key]
+        in_model, in_data = self.reached_functions(key)
+        return ModuleFacts(
+            model_classes=local.model_classes,
+            model_functions=tuple(sorted(in_model)),
+            data_functions=tuple(sorted(in_data - in_model)),
+            mixed_functions=tuple(sorted(in_model & in_data)),
+            bindings=local.bindings,
+            notes=local.notes,
+            patched=self.patched,
+            shared_paths=self._shared_paths(key),
+        )
+
+    def _shared_paths(self, key: str) -> tuple[tuple[str, str], ...]:
+        return self.shared_paths(*self.files[key])
+
+    def shared_paths(self, own: str, paths: Sequence[str]) -> tuple[tuple[str, str], ...]:
+        """Of the file names ``paths`` the file shown as ``own`` uses, those other
+        modules use too, with them (KM4 pairs across files)."""
+        if self._users is None:
+            users: dict[str, list[str]] = {}
+            for shown, used in self.files.values():
+                for path in used:
+                    users.setdefault(path, []).append(shown)
+            self._users = users
+        shared = []
+        for path in paths:
+            others = [u for u in self._users.get(path, ()) if u != own]
+            if others:
+                shared.append((path, ", ".join(sorted(others)[:3])))
+        return tuple(shared)
+
+
+def path_reaches(path: str, name: str) -> bool:
+    """Whether resolving through import path ``path`` can look up the module ``name``:
+    it is ``path``, a package above it or a module below it."""
+    return path == name or path.startswith(name + ".") or name.startswith(path + ".")
+
+
+def closure(seeds: Iterable[Hashable], edges: Mapping[Any, Iterable[Hashable]]) -> set:
+    """Everything reached from ``seeds`` along ``edges`` (seeds included)."""
+    seen: set = set()
     todo = list(seeds)
     while todo:
         node = todo.pop()

@@ -1,0 +1,111 @@
+"""What the project says about a notebook.
+
+A notebook's layers derive from the project's base layers and call its helpers like
+any module does (``from mypkg.layers import BaseLayer`` in a cell). Its code cells,
+joined as the analysis joins them, are read as one more module of the project: its
+names are resolved through the project's modules, and its functions are model code
+when its own layers reach them. Nothing can import a notebook, so it changes nothing
+the project's modules are told (their facts are those of the project without it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from kmigrate.engine.project_index import (
+    ModuleFacts,
+    ModuleRecord,
+    ProjectFacts,
+    ProjectIndex,
+    ValueStore,
+    build_entry,
+    load_entry,
+    store_entry,
+)
+
+
+def notebook_entry(path: Path, store: ValueStore | None = None) -> dict | None:
+    """The index entry of the notebook's code cells, from ``store`` when stored there
+    (by the notebook's bytes); None when it is not a readable Python notebook (its
+    analysis says why)."""
+    from kmigrate.engine.sources import SourceError, read_bytes
+
+    try:
+        data = read_bytes(str(path))
+    except SourceError:
+        return None
+    marked = b"notebook\0" + data  # not the entry of a module with these bytes
+    entry = load_entry(store, marked) if store is not None else None
+    if entry is None:
+        entry = _entry_of_cells(data)
+        if entry is not None and store is not None:
+            store_entry(store, marked, entry)
+    return entry
+
+
+def _entry_of_cells(data: bytes) -> dict | None:
+    from kmigrate.commands.notebook import NotebookError, load_notebook
+    from kmigrate.engine.sources import SourceError, decode_source, parse_or_none
+    from kmigrate.rules.context_spec import CONTEXT_SPEC
+
+    try:
+        notebook = load_notebook(decode_source(data).text)
+    except (SourceError, NotebookError):
+        return None
+    tree = parse_or_none(notebook.module_text) if notebook is not None else None
+    if tree is None:
+        return None
+    try:
+        return build_entry(tree, CONTEXT_SPEC)
+    except RecursionError:
+        return None
+
+
+def notebook_facts(
+    notebooks: Sequence[ModuleRecord],
+    records: Sequence[ModuleRecord],
+    project: ProjectFacts,
+    may_patch: Callable[[ModuleRecord], bool],
+) -> dict[str, ModuleFacts]:
+    """The facts of each notebook record (no module names: nothing imports it) in the
+    project of ``records``, whose facts are ``project``: the project and that notebook,
+    not the other notebooks. ``may_patch``: whether a record can replace TF/Keras
+    functions (so that only those entries are read)."""
+    from kmigrate.rules.context_spec import CONTEXT_SPEC
+
+    ordered = sorted(records, key=_key)
+    patching = [r for r in ordered if may_patch(r)]
+    shared: ProjectIndex | None = None  # for the notebooks that patch nothing
+    found = {}
+    for notebook in notebooks:
+        if notebook.entry["patches"]:  # its patches are its own: an index of its own
+            with_it = sorted([*ordered, notebook], key=_key)
+            index = ProjectIndex(with_it, CONTEXT_SPEC, sorted([*patching, notebook], key=_key))
+        else:  # nothing resolves a name to a notebook: one index serves them all
+            if shared is None:
+                everything = sorted([*ordered, *notebooks], key=_key)
+                shared = ProjectIndex(everything, CONTEXT_SPEC, patching)
+            index = shared
+        own = (notebook.shown or notebook.key, notebook.entry["paths"])
+        local = {notebook.key: index.local(notebook)}
+        alone = ProjectFacts(local, {notebook.key: own}, index.patched_symbols())[notebook.key]
+        found[notebook.key] = replace(alone, shared_paths=project.shared_paths(*own))
+    return found
+
+
+def _key(record: ModuleRecord) -> str:
+    return record.key
+
+
+def notebook_record(
+    path: Path, layout: dict[str, Any], store: ValueStore | None = None
+) -> ModuleRecord | None:
+    """The notebook as a record with the given ``layout`` (see
+    ``project_scan.record_layout``) and no module names: nothing imports it."""
+    entry = notebook_entry(path, store)
+    if entry is None:
+        return None
+    return ModuleRecord(entry=entry, **{**layout, "names": ()})

@@ -1,0 +1,518 @@
+"""The resolved project, stored, so that a run after an edit re-resolves what the edit
+can change instead of the whole project.
+
+The pre-commit hook checks the file that was just edited: every run sees a project one
+file away from the last one. Resolving a thousand-file project costs a fifth of a
+second; one file's :class:`~kmigrate.engine.project_index.LocalFacts` cost a few
+milliseconds. So the last resolution is kept (one signed value in the index store):
+per file its content digest, its shape (:func:`~kmigrate.engine.project_index.entry_shape`),
+the names it is imported by, the import paths it resolves names through, the modules
+those reach, its file names and its local facts.
+
+Against it, a run redoes the local facts of
+
+- the files whose content changed;
+- when a file's shape changed (a new import, base class or re-export), every file
+  whose imports reach it: only those can resolve a name through it
+  (``ProjectIndex.modules_used``);
+- when files were added, removed or renamed (or a new ``__init__.py`` renamed the
+  modules below it), the files whose import paths can name them
+  (:func:`~kmigrate.engine.project_index.path_reaches`), and every file whose imports
+  reach those;
+
+and closes the call graph again over all local facts. That is the same as resolving
+from scratch as long as resolution never met a name cycle or its depth bound (then
+what a name resolves to depends on the order names were asked for): such a project, a
+change that reaches a module patching TF/Keras functions, or another kmigrate build,
+is resolved in full.
+
+Call graph nodes are stored as "slot:name" strings, a slot being a file's index in the
+stored key list. Slots stay put while files come and go (a new file takes a new slot,
+a removed one leaves a hole) so that the rows of files not resolved again stay valid;
+a full resolution lays them out afresh.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from kmigrate.engine.project_index import (
+    ENTRY_FORMAT,
+    LocalFacts,
+    ModuleRecord,
+    ProjectFacts,
+    ProjectIndex,
+    closure,
+    entry_shape,
+    path_reaches,
+)
+
+if TYPE_CHECKING:
+    from kmigrate.commands.cache import ResultCache
+
+RESOLVED = "resolved"  # the store's namespace; one value per project root
+STATE_FORMAT = 2
+
+
+@functools.cache
+def _build_key() -> str:
+    """Stored resolutions are only reused by the kmigrate build that made them."""
+    from kmigrate.commands.cache import code_fingerprint
+
+    return f"{STATE_FORMAT}.{ENTRY_FORMAT}.{code_fingerprint()}"
+
+
+def layout(record: ModuleRecord) -> str:
+    """What resolution reads of a file besides its entry: its names, package, folder
+    and the path reports show."""
+    return repr((record.names, record.package, record.folder, record.shown))
+
+
+class StoredResolution:
+    """The last resolution of one project, as stored: plain data, checked whole when
+    loaded (anything malformed makes the whole value a miss, as for any cache entry),
+    each file's row decoded into objects only when asked for."""
+
+    def __init__(self, value: dict) -> None:
+        self.build: str = _text(value["build"])
+        self.project: str = _text(value["project"])
+        self.reusable = value["reusable"] is True
+        self.patched = tuple(_pair(p) for p in _list(value["patched"]))
+        slots = _list(value["keys"])  # None: the hole a removed file left
+        files = _list(value["files"])
+        if len(files) != len(slots):
+            raise ValueError("files and keys differ")
+        self.slots: list[str | None] = [None if k is None else _text(k) for k in slots]
+        self.files: dict[str, list] = {}
+        for key, row in zip(self.slots, files, strict=True):
+            if key is not None:
+                _check_row(row, self.slots)
+                self.files[key] = row
+        self._local: dict[str, LocalFacts] = {}
+
+    # A file's row: [digest, shape, has patches, [used module slots], [file names],
+    # path as shown, local facts, [functions reached from model code], [... from data
+    # pipelines], layout, [import paths]]. In the local facts, call graph nodes are
+    # "slot:name" strings: the stored graph is closed without decoding a row.
+    def digest(self, key: str) -> str | None:
+        row = self.files.get(key)
+        return None if row is None else _text(row[0])
+
+    def shape(self, key: str) -> str:
+        return _text(self.files[key][1])
+
+    def patches(self, key: str) -> bool:
+        return self.files[key][2] is True
+
+    def uses(self, key: str) -> list[str]:
+        found = []
+        for slot in _list(self.files[key][3]):
+            used = self.slots[_index(slot)]
+            if used is not None:
+                found.append(used)
+        return found
+
+    def paths(self, key: str) -> list[str]:
+        return [_text(p) for p in _list(self.files[key][4])]
+
+    def shown(self, key: str) -> str:
+        return _text(self.files[key][5])
+
+    def layout(self, key: str) -> str:
+        return _text(self.files[key][9])
+
+    def import_paths(self, key: str) -> list[str]:
+        return [_text(p) for p in _list(self.files[key][10])]
+
+    def names(self, key: str) -> tuple[str, ...]:
+        """The module names in the stored layout (for files since renamed or gone)."""
+        import ast
+
+        names = ast.literal_eval(self.layout(key))[0]
+        if not isinstance(names, tuple) or not all(isinstance(n, str) for n in names):
+            raise ValueError("not module names")
+        return names
+
+    def local(self, key: str) -> LocalFacts:
+        found = self._local.get(key)
+        if found is None:
+            found = self._local[key] = _decode_local(self.files[key][6], self.slots)
+        return found
+
+    def graph(self, key: str) -> tuple[dict[str, list[str]], list[str], list[str]]:
+        """(edges by node name, model seeds, data seeds) of one row, undecoded."""
+        local = self.files[key][6]
+        return local[4], local[5], local[6]
+
+    def facts(self) -> ProjectFacts:
+        """The stored project's facts, as resolved then: a module's facts are read
+        from its own row (what its functions are reached from was stored too)."""
+        return _StoredFacts(self)
+
+
+def _check_row(row: Any, slots: list[str | None]) -> None:
+    """Raise ValueError unless ``row`` has the shape :func:`_store` writes."""
+    if type(row) is not list or len(row) != 11:
+        raise ValueError("not a file's row")
+    digest, shape, patches, uses, paths, shown, local, model, data, layout, imports = row
+    if not (type(digest) is type(shape) is type(shown) is type(layout) is str):
+        raise ValueError("not a file's row")
+    if patches is not True and patches is not False:
+        raise ValueError("not a flag")
+    for slot in _list(uses):
+        if type(slot) is not int or not 0 <= slot < len(slots):
+            raise ValueError("not a slot")
+    for texts in (paths, model, data, imports):
+        _texts(texts)
+    if type(local) is not list or len(local) != 7:
+        raise ValueError("not local facts")
+    classes, bindings, notes, functions, edges, model_seeds, data_seeds = local
+    _texts(classes)
+    _texts(functions)
+    for pair in (*_list(bindings), *_list(notes)):
+        _pair(pair)
+    if type(edges) is not dict:
+        raise ValueError("not a dict")
+    for out in (*edges.values(), model_seeds, data_seeds):
+        for node in _list(out):
+            slot, colon, _ = _text(node).partition(":")
+            if not (colon and slot.isdigit() and int(slot) < len(slots) and slots[int(slot)]):
+                raise ValueError("not a node")
+
+
+def _texts(value: Any) -> None:
+    for item in _list(value):
+        if type(item) is not str:
+            raise ValueError("not a string")
+
+
+class _StoredFacts(ProjectFacts):
+    def __init__(self, stored: StoredResolution) -> None:
+        keys = list(stored.files)
+        local = _Rows(stored, {}, keys)
+        files = {key: (stored.shown(key), stored.paths(key)) for key in keys}
+        super().__init__(local, files, stored.patched)
+        self.stored = stored
+
+    def reached_functions(self, key: str) -> tuple[set[str], set[str]]:
+        row = self.stored.files[key]
+        return {_text(f) for f in _list(row[7])}, {_text(f) for f in _list(row[8])}
+
+
+class _Rows(Mapping[str, LocalFacts]):
+    """The local facts of ``keys``: those made in this run (``made``) over the stored."""
+
+    def __init__(
+        self, stored: StoredResolution, made: Mapping[str, LocalFacts], keys: list[str]
+    ) -> None:
+        self.stored = stored
+        self.made = made
+        self._order = keys
+
+    def __getitem__(self, key: str) -> LocalFacts:
+        found = self.made.get(key)
+        return found if found is not None else self.stored.local(key)
+
+    def __iter__(self):
+        return iter(self._order)
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+
+class _ResolvedFacts(ProjectFacts):
+    """Facts from this run's local facts (``made``) and, for the other modules, the
+    stored rows. The call graph is closed over "slot:name" nodes, so stored rows join
+    it as they are."""
+
+    def __init__(
+        self,
+        records: Sequence[ModuleRecord],
+        made: dict[str, LocalFacts],
+        stored: StoredResolution | None,
+        patched: tuple[tuple[str, str], ...],
+        index: ProjectIndex,
+    ) -> None:
+        keys = [r.key for r in records]
+        if stored is None:
+            local: Mapping[str, LocalFacts] = made
+            files = {r.key: (r.shown or r.key, r.entry["paths"]) for r in records}
+            self.slots: list[str | None] = list(keys)
+        else:
+            local = _Rows(stored, made, keys)
+            files = {
+                r.key: (r.shown or r.key, r.entry["paths"])
+                if r.key in made
+                else (stored.shown(r.key), stored.paths(r.key))
+                for r in records
+            }
+            # a file keeps its slot while it exists; a new one takes a new slot
+            current = set(keys)
+            self.slots = [k if k in current else None for k in stored.slots]
+            placed = set(stored.slots)
+            self.slots += [k for k in keys if k not in placed]
+        super().__init__(local, files, patched)
+        self.records = records
+        self.made = made
+        self.stored = stored
+        self.index = index  # the index the local facts of ``made`` came from
+        self.position = {key: i for i, key in enumerate(self.slots) if key is not None}
+        self._nodes: tuple[dict[int, set[str]], dict[int, set[str]]] | None = None
+        self._encoded: dict[str, list] = {}
+
+    def node_sets(self) -> tuple[dict[int, set[str]], dict[int, set[str]]]:
+        """(model, data): by slot, the top-level functions reached from model code and
+        from data pipelines (method nodes, ``Class.method``, left out)."""
+        if self._nodes is None:
+            edges: dict[str, list[str]] = {}
+            model: list[str] = []
+            data: list[str] = []
+            for record in self.records:
+                made = self.made.get(record.key)
+                if made is None:
+                    own, model_seeds, data_seeds = self.stored.graph(record.key)  # type: ignore[union-attr]
+                else:
+                    own, model_seeds, data_seeds = self.encoded(record.key)[4:]
+                slot = self.position[record.key]
+                for name, out in own.items():
+                    edges[f"{slot}:{name}"] = out
+                model += model_seeds
+                data += data_seeds
+            self._nodes = (_by_slot(closure(model, edges)), _by_slot(closure(data, edges)))
+        return self._nodes
+
+    def encoded(self, key: str) -> list:
+        """The local facts made for ``key`` in this run, as stored."""
+        found = self._encoded.get(key)
+        if found is None:
+            found = self._encoded[key] = _encode_local(self.made[key], self.position)
+        return found
+
+    def reached_functions(self, key: str) -> tuple[set[str], set[str]]:
+        # every reached node without a dot is a top-level function of its module: call
+        # graph edges and seeds only ever lead to those
+        model, data = self.node_sets()
+        slot = self.position[key]
+        return model.get(slot, set()), data.get(slot, set())
+
+
+def _by_slot(nodes: set[str]) -> dict[int, set[str]]:
+    found: dict[int, set[str]] = {}
+    for node in nodes:
+        slot, _, name = node.partition(":")
+        if "." not in name:
+            found.setdefault(int(slot), set()).add(name)
+    return found
+
+
+def load_resolution(store: ResultCache, root_key: str) -> StoredResolution | None:
+    """The stored resolution of the project at ``root_key``, or None (missing, made by
+    another build, unsigned or malformed: a miss)."""
+    stored = store.load_value(RESOLVED, root_key, StoredResolution)
+    if stored is None or stored.build != _build_key():
+        return None
+    return stored
+
+
+def resolve(
+    records: Sequence[ModuleRecord],
+    digests: Mapping[str, str],
+    project_key: str,
+    spec: Any,
+    store: ResultCache | None,
+    root_key: str,
+    stored: StoredResolution | None = None,
+    load_all: Callable[[], None] | None = None,
+) -> ProjectFacts:
+    """The facts of every module of ``records`` (``digests``: each record's file digest),
+    reusing the stored resolution where the changes allow, and storing this one.
+    ``load_all``: reads every record's entry at once, before a full resolution (records
+    may read their entries one by one, when resolution first needs them)."""
+    records = sorted(records, key=lambda r: r.key)
+    if stored is not None and stored.reusable:
+        facts = _resolve_again(records, digests, spec, stored)
+        if facts is not None:
+            if store is not None:
+                _store(store, root_key, digests, project_key, facts)
+            return facts
+    if load_all is not None:
+        load_all()
+    index = ProjectIndex(records, spec)
+    made = {r.key: index.local(r) for r in records}
+    facts = _ResolvedFacts(records, made, None, index.patched_symbols(), index)
+    if store is not None:
+        _store(store, root_key, digests, project_key, facts)
+    return facts
+
+
+def _resolve_again(
+    records: Sequence[ModuleRecord],
+    digests: Mapping[str, str],
+    spec: Any,
+    stored: StoredResolution,
+) -> _ResolvedFacts | None:
+    """The facts, with only what the changes since ``stored`` reach resolved again;
+    None when that cannot be exact (a cycle met, a patching module reached)."""
+    known = stored.files
+    new = {r.key for r in records if r.key not in known or layout(r) != stored.layout(r.key)}
+    changed = {
+        r.key for r in records if r.key not in new and digests[r.key] != stored.digest(r.key)
+    }
+    current = {r.key for r in records}
+    gone = [key for key in known if key not in current or key in new]
+    # a module that may patch TF/Keras functions: read its entry only if it changed
+    patching = [
+        r
+        for r in records
+        if (r.entry["patches"] if r.key in new or r.key in changed else stored.patches(r.key))
+    ]
+    index = ProjectIndex(records, spec, patching)
+    by_key = {r.key: r for r in records}
+    redo = new | changed
+    # whose resolution may change: files whose import paths can name a module that
+    # came, went or moved, and those whose imports reach a reshaped or moved module
+    names = {n for key in new for n in by_key[key].names}
+    names.update(n for key in gone for n in stored.names(key))
+    seeds = set(new) | set(gone)
+    seeds.update(key for key in changed if entry_shape(by_key[key].entry) != stored.shape(key))
+    if names:
+        for record in records:
+            key = record.key
+            paths = index.import_paths(record) if key in redo else stored.import_paths(key)
+            if any(path_reaches(p, n) for p in paths for n in names):
+                seeds.add(key)
+    if seeds:
+        users: dict[str, set[str]] = {}  # module -> the modules whose imports reach it
+        for record in records:
+            key = record.key
+            for used in index.modules_used(record) if key in redo else stored.uses(key):
+                users.setdefault(used, set()).add(key)
+        todo = list(seeds)
+        reached = set(seeds)
+        while todo:
+            for user in users.get(todo.pop(), ()):
+                if user not in reached:
+                    reached.add(user)
+                    todo.append(user)
+        redo |= reached & current
+    # a module replacing TF/Keras functions changes what calls run everywhere
+    if any(by_key[key].entry["patches"] for key in redo) or any(
+        stored.patches(key) for key in redo | set(gone) if key in known
+    ):
+        return None
+    made = {key: index.local(by_key[key]) for key in sorted(redo)}
+    if index.order_sensitive:
+        return None  # a cycle: what was reused may differ from a fresh resolution
+    return _ResolvedFacts(records, made, stored, stored.patched, index)
+
+
+def _store(
+    store: ResultCache,
+    root_key: str,
+    digests: Mapping[str, str],
+    project_key: str,
+    facts: _ResolvedFacts,
+) -> None:
+    """Store this resolution; the rows of files not resolved again are kept as stored."""
+    index = facts.index
+    position = facts.position
+    rows: dict[str, list] = {}
+    for record in facts.records:
+        key = record.key
+        in_model, in_data = facts.reached_functions(key)
+        reach = [sorted(in_model), sorted(in_data)]
+        if key not in facts.made:
+            row = facts.stored.files[key]  # type: ignore[union-attr]
+            rows[key] = row[:7] + reach + row[9:]  # its slots hold
+            continue
+        entry = record.entry
+        rows[key] = [
+            digests[key],
+            entry_shape(entry),
+            bool(entry["patches"]),
+            sorted(position[u] for u in index.modules_used(record)),
+            entry["paths"],
+            record.shown or record.key,
+            facts.encoded(key),
+            *reach,
+            layout(record),
+            index.import_paths(record),
+        ]
+    value = {
+        "build": _build_key(),
+        "project": project_key,
+        "reusable": not index.order_sensitive,
+        "patched": [list(p) for p in facts.patched],
+        "keys": facts.slots,
+        "files": [None if key is None else rows[key] for key in facts.slots],
+    }
+    store.store_value(RESOLVED, root_key, value)
+
+
+# -- local facts as plain data ---------------------------------------------------------
+
+
+def _encode_local(local: LocalFacts, position: Mapping[str, int]) -> list:
+    def nodes(items) -> list[str]:
+        return [f"{position[key]}:{name}" for key, name in items]
+
+    return [
+        list(local.model_classes),
+        [list(p) for p in local.bindings],
+        [list(p) for p in local.notes],
+        list(local.functions),
+        {name: nodes(out) for name, out in local.edges},
+        nodes(local.model_seeds),
+        nodes(local.data_seeds),
+    ]
+
+
+def _decode_local(value: Any, slots: list[str | None]) -> LocalFacts:
+    classes, bindings, notes, functions, edges, model_seeds, data_seeds = value
+
+    def nodes(items: Any) -> tuple[tuple[str, str], ...]:
+        found = []
+        for node in _list(items):
+            slot, _, name = _text(node).partition(":")
+            key = slots[_index(int(slot))]
+            if key is None:
+                raise ValueError("a node in a removed file")
+            found.append((key, name))
+        return tuple(found)
+
+    if type(edges) is not dict:
+        raise ValueError("not a dict")
+    return LocalFacts(
+        model_classes=tuple(_text(c) for c in _list(classes)),
+        bindings=tuple(_pair(p) for p in _list(bindings)),
+        notes=tuple(_pair(p) for p in _list(notes)),
+        functions=tuple(_text(f) for f in _list(functions)),
+        edges=tuple((_text(name), nodes(out)) for name, out in edges.items()),
+        model_seeds=nodes(model_seeds),
+        data_seeds=nodes(data_seeds),
+    )
+
+
+def _text(value: Any) -> str:
+    if type(value) is not str:
+        raise ValueError("not a string")
+    return value
+
+
+def _list(value: Any) -> list:
+    if type(value) is not list:
+        raise ValueError("not a list")
+    return value
+
+
+def _index(value: Any) -> int:
+    if type(value) is not int or value < 0:
+        raise ValueError("not an index")
+    return value
+
+
+def _pair(value: Any) -> tuple[str, str]:
+    first, second = _list(value)
+    return _text(first), _text(second)
