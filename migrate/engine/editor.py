@@ -5,7 +5,8 @@ see ``migrate/engine/model.py``); this module is the only place that builds LibC
 It finds the node a plan points at by its span (LibCST's ``PositionProvider`` uses
 the same convention as ``Span``), applies the edits bottom-up so nested edits
 compose, then fixes imports: adds what the new spellings need and removes imports
-whose every use was rewritten away.
+whose every use was rewritten away. The visit enters only the nodes on the way to a
+target (:class:`Located`): the rest of the tree is kept as it is, unvisited.
 
 It is imported only by ``apply``, and only for files that have fixes.
 """
@@ -19,7 +20,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange
+from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from kmigrate.engine.model import (
     ArgOut,
@@ -117,8 +119,52 @@ def _ws(text: str) -> cst.SimpleWhitespace:
     return cst.SimpleWhitespace(text)
 
 
+class _Ranges:
+    """Stands in for the metadata provider LibCST's position pass writes into."""
+
+    def __init__(self) -> None:
+        self._computed: dict[cst.CSTNode, CodeRange] = {}
+
+
+class _LocatingState(PositionProvidingCodegenState):
+    """LibCST's own position pass (the ranges ``PositionProvider`` gives), which also
+    notes the targets it meets and every node on the way down to one."""
+
+    def start(self, is_target) -> None:  # noqa: ANN001 - Callable[[CSTNode], bool]
+        self.is_target = is_target
+        self.nodes: list[cst.CSTNode] = []
+        self.targets: set[cst.CSTNode] = set()
+        self.on_path: set[cst.CSTNode] = set()
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        super().before_codegen(node)
+        self.nodes.append(node)
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        super().after_codegen(node)
+        self.nodes.pop()
+        if self.is_target(node):
+            self.targets.add(node)
+            for ancestor in reversed(self.nodes):
+                if ancestor in self.on_path:
+                    break
+                self.on_path.add(ancestor)
+
+
+@dataclass
+class Located:
+    """Where a round's edits are in one LibCST tree: every node's range (positions as
+    ``PositionProvider`` gives them, without its extra pass over the tree), the nodes
+    a plan points at, and the nodes that hold one of them (the only ones visited)."""
+
+    ranges: dict[cst.CSTNode, CodeRange]
+    targets: set[cst.CSTNode]
+    on_path: set[cst.CSTNode]
+
+
 class PlanTransformer(cst.CSTTransformer):
-    METADATA_DEPENDENCIES = (PositionProvider,)
+    """Executes the edits on the nodes their spans point at. Call :meth:`locate` for
+    a tree, then :meth:`run` (a ``Located`` made for more edits may be reused)."""
 
     def __init__(self, edits: Sequence[tuple[int, object]], speller: Speller) -> None:
         super().__init__()
@@ -131,11 +177,48 @@ class PlanTransformer(cst.CSTTransformer):
             elif isinstance(edit, (CallEdit, ReplaceNode)):
                 self.by_span.setdefault(_key(edit.span), []).append((plan_index, edit))
         self.applied: Counter[int] = Counter()
+        self.located = Located({}, set(), set())
+
+    def locate(self, module: cst.Module) -> Located:
+        """One position pass over ``module`` that also finds this transformer's targets."""
+        ranges = _Ranges()
+        state = _LocatingState(
+            default_indent=module.default_indent,
+            default_newline=module.default_newline,
+            provider=ranges,  # type: ignore[arg-type]
+        )
+        computed = ranges._computed
+        by_span, class_lines = self.by_span, self.class_edits
+
+        def is_target(node: cst.CSTNode) -> bool:
+            if isinstance(node, cst.ClassDef):
+                name = computed.get(node.name)
+                if name is not None and name.start.line in class_lines:
+                    return True
+            where = computed[node]
+            start, end = where.start, where.end
+            return (start.line, start.column, end.line, end.column) in by_span
+
+        state.start(is_target)
+        module._codegen(state)
+        return Located(computed, state.targets, state.on_path)
+
+    def run(self, module: cst.Module, located: Located) -> cst.Module:
+        """The edited tree; ``located`` must come from :meth:`locate` on ``module``
+        (for these edits or more)."""
+        self.located = located
+        return module.visit(self)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return node in self.located.on_path and super().on_visit(node)
+
+    def _position(self, node: cst.CSTNode) -> CodeRange | None:
+        return self.located.ranges.get(node)
 
     def _edits_for(self, node: cst.CSTNode) -> list[tuple[int, object]]:
-        position = self.get_metadata(PositionProvider, node, None)
-        if position is None:
+        if node not in self.located.targets:
             return []
+        position = self.located.ranges[node]
         key = (position.start.line, position.start.column, position.end.line, position.end.column)
         return self.by_span.get(key, [])
 
@@ -287,7 +370,7 @@ class PlanTransformer(cst.CSTTransformer):
 
     # -- classes -----------------------------------------------------------------
     def _class_edits(self, original: cst.CSTNode, node: cst.ClassDef) -> cst.ClassDef:
-        position = self.get_metadata(PositionProvider, original.name, None)  # type: ignore[attr-defined]
+        position = self._position(original.name)  # type: ignore[attr-defined]
         if position is None:
             return node
         edits = self.class_edits.get(position.start.line, [])
@@ -664,7 +747,7 @@ def apply_plans(text: str, plans: Sequence[EditPlan]) -> EditResult:
     """
     failed: dict[int, str] = {}
     module = cst.parse_module(text)
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    located: Located | None = None  # for every plan: good for any subset of them
     while True:
         active = [i for i in range(len(plans)) if i not in failed]
         edits = [(i, e) for i in active for e in plans[i].edits]
@@ -673,8 +756,10 @@ def apply_plans(text: str, plans: Sequence[EditPlan]) -> EditResult:
             if isinstance(edit, EnsureImport) and edit not in speller.needed:
                 speller.needed.append(edit)
         transformer = PlanTransformer(edits, speller)
+        if located is None:
+            located = transformer.locate(module)
         try:
-            new_module = wrapper.visit(transformer)
+            new_module = transformer.run(module, located)
         except EditError as error:
             failed[error.plan_index] = error.reason
             continue

@@ -25,7 +25,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper
 
 from kmigrate.engine import editor
 from kmigrate.engine.editor import (
@@ -204,11 +203,21 @@ def _holder(source: _Source, first: int, last: int) -> tuple[ast.stmt, bool]:
 
 
 def _method_bodies(source: _Source, piece: _Piece) -> list[tuple[int, int]]:
-    """A ``ClassEdit`` makes its whole class a piece, but reads only the class body's
-    list of statements, ``__init__`` and ``get_config``: the other methods' bodies
-    need not be parsed with it."""
+    """The bodies a piece is parsed without, as one placeholder line each.
+
+    An edit in a class's or function's decorators or header (a base class, a
+    ``@tf.function``) makes the whole definition a piece, but reads nothing of its
+    body: the body is left out. A ``ClassEdit`` reads only the class body's list of
+    statements, ``__init__`` and ``get_config``: the other methods' bodies are left
+    out."""
     stmt = piece.stmt
+    if not isinstance(stmt, (*_SCOPES,)):
+        return []
     class_lines = {e.span.line for _, e in piece.edits if isinstance(e, ClassEdit)}
+    if not class_lines:
+        body = _left_out_body(source, stmt)
+        ends = [_target_lines(e)[1] for _, e in piece.edits]
+        return [body] if body is not None and max(ends) < body[0] else []
     if not isinstance(stmt, ast.ClassDef) or stmt.lineno not in class_lines:
         return []
     bodies = []
@@ -216,12 +225,21 @@ def _method_bodies(source: _Source, piece: _Piece) -> list[tuple[int, int]]:
         if (
             isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))
             and method.name not in _KEPT_METHODS
-            and _first_line(method.body[0]) > method.lineno
             and source.stands_alone(method)
-            and source.stands_alone(method.body[0])
         ):
-            bodies.append((_first_line(method.body[0]), method.end_lineno or method.lineno))
+            left_out = _left_out_body(source, method)
+            if left_out is not None:
+                bodies.append(left_out)
     return bodies
+
+
+def _left_out_body(source: _Source, stmt: ast.stmt) -> tuple[int, int] | None:
+    """The lines of ``stmt``'s body when they can become one placeholder line: the
+    body starts on a line after the header and stands alone."""
+    body: list[ast.stmt] = stmt.body  # type: ignore[attr-defined]
+    if _first_line(body[0]) > stmt.lineno and source.stands_alone(body[0]):
+        return _first_line(body[0]), stmt.end_lineno or stmt.lineno
+    return None
 
 
 def _pieces(source: _Source, edits: Sequence[tuple[int, object]]) -> list[_Piece]:
@@ -321,7 +339,7 @@ def _edit_pieces(
     except Exception as error:  # noqa: BLE001 - the whole-module editor decides
         raise _UnsafeError(f"pieces do not parse alone: {error}") from error
     transformer = PlanTransformer([e for edits in moved_edits for e in edits], speller)
-    new_module = MetadataWrapper(module, unsafe_skip_copy=True).visit(transformer)
+    new_module = transformer.run(module, transformer.locate(module))
     applied.update(transformer.applied)
     groups: list[list[cst.BaseStatement]] = [[]]
     for stmt in new_module.body[1:]:
