@@ -47,10 +47,11 @@ class Comparison:
         self.cpu[name] += time.process_time() - start
         return result, outcome
 
-    def __call__(self, text: str, plans):
+    def __call__(self, text: str, plans, tree=None):
         self.rounds += 1
         expected, expected_outcome = self._timed("whole-module", editor.apply_plans, text, plans)
-        _, outcome = self._timed("splice", self.fast, text, plans)
+        # The splice editor gets the analysis' tree, as in `apply`.
+        _, outcome = self._timed("splice", lambda t, p: self.fast(t, p, tree), text, plans)
         if outcome != expected_outcome:
             old = expected_outcome[0] if isinstance(expected_outcome, tuple) else ""
             new = outcome[0] if isinstance(outcome, tuple) else str(outcome)

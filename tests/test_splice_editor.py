@@ -137,9 +137,9 @@ def _run_both(path: str, text: str, monkeypatch: pytest.MonkeyPatch) -> int:
     rounds = []
     fast = splice_editor.apply_plans
 
-    def both(current: str, plans):
+    def both(current: str, plans, tree=None):
         expected = editor.apply_plans(current, plans)
-        got = fast(current, plans)
+        got = fast(current, plans, tree)  # the analysis' tree, as in apply
         assert got.text == expected.text, f"{path}: the editors differ"
         assert (got.applied, got.failed) == (expected.applied, expected.failed), path
         rounds.append(current)

@@ -14,14 +14,14 @@ It is imported only by ``apply``, and only for files that have fixes.
 from __future__ import annotations
 
 import ast
+import functools
 import re
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import CodeRange
-from libcst.metadata.position_provider import PositionProvidingCodegenState
+from libcst._nodes.internal import CodegenState
 
 from kmigrate.engine.model import (
     ArgOut,
@@ -115,40 +115,103 @@ def _key(span: Span) -> tuple[int, int, int, int]:
     return (span.line, span.column, span.end_line, span.end_column)
 
 
+@functools.lru_cache(maxsize=4096)
+def _expression(text: str) -> cst.BaseExpression:
+    """``cst.parse_expression``, once per text: rules write the same few callees and
+    values over and over, and LibCST nodes are immutable, so one node serves all."""
+    return cst.parse_expression(text)
+
+
 def _ws(text: str) -> cst.SimpleWhitespace:
     return cst.SimpleWhitespace(text)
 
 
-class _Ranges:
-    """Stands in for the metadata provider LibCST's position pass writes into."""
+_LINE_BREAK = re.compile(r"\r\n?|\n")  # how LibCST's position pass counts lines
 
-    def __init__(self) -> None:
-        self._computed: dict[cst.CSTNode, CodeRange] = {}
+Range = tuple[int, int, int, int]  # line, column, end line, end column: a Span's key
 
 
-class _LocatingState(PositionProvidingCodegenState):
-    """LibCST's own position pass (the ranges ``PositionProvider`` gives), which also
-    notes the targets it meets and every node on the way down to one."""
+class _LocatingState(CodegenState):
+    """LibCST's position pass (``PositionProvider``: the same ranges, the same rules),
+    written for speed: plain tuples, no regular expression for tokens without a line
+    break, no generator per expression. On the way it notes the targets it meets and
+    every node that holds one."""
 
-    def start(self, is_target) -> None:  # noqa: ANN001 - Callable[[CSTNode], bool]
-        self.is_target = is_target
+    __slots__ = ("line", "column", "starts", "nodes", "ranges", "is_target", "targets", "on_path")
+
+    def start(self, is_target: Callable[[cst.CSTNode], bool]) -> None:
+        self.line, self.column = 1, 0
+        self.starts: list[tuple[int, int]] = []
         self.nodes: list[cst.CSTNode] = []
+        self.ranges: dict[cst.CSTNode, Range] = {}
+        self.is_target = is_target
         self.targets: set[cst.CSTNode] = set()
         self.on_path: set[cst.CSTNode] = set()
 
+    def _advance(self, value: str) -> None:
+        if "\n" in value or "\r" in value:
+            segments = _LINE_BREAK.split(value)
+            self.line += len(segments) - 1
+            self.column = len(segments[-1])
+        else:
+            self.column += len(value)
+
+    def add_indent_tokens(self) -> None:
+        self.tokens.extend(self.indent_tokens)
+        for token in self.indent_tokens:
+            self._advance(token)
+
+    def add_token(self, value: str) -> None:
+        self.tokens.append(value)
+        self._advance(value)
+
     def before_codegen(self, node: cst.CSTNode) -> None:
-        super().before_codegen(node)
+        self.starts.append((self.line, self.column))
         self.nodes.append(node)
 
     def after_codegen(self, node: cst.CSTNode) -> None:
-        super().after_codegen(node)
+        line, column = self.starts.pop()
         self.nodes.pop()
+        if node not in self.ranges:  # a syntactic position recorded already wins
+            self.ranges[node] = (line, column, self.line, self.column)
         if self.is_target(node):
             self.targets.add(node)
             for ancestor in reversed(self.nodes):
                 if ancestor in self.on_path:
                     break
                 self.on_path.add(ancestor)
+
+    def record_syntactic_position(  # type: ignore[override]
+        self,
+        node: cst.CSTNode,
+        *,
+        start_node: cst.CSTNode | None = None,
+        end_node: cst.CSTNode | None = None,
+    ) -> _Syntactic:
+        return _Syntactic(self, node, start_node, end_node)
+
+
+class _Syntactic:
+    """``PositionProvidingCodegenState.record_syntactic_position`` as a plain context
+    manager: a node's range without its parentheses and whitespace, or hoisted from
+    the child nodes LibCST names."""
+
+    __slots__ = ("state", "node", "start_node", "end_node", "start")
+
+    def __init__(self, state: _LocatingState, node, start_node, end_node) -> None:  # noqa: ANN001
+        self.state, self.node = state, node
+        self.start_node, self.end_node = start_node, end_node
+
+    def __enter__(self) -> None:
+        self.start = (self.state.line, self.state.column)
+
+    def __exit__(self, *exc_info: object) -> bool:
+        state = self.state
+        ranges = state.ranges
+        start = ranges[self.start_node][:2] if self.start_node is not None else self.start
+        end = ranges[self.end_node][2:] if self.end_node is not None else (state.line, state.column)
+        ranges[self.node] = (*start, *end)
+        return False
 
 
 @dataclass
@@ -157,7 +220,7 @@ class Located:
     ``PositionProvider`` gives them, without its extra pass over the tree), the nodes
     a plan points at, and the nodes that hold one of them (the only ones visited)."""
 
-    ranges: dict[cst.CSTNode, CodeRange]
+    ranges: dict[cst.CSTNode, Range]
     targets: set[cst.CSTNode]
     on_path: set[cst.CSTNode]
 
@@ -181,27 +244,22 @@ class PlanTransformer(cst.CSTTransformer):
 
     def locate(self, module: cst.Module) -> Located:
         """One position pass over ``module`` that also finds this transformer's targets."""
-        ranges = _Ranges()
         state = _LocatingState(
-            default_indent=module.default_indent,
-            default_newline=module.default_newline,
-            provider=ranges,  # type: ignore[arg-type]
+            default_indent=module.default_indent, default_newline=module.default_newline
         )
-        computed = ranges._computed
         by_span, class_lines = self.by_span, self.class_edits
 
         def is_target(node: cst.CSTNode) -> bool:
+            ranges = state.ranges
             if isinstance(node, cst.ClassDef):
-                name = computed.get(node.name)
-                if name is not None and name.start.line in class_lines:
+                name = ranges.get(node.name)
+                if name is not None and name[0] in class_lines:
                     return True
-            where = computed[node]
-            start, end = where.start, where.end
-            return (start.line, start.column, end.line, end.column) in by_span
+            return ranges[node] in by_span
 
         state.start(is_target)
         module._codegen(state)
-        return Located(computed, state.targets, state.on_path)
+        return Located(state.ranges, state.targets, state.on_path)
 
     def run(self, module: cst.Module, located: Located) -> cst.Module:
         """The edited tree; ``located`` must come from :meth:`locate` on ``module``
@@ -212,15 +270,10 @@ class PlanTransformer(cst.CSTTransformer):
     def on_visit(self, node: cst.CSTNode) -> bool:
         return node in self.located.on_path and super().on_visit(node)
 
-    def _position(self, node: cst.CSTNode) -> CodeRange | None:
-        return self.located.ranges.get(node)
-
     def _edits_for(self, node: cst.CSTNode) -> list[tuple[int, object]]:
         if node not in self.located.targets:
             return []
-        position = self.located.ranges[node]
-        key = (position.start.line, position.start.column, position.end.line, position.end.column)
-        return self.by_span.get(key, [])
+        return self.by_span.get(self.located.ranges[node], [])
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
         if isinstance(original_node, cst.SimpleStatementLine) and self.by_span:
@@ -293,11 +346,11 @@ class PlanTransformer(cst.CSTTransformer):
 
     # -- calls and expressions -------------------------------------------------
     def _parse_expr(self, text: str) -> cst.BaseExpression:
-        return cst.parse_expression(self.speller.fill(text))
+        return _expression(self.speller.fill(text))
 
     def _call_edit(self, call: cst.Call, edit: CallEdit) -> cst.Call:
         if edit.callee is not None:
-            call = call.with_changes(func=cst.parse_expression(self.speller.spell(edit.callee)))
+            call = call.with_changes(func=_expression(self.speller.spell(edit.callee)))
         if edit.args is None:
             return call
         positional = [a for a in call.args if a.keyword is None and not a.star]
@@ -370,10 +423,10 @@ class PlanTransformer(cst.CSTTransformer):
 
     # -- classes -----------------------------------------------------------------
     def _class_edits(self, original: cst.CSTNode, node: cst.ClassDef) -> cst.ClassDef:
-        position = self._position(original.name)  # type: ignore[attr-defined]
+        position = self.located.ranges.get(original.name)  # type: ignore[attr-defined]
         if position is None:
             return node
-        edits = self.class_edits.get(position.start.line, [])
+        edits = self.class_edits.get(position[0], [])
         seen: list[ClassEdit] = []
         for plan_index, edit in edits:
             if edit in seen:
@@ -688,12 +741,25 @@ def import_insertion_scan(body: Sequence[cst.BaseStatement]) -> tuple[int, int]:
     return index, len(body)
 
 
+_STATEMENT_LISTS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+
+
 def _bound(tree: ast.Module) -> dict[str, str]:
+    """What every import in the module binds, the first binding of a name winning in
+    ``ast.walk`` order (breadth first). Imports are statements and statements only
+    sit in statement lists, so only those are walked: the same imports in the same
+    order, without visiting every expression node."""
     bound: dict[str, str] = {}
-    for node in ast.walk(tree):
+    todo: deque[ast.AST] = deque([tree])
+    while todo:
+        node = todo.popleft()
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             for local, qualified in import_bindings(node):
                 bound.setdefault(local, qualified)
+            continue
+        for name in node._fields:
+            if name in _STATEMENT_LISTS:
+                todo.extend(getattr(node, name))
     return bound
 
 

@@ -59,12 +59,14 @@ class _Source:
     indent: str  # LibCST's default indent: the first indented block's indentation
 
     @classmethod
-    def of(cls, text: str) -> _Source:
+    def of(cls, text: str, tree: ast.Module | None = None) -> _Source:
+        """``tree``: ``ast.parse(text)`` when the caller has it already."""
         lines = _LINE.findall(text)
         newline = _newline_of(text)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text)
+        if tree is None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(text)
         return cls(text, lines, tree, newline, _first_indent(tree, lines))
 
     def line(self, number: int) -> str:
@@ -471,16 +473,18 @@ def _fix_imports(source: _Source, new_text: str, needed: list[EnsureImport]) -> 
 # ---------------------------------------------------------------------------
 
 
-def apply_plans(text: str, plans: Sequence[EditPlan]) -> EditResult:
-    """``kmigrate.engine.editor.apply_plans``, with LibCST parsing only what changes."""
+def apply_plans(text: str, plans: Sequence[EditPlan], tree: ast.Module | None = None) -> EditResult:
+    """``kmigrate.engine.editor.apply_plans``, with LibCST parsing only what changes.
+    ``tree``: ``ast.parse(text)`` when the caller has it (the analysis does), never
+    changed here."""
     try:
-        return _apply_in_pieces(text, plans)
+        return _apply_in_pieces(text, plans, tree)
     except _UnsafeError:
         return editor.apply_plans(text, plans)
 
 
-def _apply_in_pieces(text: str, plans: Sequence[EditPlan]) -> EditResult:
-    source = _Source.of(text)
+def _apply_in_pieces(text: str, plans: Sequence[EditPlan], tree: ast.Module | None) -> EditResult:
+    source = _Source.of(text, tree)
     failed: dict[int, str] = {}
     while True:
         active = [i for i in range(len(plans)) if i not in failed]
