@@ -634,28 +634,40 @@ def _name_uses(tree: ast.Module) -> Counter[str]:
     return Counter(module_level_uses(tree))
 
 
+# What can hold a module-level import: the module, statement lines and suites, and
+# every compound statement but ``def`` and ``class`` (imports in those stay).
+_IMPORT_HOLDERS = (
+    cst.Module,
+    cst.SimpleStatementLine,
+    cst.SimpleStatementSuite,
+    cst.IndentedBlock,
+    cst.If,
+    cst.Else,
+    cst.Try,
+    cst.TryStar,
+    cst.ExceptHandler,
+    cst.ExceptStarHandler,
+    cst.Finally,
+    cst.With,
+    cst.For,
+    cst.While,
+    cst.Match,
+    cst.MatchCase,
+)
+
+
 class ImportFixer(cst.CSTTransformer):
+    """Drops the module-level imports of ``unused`` names and adds ``add``. The visit
+    enters only what can hold such an import: never a function, a class or an
+    expression."""
+
     def __init__(self, unused: set[str], add: list[EnsureImport]) -> None:
         super().__init__()
         self.unused = unused
         self.add = add
-        self.depth = 0  # only module-level imports are touched
 
-    def visit_FunctionDef(self, node) -> bool:  # noqa: N802
-        self.depth += 1
-        return True
-
-    def leave_FunctionDef(self, original_node, updated_node):  # noqa: N802
-        self.depth -= 1
-        return updated_node
-
-    def visit_ClassDef(self, node) -> bool:  # noqa: N802
-        self.depth += 1
-        return True
-
-    def leave_ClassDef(self, original_node, updated_node):  # noqa: N802
-        self.depth -= 1
-        return updated_node
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return isinstance(node, _IMPORT_HOLDERS)
 
     def _keep(self, alias: cst.ImportAlias, is_from: bool) -> bool:
         if alias.asname is not None:
@@ -668,7 +680,7 @@ class ImportFixer(cst.CSTTransformer):
 
     def _filter(self, node, is_from: bool):
         names = node.names
-        if self.depth or isinstance(names, cst.ImportStar):
+        if isinstance(names, cst.ImportStar):
             return node
         kept = [a for a in names if self._keep(a, is_from)]
         if len(kept) == len(names):
