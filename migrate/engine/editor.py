@@ -115,11 +115,11 @@ def _key(span: Span) -> tuple[int, int, int, int]:
     return (span.line, span.column, span.end_line, span.end_column)
 
 
-@functools.lru_cache(maxsize=4096)
-def _expression(text: str) -> cst.BaseExpression:
-    """``cst.parse_expression``, once per text: rules write the same few callees and
-    values over and over, and LibCST nodes are immutable, so one node serves all."""
-    return cst.parse_expression(text)
+# LibCST's parse functions, once per text: rules write the same few callees, values,
+# ``__init__`` statements and imports over and over (each parse call costs about a
+# millisecond of set-up), and LibCST nodes are immutable, so one node serves all.
+_expression = functools.lru_cache(maxsize=4096)(cst.parse_expression)
+_statement = functools.lru_cache(maxsize=4096)(cst.parse_statement)
 
 
 def _ws(text: str) -> cst.SimpleWhitespace:
@@ -407,7 +407,7 @@ class PlanTransformer(cst.CSTTransformer):
 
     # -- imports -----------------------------------------------------------------
     def _replace_import(self, node: cst.BaseSmallStatement, edit: ReplaceNode):
-        new_line = cst.parse_statement(self.speller.fill(edit.text))
+        new_line = _statement(self.speller.fill(edit.text))
         assert isinstance(new_line, cst.SimpleStatementLine) and len(new_line.body) == 1
         new = new_line.body[0]
         if (
@@ -474,7 +474,7 @@ class _ClassEditor:
         )
         if init_index is None and (edit.init_params or edit.init_statements):
             params = "".join(f"{name}={default}, " for name, default in edit.init_params)
-            init = cst.parse_statement(
+            init = _statement(
                 f"def __init__(self, {params}**kwargs):\n    super().__init__(**kwargs)\n"
             )
             insert_at = 1 if body and _is_docstring(body[0]) else 0
@@ -516,7 +516,7 @@ class _ClassEditor:
                 continue
             param = cst.Param(
                 name=cst.Name(name),
-                default=cst.parse_expression(default),
+                default=_expression(default),
                 equal=cst.AssignEqual(whitespace_before=_ws(""), whitespace_after=_ws("")),
             )
             if isinstance(params.star_arg, cst.MaybeSentinel):
@@ -557,7 +557,7 @@ class _ClassEditor:
             filled = self.speller.fill(text)
             if filled.strip() in existing:
                 continue
-            body.insert(anchor, cst.parse_statement(filled + "\n"))
+            body.insert(anchor, _statement(filled + "\n"))
             anchor += 1
             existing.add(filled.strip())
         return init.with_changes(body=block.with_changes(body=body))
@@ -606,7 +606,7 @@ class _ClassEditor:
         added = [
             cst.DictElement(
                 cst.SimpleString(f'"{key}"'),
-                cst.parse_expression(self.speller.fill(value)),
+                _expression(self.speller.fill(value)),
                 comma=separator,
             )
             for key, value in items
@@ -706,7 +706,7 @@ class ImportFixer(cst.CSTTransformer):
                 if wanted.name is None
                 else f"from {wanted.module} import {wanted.name}"
             )
-            lines.append(cst.parse_statement(text + "\n"))
+            lines.append(_statement(text + "\n"))
         body = list(updated_node.body)
         index = _import_insertion_index(body)
         body[index:index] = lines
