@@ -294,30 +294,53 @@ def _placeholder(source: _Source, first: int, number: int) -> str:
     return f"{_indent(source.line(first))}{_MARKER}body_{number}__{source.newline}"
 
 
-def _batch(source: _Source, pieces: list[_Piece]) -> tuple[str, list[list[tuple[int, object]]]]:
+def _units(source: _Source, pieces: list[_Piece]) -> list[tuple[str | None, list[_Piece]]]:
+    """The pieces in batch order, cut into units: a piece at the module's top level
+    alone (indentation None), or consecutive indented pieces of one indentation,
+    which share one ``if 1:`` block."""
+    units: list[tuple[str | None, list[_Piece]]] = []
+    for piece in pieces:
+        indent = _indent(source.line(piece.first)) if piece.nested else None
+        if indent is not None and units and units[-1][0] == indent:
+            units[-1][1].append(piece)
+        else:
+            units.append((indent, [piece]))
+    return units
+
+
+def _batch(
+    source: _Source, units: list[tuple[str | None, list[_Piece]]]
+) -> tuple[str, list[list[tuple[int, object]]]]:
     """All pieces in one module: a prelude that gives LibCST the whole module's
-    default indent and newline (it detects both from the text), then each piece
-    (inside ``if 1:`` when indented) followed by a separator statement. Returns the
-    text and each piece's edits with their spans moved to the batch's lines."""
+    default indent and newline (it detects both from the text), then each unit
+    followed by a separator statement: a top-level piece as it is, a run of indented
+    pieces inside one ``if 1:`` block, each followed by a separator of its own at
+    the block's indentation. Returns the text and each piece's edits with their spans
+    moved to the batch's lines."""
     nl = source.newline
     parts = [f"if 1:{nl}{source.indent}pass{nl}"]
     line = 3  # the batch's next line
     moved_edits = []
-    for piece in pieces:
-        if piece.nested:
+    for indent, pieces in units:
+        if indent is not None:
             parts.append(f"if 1:{nl}")
             line += 1
-        moved_edits.append([(i, _moved(e, piece, line)) for i, e in piece.edits])
-        number = piece.first
-        for first, last in piece.bodies:
-            parts.extend(source.lines[number - 1 : first - 1])
-            parts.append(_placeholder(source, first, first))
-            number = last + 1
-        parts.extend(source.lines[number - 1 : piece.last])
-        if not parts[-1].endswith(("\n", "\r")):
-            parts.append(nl)  # the file's last line: see _piece_text
+        for piece in pieces:
+            moved_edits.append([(i, _moved(e, piece, line)) for i, e in piece.edits])
+            number = piece.first
+            for first, last in piece.bodies:
+                parts.extend(source.lines[number - 1 : first - 1])
+                parts.append(_placeholder(source, first, first))
+                number = last + 1
+            parts.extend(source.lines[number - 1 : piece.last])
+            if not parts[-1].endswith(("\n", "\r")):
+                parts.append(nl)  # the file's last line: see _piece_text
+            line += piece.last - piece.first + 1 - sum(b - a for a, b in piece.bodies)
+            if indent is not None:
+                parts.append(f"{indent}{_SEPARATOR}{nl}")
+                line += 1
         parts.append(f"{_SEPARATOR}{nl}")
-        line += piece.last - piece.first + 2 - sum(b - a for a, b in piece.bodies)
+        line += 1
     return "".join(parts), moved_edits
 
 
@@ -334,8 +357,8 @@ def _edit_pieces(
     """The new text of every piece (by ``id``), placeholders still in."""
     if _MARKER in source.text:
         raise _UnsafeError("the module uses kmigrate's marker names")
-    ordered = _in_edit_order(pieces)
-    code, moved_edits = _batch(source, ordered)
+    units = _units(source, _in_edit_order(pieces))
+    code, moved_edits = _batch(source, units)
     try:
         module = cst.parse_module(code)
     except Exception as error:  # noqa: BLE001 - the whole-module editor decides
@@ -349,17 +372,24 @@ def _edit_pieces(
             groups.append([])
         else:
             groups[-1].append(stmt)
-    if len(groups) != len(ordered) + 1 or groups[-1]:
+    if len(groups) != len(units) + 1 or groups[-1]:
         raise _UnsafeError("a separator was lost")
     texts = {}
-    for piece, group in zip(ordered, groups, strict=False):
+    header = f"if 1:{source.newline}"
+    for (indent, unit), group in zip(units, groups, strict=False):
         text = "".join(new_module.code_for_node(stmt) for stmt in group)
-        if piece.nested:
-            header = f"if 1:{source.newline}"
-            if len(group) != 1 or not text.startswith(header):
-                raise _UnsafeError("a wrapper block changed")
-            text = text[len(header) :]
-        texts[id(piece)] = text
+        if indent is None:
+            texts[id(unit[0])] = text
+            continue
+        if len(group) != 1 or not text.startswith(header):
+            raise _UnsafeError("a wrapper block changed")
+        # Each piece's text ends with a line of its own, so the separator lines
+        # (the marker is nowhere in the module) cut the block into the pieces.
+        chunks = text[len(header) :].split(f"{indent}{_SEPARATOR}{source.newline}")
+        if len(chunks) != len(unit) + 1 or chunks[-1]:
+            raise _UnsafeError("a separator in a block was lost")
+        for piece, chunk in zip(unit, chunks, strict=False):
+            texts[id(piece)] = chunk
     return texts
 
 
