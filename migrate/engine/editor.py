@@ -17,7 +17,7 @@ import ast
 import functools
 import re
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -137,14 +137,27 @@ class _LocatingState(CodegenState):
     break, no generator per expression. On the way it notes the targets it meets and
     every node that holds one."""
 
-    __slots__ = ("line", "column", "starts", "nodes", "ranges", "is_target", "targets", "on_path")
+    __slots__ = (
+        "line",
+        "column",
+        "starts",
+        "nodes",
+        "ranges",
+        "spans",
+        "class_lines",
+        "targets",
+        "on_path",
+    )
 
-    def start(self, is_target: Callable[[cst.CSTNode], bool]) -> None:
+    def start(self, spans: Container[Range], class_lines: Container[int]) -> None:
+        """``spans``: the targets' ranges; ``class_lines``: the lines of the class
+        names a ``ClassEdit`` points at."""
         self.line, self.column = 1, 0
         self.starts: list[tuple[int, int]] = []
         self.nodes: list[cst.CSTNode] = []
         self.ranges: dict[cst.CSTNode, Range] = {}
-        self.is_target = is_target
+        self.spans = spans
+        self.class_lines = class_lines
         self.targets: set[cst.CSTNode] = set()
         self.on_path: set[cst.CSTNode] = set()
 
@@ -172,9 +185,13 @@ class _LocatingState(CodegenState):
     def after_codegen(self, node: cst.CSTNode) -> None:
         line, column = self.starts.pop()
         self.nodes.pop()
-        if node not in self.ranges:  # a syntactic position recorded already wins
-            self.ranges[node] = (line, column, self.line, self.column)
-        if self.is_target(node):
+        ranges = self.ranges
+        where = ranges.get(node)
+        if where is None:  # else a syntactic position was recorded: it wins
+            where = ranges[node] = (line, column, self.line, self.column)
+        if where in self.spans or (
+            node.__class__ is cst.ClassDef and ranges.get(node.name, (0,))[0] in self.class_lines
+        ):
             self.targets.add(node)
             for ancestor in reversed(self.nodes):
                 if ancestor in self.on_path:
@@ -247,17 +264,7 @@ class PlanTransformer(cst.CSTTransformer):
         state = _LocatingState(
             default_indent=module.default_indent, default_newline=module.default_newline
         )
-        by_span, class_lines = self.by_span, self.class_edits
-
-        def is_target(node: cst.CSTNode) -> bool:
-            ranges = state.ranges
-            if isinstance(node, cst.ClassDef):
-                name = ranges.get(node.name)
-                if name is not None and name[0] in class_lines:
-                    return True
-            return ranges[node] in by_span
-
-        state.start(is_target)
+        state.start(self.by_span, self.class_edits)
         module._codegen(state)
         return Located(state.ranges, state.targets, state.on_path)
 
