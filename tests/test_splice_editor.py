@@ -248,7 +248,7 @@ def test_the_position_pass_gives_libcsts_ranges() -> None:
         expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
         ranges = editor.PlanTransformer([], editor.Speller({}, set())).locate(module).ranges
         assert ranges == {
-            node: (r.start.line, r.start.column, r.end.line, r.end.column)
+            id(node): (r.start.line, r.start.column, r.end.line, r.end.column)
             for node, r in expected.items()
         }
 

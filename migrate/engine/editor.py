@@ -155,11 +155,11 @@ class _LocatingState(CodegenState):
         self.line, self.column = 1, 0
         self.starts: list[tuple[int, int]] = []
         self.nodes: list[cst.CSTNode] = []
-        self.ranges: dict[cst.CSTNode, Range] = {}
+        self.ranges: dict[int, Range] = {}  # by id(node): ints hash in C, nodes in Python
         self.spans = spans
         self.class_lines = class_lines
-        self.targets: set[cst.CSTNode] = set()
-        self.on_path: set[cst.CSTNode] = set()
+        self.targets: set[int] = set()
+        self.on_path: set[int] = set()
 
     def _advance(self, value: str) -> None:
         if "\n" in value or "\r" in value:
@@ -186,17 +186,19 @@ class _LocatingState(CodegenState):
         line, column = self.starts.pop()
         self.nodes.pop()
         ranges = self.ranges
-        where = ranges.get(node)
+        key = id(node)
+        where = ranges.get(key)
         if where is None:  # else a syntactic position was recorded: it wins
-            where = ranges[node] = (line, column, self.line, self.column)
+            where = ranges[key] = (line, column, self.line, self.column)
         if where in self.spans or (
-            node.__class__ is cst.ClassDef and ranges.get(node.name, (0,))[0] in self.class_lines
+            node.__class__ is cst.ClassDef
+            and ranges.get(id(node.name), (0,))[0] in self.class_lines
         ):
-            self.targets.add(node)
+            self.targets.add(key)
             for ancestor in reversed(self.nodes):
-                if ancestor in self.on_path:
+                if id(ancestor) in self.on_path:
                     break
-                self.on_path.add(ancestor)
+                self.on_path.add(id(ancestor))
 
     def record_syntactic_position(  # type: ignore[override]
         self,
@@ -225,9 +227,13 @@ class _Syntactic:
     def __exit__(self, *exc_info: object) -> bool:
         state = self.state
         ranges = state.ranges
-        start = ranges[self.start_node][:2] if self.start_node is not None else self.start
-        end = ranges[self.end_node][2:] if self.end_node is not None else (state.line, state.column)
-        ranges[self.node] = (*start, *end)
+        start = ranges[id(self.start_node)][:2] if self.start_node is not None else self.start
+        end = (
+            ranges[id(self.end_node)][2:]
+            if self.end_node is not None
+            else (state.line, state.column)
+        )
+        ranges[id(self.node)] = (*start, *end)
         return False
 
 
@@ -237,9 +243,9 @@ class Located:
     ``PositionProvider`` gives them, without its extra pass over the tree), the nodes
     a plan points at, and the nodes that hold one of them (the only ones visited)."""
 
-    ranges: dict[cst.CSTNode, Range]
-    targets: set[cst.CSTNode]
-    on_path: set[cst.CSTNode]
+    ranges: dict[int, Range]  # all three by id(node), the tree keeping the nodes alive
+    targets: set[int]
+    on_path: set[int]
 
 
 class PlanTransformer(cst.CSTTransformer):
@@ -275,12 +281,13 @@ class PlanTransformer(cst.CSTTransformer):
         return module.visit(self)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        return node in self.located.on_path and super().on_visit(node)
+        return id(node) in self.located.on_path and super().on_visit(node)
 
     def _edits_for(self, node: cst.CSTNode) -> list[tuple[int, object]]:
-        if node not in self.located.targets:
+        key = id(node)
+        if key not in self.located.targets:
             return []
-        return self.by_span.get(self.located.ranges[node], [])
+        return self.by_span.get(self.located.ranges[key], [])
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
         if isinstance(original_node, cst.SimpleStatementLine) and self.by_span:
@@ -430,7 +437,7 @@ class PlanTransformer(cst.CSTTransformer):
 
     # -- classes -----------------------------------------------------------------
     def _class_edits(self, original: cst.CSTNode, node: cst.ClassDef) -> cst.ClassDef:
-        position = self.located.ranges.get(original.name)  # type: ignore[attr-defined]
+        position = self.located.ranges.get(id(original.name))  # type: ignore[attr-defined]
         if position is None:
             return node
         edits = self.class_edits.get(position[0], [])
