@@ -280,8 +280,16 @@ class PlanTransformer(cst.CSTTransformer):
         self.located = located
         return module.visit(self)
 
+    # It defines no visit_/leave_ methods: the hooks skip LibCST's look-up of them (a
+    # string built per node and per field).
     def on_visit(self, node: cst.CSTNode) -> bool:
-        return id(node) in self.located.on_path and super().on_visit(node)
+        return id(node) in self.located.on_path
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        pass
 
     def _edits_for(self, node: cst.CSTNode) -> list[tuple[int, object]]:
         key = id(node)
@@ -327,7 +335,7 @@ class PlanTransformer(cst.CSTTransformer):
             self.applied[plan_index] += 1
         if isinstance(result, cst.ClassDef) and self.class_edits:
             result = self._class_edits(original_node, result)
-        return super().on_leave(original_node, result)
+        return result
 
     # -- statements ---------------------------------------------------------------
     def _statement_edit(
@@ -682,6 +690,12 @@ class ImportFixer(cst.CSTTransformer):
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         return isinstance(node, _IMPORT_HOLDERS)
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        pass  # no visit_<Node>_<field> methods here
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        pass
 
     def _keep(self, alias: cst.ImportAlias, is_from: bool) -> bool:
         if alias.asname is not None:
