@@ -376,15 +376,17 @@ def analyze_module_text(
     spec: ContextSpec,
     package: str = "",
     facts: ModuleFacts | None = None,
+    tree: ast.Module | None = None,
 ) -> FileAnalysis:
     """Run the selected rules over one module's text. Never raises for bad input.
 
     ``facts``: what the project index decided about this module (classes derived from
     layers in other modules, helpers called from model code elsewhere, re-exported
-    backends); None when analysed alone, then the module's own facts are worked out."""
+    backends); None when analysed alone, then the module's own facts are worked out.
+    ``tree``: ``ast.parse(text)`` when the caller has it (``apply``'s editor does)."""
     result = FileAnalysis(path=path)
     try:
-        tree = _parse(text)
+        tree = _parse(text) if tree is None else tree
     except (SyntaxError, ValueError) as error:
         result.parsed = False
         if not isinstance(error, SyntaxError):

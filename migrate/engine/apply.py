@@ -70,7 +70,9 @@ def fix_module_text(
         if result.text == current:
             break
         # The next round's analysis parses the new text: that is the parse check.
-        new_analysis = analyze_module_text(path, result.text, ruleset, spec, package, facts)
+        new_analysis = analyze_module_text(
+            path, result.text, ruleset, spec, package, facts, tree=result.tree
+        )
         if not new_analysis.parsed:
             outcome.error = "the rewritten code did not parse; the file was left untouched"
             current = text

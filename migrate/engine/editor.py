@@ -843,6 +843,7 @@ class EditResult:
     text: str
     applied: list[int]  # indices of the plans that were applied
     failed: dict[int, str]  # plan index -> why it was skipped
+    tree: ast.Module | None = None  # ast.parse(text), when the editor made it anyway
 
 
 def apply_plans(text: str, plans: Sequence[EditPlan]) -> EditResult:

@@ -458,11 +458,15 @@ def _local_name(alias: ast.alias, is_from: bool) -> str:
     return alias.name if is_from else alias.name.split(".")[0]
 
 
-def _fix_imports(source: _Source, new_text: str, needed: list[EnsureImport]) -> str:
+def _fix_imports(
+    source: _Source, new_text: str, needed: list[EnsureImport]
+) -> tuple[str, ast.Module | None]:
+    """The text with its imports fixed, and its ``ast`` tree when no import changed
+    (the next analysis need not parse it again)."""
     new = _Source.of(new_text)
     unused, add = import_changes(source.tree, new.tree, needed)
     if not unused and not add:
-        return new_text
+        return new_text, new.tree
     touched = 0  # last line of a top-level statement whose imports change
     for top in new.tree.body:
         for stmt in _module_imports([top]):
@@ -479,7 +483,7 @@ def _fix_imports(source: _Source, new_text: str, needed: list[EnsureImport]) -> 
         while cut < len(body) and not new.stands_alone(body[cut]):
             cut += 1
         if cut >= len(body):
-            return editor._fix_imports(source.text, new_text, needed)
+            return editor._fix_imports(source.text, new_text, needed), None
         # The statement after every change is parsed too (as a one-line stand-in), so
         # the lines between it and the changed ones are owned as in the whole module.
         first = _first_line(body[cut])
@@ -494,7 +498,7 @@ def _fix_imports(source: _Source, new_text: str, needed: list[EnsureImport]) -> 
             fixed = module.visit(ImportFixer(unused, add)).code
             if not fixed.endswith(stand_in):
                 raise _UnsafeError("the stand-in statement changed")
-            return fixed[: -len(stand_in)] + "".join(new.lines[first - 1 :])
+            return fixed[: -len(stand_in)] + "".join(new.lines[first - 1 :]), None
         cut = max(cut + 1, 2 * cut)
 
 
@@ -537,6 +541,7 @@ def _apply_in_pieces(text: str, plans: Sequence[EditPlan], tree: ast.Module | No
                 failed[i] = "the code this plan points at was not found (changed by another edit?)"
             continue
         new_text = _splice(source, 1, len(source.lines), pieces, texts)
+        new_tree = None
         if new_text != text or speller.needed:
-            new_text = _fix_imports(source, new_text, speller.needed)
-        return EditResult(new_text, active, failed)
+            new_text, new_tree = _fix_imports(source, new_text, speller.needed)
+        return EditResult(new_text, active, failed, new_tree)
