@@ -47,12 +47,15 @@ class Comparison:
         self.cpu[name] += time.process_time() - start
         return result, outcome
 
-    def __call__(self, text: str, plans, style):
+    def __call__(self, text: str, plans, style, tree=None):
         self.rounds += 1
         expected, expected_outcome = self._timed(
             "whole-module", editor.apply_plans, text, plans, style
         )
-        _, outcome = self._timed("splice", self.fast, text, plans, style)
+        # The splice editor gets the analysis' tree, as in `apply`.
+        _, outcome = self._timed(
+            "splice", lambda t, p, s: self.fast(t, p, s, tree), text, plans, style
+        )
         if outcome != expected_outcome:
             old = expected_outcome[0] if isinstance(expected_outcome, tuple) else ""
             new = outcome[0] if isinstance(outcome, tuple) else str(outcome)

@@ -17,7 +17,7 @@ import pytest
 from kmigrate.engine import editor, splice_editor
 from kmigrate.engine.analyze import RuleSet
 from kmigrate.engine.apply import fix_module_text
-from kmigrate.engine.model import CallEdit, EditPlan, Span
+from kmigrate.engine.model import CallEdit, EditPlan, ReplaceNode, Span
 from kmigrate.engine.spec import ImportStyle
 from kmigrate.rules.context_spec import CONTEXT_SPEC
 from kmigrate.rules.registry import all_rules, select_rules
@@ -119,6 +119,29 @@ HAND_MADE = {
                 return tf.reduce_mean(x)
         """
     ),
+    "header_edits_and_runs_of_pieces": textwrap.dedent(
+        """\
+        import tensorflow as tf
+
+
+        class Gate(tf.keras.layers.Layer):
+            # the base class changes; the body is left out of that piece
+            @tf.function
+            def call(self, x, training=None):
+                a = tf.reduce_mean(x)
+                b = tf.reduce_max(x)
+                if training:
+                    c = tf.reduce_min(x)
+                    d = tf.reduce_sum(x)  # two pieces in one block
+                e = tf.square(a)
+                return a + b + e
+
+
+        class Plain(tf.keras.layers.Layer):
+            def call(self, x):
+                return tf.abs(x)
+        """
+    ),
     "nested_class": textwrap.dedent(
         """\
         import tensorflow as tf
@@ -140,9 +163,9 @@ def _run_both(path: str, text: str, monkeypatch: pytest.MonkeyPatch) -> int:
     rounds = []
     fast = splice_editor.apply_plans
 
-    def both(current: str, plans, style):
+    def both(current: str, plans, style, tree=None):
         expected = editor.apply_plans(current, plans, style)
-        got = fast(current, plans, style)
+        got = fast(current, plans, style, tree)  # the analysis' tree, as in apply
         assert got.text == expected.text, f"{path}: the editors differ"
         assert (got.applied, got.failed) == (expected.applied, expected.failed), path
         rounds.append(current)
@@ -185,8 +208,7 @@ def test_plans_that_fail_fail_the_same_way() -> None:
     assert got.applied == [0] and got.text == "from keras import ops\ny = ops.mean(x)\n"
 
 
-def test_only_the_statements_with_edits_are_parsed(monkeypatch) -> None:
-    """The point of the splice editor: LibCST never sees the untouched function."""
+def _recorded_parses(monkeypatch) -> list[str]:
     import libcst
 
     seen: list[str] = []
@@ -197,6 +219,46 @@ def test_only_the_statements_with_edits_are_parsed(monkeypatch) -> None:
         return parse(code, *args, **kwargs)
 
     monkeypatch.setattr(splice_editor.cst, "parse_module", recording)
+    return seen
+
+
+def test_an_edit_in_a_header_leaves_the_body_out(monkeypatch) -> None:
+    """A changed base class or decorator makes the class a piece, not its methods."""
+    seen = _recorded_parses(monkeypatch)
+    text = (
+        "import tensorflow as tf\n\n\n"
+        "class Gate(tf.keras.layers.Layer):\n"
+        "    def call(self, x):\n"
+        "        return x + 1  # never parsed\n"
+    )
+    line = text.splitlines().index("class Gate(tf.keras.layers.Layer):") + 1
+    base = Span(line, 11, line, 32)
+    plan = EditPlan((ReplaceNode(base, "{name:keras.layers.Layer}"),))
+    result = splice_editor.apply_plans(text, [plan], STYLE)
+    assert seen and not any("never parsed" in code for code in seen)
+    assert result.text == editor.apply_plans(text, [plan], STYLE).text
+    assert "class Gate(keras.layers.Layer):" in result.text
+
+
+def test_the_position_pass_gives_libcsts_ranges() -> None:
+    """The editor's own position pass must agree with ``PositionProvider`` on every node."""
+    import libcst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    texts = [p.read_text(encoding="utf-8") for p in _files()] + list(HAND_MADE.values())
+    for text in texts:
+        module = libcst.parse_module(text)
+        expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        ranges = editor.PlanTransformer([], editor.Speller({}, set(), STYLE)).locate(module).ranges
+        assert ranges == {
+            id(node): (r.start.line, r.start.column, r.end.line, r.end.column)
+            for node, r in expected.items()
+        }
+
+
+def test_only_the_statements_with_edits_are_parsed(monkeypatch) -> None:
+    """The point of the splice editor: LibCST never sees the untouched function."""
+    seen = _recorded_parses(monkeypatch)
     untouched = "def untouched():\n    return 'never parsed'\n\n\n"
     text = "import tensorflow as tf\n\n\n" + untouched + "y = tf.reduce_mean(x)\n"
     plan = EditPlan((CallEdit(Span(8, 4, 8, 21), callee="keras.ops.mean"),))

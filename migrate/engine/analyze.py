@@ -377,6 +377,7 @@ def analyze_module_text(
     package: str = "",
     facts: ModuleFacts | None = None,
     shared_guess: tuple[tuple[str, str], ...] = (),
+    tree: ast.Module | None = None,
 ) -> FileAnalysis:
     """Run the selected rules over one module's text. Never raises for bad input.
 
@@ -384,10 +385,11 @@ def analyze_module_text(
     layers in other modules, helpers called from model code elsewhere, re-exported
     backends); None when analysed alone, then the module's own facts are worked out,
     with ``shared_guess`` as the file names other modules use (the runner's guess,
-    checked against the project's answer once it is resolved)."""
+    checked against the project's answer once it is resolved).
+    ``tree``: ``ast.parse(text)`` when the caller has it (``apply``'s editor does)."""
     result = FileAnalysis(path=path)
     try:
-        tree = _parse(text)
+        tree = _parse(text) if tree is None else tree
     except (SyntaxError, ValueError) as error:
         result.parsed = False
         if not isinstance(error, SyntaxError):

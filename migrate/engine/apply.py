@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from kmigrate.engine.analyze import RULE_CRASHED, RuleSet, analyze_module_text
 from kmigrate.engine.model import Finding
 from kmigrate.engine.project_index import ModuleFacts
-from kmigrate.engine.sources import parse_or_none
 from kmigrate.engine.spec import ContextSpec
 
 MAX_ROUNDS = 5
@@ -28,10 +27,6 @@ class FixOutcome:
     remaining: list[Finding] = field(default_factory=list)  # findings after the last round
     skipped: dict[str, str] = field(default_factory=dict)  # fingerprint -> why not fixed
     error: str | None = None  # set when the file was left untouched
-
-
-def _parses(text: str) -> bool:
-    return parse_or_none(text) is not None
 
 
 def fix_module_text(
@@ -66,7 +61,9 @@ def fix_module_text(
         from kmigrate.engine.splice_editor import apply_plans  # LibCST only for files with fixes
 
         try:
-            result = apply_plans(current, [f.fix for f in fixable], spec.import_style)
+            result = apply_plans(
+                current, [f.fix for f in fixable], spec.import_style, analysis.tree
+            )
         except Exception as error:  # noqa: BLE001 - LibCST cannot parse something ast can
             outcome.error = f"could not edit this file: {type(error).__name__}: {error}"
             break
@@ -74,7 +71,11 @@ def fix_module_text(
             outcome.skipped[fixable[index].fingerprint] = reason
         if result.text == current:
             break
-        if not _parses(result.text):
+        # The next round's analysis parses the new text: that is the parse check.
+        new_analysis = analyze_module_text(
+            path, result.text, ruleset, spec, package, facts, tree=result.tree
+        )
+        if not new_analysis.parsed:
             outcome.error = "the rewritten code did not parse; the file was left untouched"
             current = text
             break
@@ -83,7 +84,7 @@ def fix_module_text(
                 counted.add(fixable[index].fingerprint)
                 outcome.fixed += 1
         current = result.text
-        analysis = analyze_module_text(path, current, ruleset, spec, package, facts)
+        analysis = new_analysis
     outcome.text = current
     outcome.remaining = analysis.findings
     if current != text:  # a rule that crashed on the original stays reported (KM902)

@@ -5,7 +5,8 @@ see ``migrate/engine/model.py``); this module is the only place that builds LibC
 It finds the node a plan points at by its span (LibCST's ``PositionProvider`` uses
 the same convention as ``Span``), applies the edits bottom-up so nested edits
 compose, then fixes imports: adds what the new spellings need and removes imports
-whose every use was rewritten away.
+whose every use was rewritten away. The visit enters only the nodes on the way to a
+target (:class:`Located`): the rest of the tree is kept as it is, unvisited.
 
 It is imported only by ``apply``, and only for files that have fixes.
 """
@@ -13,13 +14,14 @@ It is imported only by ``apply``, and only for files that have fixes.
 from __future__ import annotations
 
 import ast
+import functools
 import re
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections import Counter, deque
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst._nodes.internal import CodegenState
 
 from kmigrate.engine.model import (
     ArgOut,
@@ -124,12 +126,142 @@ def _key(span: Span) -> tuple[int, int, int, int]:
     return (span.line, span.column, span.end_line, span.end_column)
 
 
+# LibCST's parse functions, once per text: rules write the same few callees, values,
+# ``__init__`` statements and imports over and over (each parse call costs about a
+# millisecond of set-up), and LibCST nodes are immutable, so one node serves all.
+_expression = functools.lru_cache(maxsize=4096)(cst.parse_expression)
+_statement = functools.lru_cache(maxsize=4096)(cst.parse_statement)
+
+
 def _ws(text: str) -> cst.SimpleWhitespace:
     return cst.SimpleWhitespace(text)
 
 
+_LINE_BREAK = re.compile(r"\r\n?|\n")  # how LibCST's position pass counts lines
+
+Range = tuple[int, int, int, int]  # line, column, end line, end column: a Span's key
+
+
+class _LocatingState(CodegenState):
+    """LibCST's position pass (``PositionProvider``: the same ranges, the same rules),
+    written for speed: plain tuples, no regular expression for tokens without a line
+    break, no generator per expression. On the way it notes the targets it meets and
+    every node that holds one."""
+
+    __slots__ = (
+        "line",
+        "column",
+        "starts",
+        "nodes",
+        "ranges",
+        "spans",
+        "class_lines",
+        "targets",
+        "on_path",
+    )
+
+    def start(self, spans: Container[Range], class_lines: Container[int]) -> None:
+        """``spans``: the targets' ranges; ``class_lines``: the lines of the class
+        names a ``ClassEdit`` points at."""
+        self.line, self.column = 1, 0
+        self.starts: list[tuple[int, int]] = []
+        self.nodes: list[cst.CSTNode] = []
+        self.ranges: dict[int, Range] = {}  # by id(node): ints hash in C, nodes in Python
+        self.spans = spans
+        self.class_lines = class_lines
+        self.targets: set[int] = set()
+        self.on_path: set[int] = set()
+
+    def _advance(self, value: str) -> None:
+        if "\n" in value or "\r" in value:
+            segments = _LINE_BREAK.split(value)
+            self.line += len(segments) - 1
+            self.column = len(segments[-1])
+        else:
+            self.column += len(value)
+
+    def add_indent_tokens(self) -> None:
+        self.tokens.extend(self.indent_tokens)
+        for token in self.indent_tokens:
+            self._advance(token)
+
+    def add_token(self, value: str) -> None:
+        self.tokens.append(value)
+        self._advance(value)
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        self.starts.append((self.line, self.column))
+        self.nodes.append(node)
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        line, column = self.starts.pop()
+        self.nodes.pop()
+        ranges = self.ranges
+        key = id(node)
+        where = ranges.get(key)
+        if where is None:  # else a syntactic position was recorded: it wins
+            where = ranges[key] = (line, column, self.line, self.column)
+        if where in self.spans or (
+            node.__class__ is cst.ClassDef
+            and ranges.get(id(node.name), (0,))[0] in self.class_lines
+        ):
+            self.targets.add(key)
+            for ancestor in reversed(self.nodes):
+                if id(ancestor) in self.on_path:
+                    break
+                self.on_path.add(id(ancestor))
+
+    def record_syntactic_position(  # type: ignore[override]
+        self,
+        node: cst.CSTNode,
+        *,
+        start_node: cst.CSTNode | None = None,
+        end_node: cst.CSTNode | None = None,
+    ) -> _Syntactic:
+        return _Syntactic(self, node, start_node, end_node)
+
+
+class _Syntactic:
+    """``PositionProvidingCodegenState.record_syntactic_position`` as a plain context
+    manager: a node's range without its parentheses and whitespace, or hoisted from
+    the child nodes LibCST names."""
+
+    __slots__ = ("state", "node", "start_node", "end_node", "start")
+
+    def __init__(self, state: _LocatingState, node, start_node, end_node) -> None:  # noqa: ANN001
+        self.state, self.node = state, node
+        self.start_node, self.end_node = start_node, end_node
+
+    def __enter__(self) -> None:
+        self.start = (self.state.line, self.state.column)
+
+    def __exit__(self, *exc_info: object) -> bool:
+        state = self.state
+        ranges = state.ranges
+        start = ranges[id(self.start_node)][:2] if self.start_node is not None else self.start
+        end = (
+            ranges[id(self.end_node)][2:]
+            if self.end_node is not None
+            else (state.line, state.column)
+        )
+        ranges[id(self.node)] = (*start, *end)
+        return False
+
+
+@dataclass
+class Located:
+    """Where a round's edits are in one LibCST tree: every node's range (positions as
+    ``PositionProvider`` gives them, without its extra pass over the tree), the nodes
+    a plan points at, and the nodes that hold one of them (the only ones visited)."""
+
+    ranges: dict[int, Range]  # all three by id(node), the tree keeping the nodes alive
+    targets: set[int]
+    on_path: set[int]
+
+
 class PlanTransformer(cst.CSTTransformer):
-    METADATA_DEPENDENCIES = (PositionProvider,)
+    """Executes the edits on the nodes their spans point at. Call :meth:`locate` for
+    a tree, then :meth:`run` (a ``Located`` made for more edits may be reused)."""
 
     def __init__(self, edits: Sequence[tuple[int, object]], speller: Speller) -> None:
         super().__init__()
@@ -142,13 +274,39 @@ class PlanTransformer(cst.CSTTransformer):
             elif isinstance(edit, (CallEdit, ReplaceNode)):
                 self.by_span.setdefault(_key(edit.span), []).append((plan_index, edit))
         self.applied: Counter[int] = Counter()
+        self.located = Located({}, set(), set())
+
+    def locate(self, module: cst.Module) -> Located:
+        """One position pass over ``module`` that also finds this transformer's targets."""
+        state = _LocatingState(
+            default_indent=module.default_indent, default_newline=module.default_newline
+        )
+        state.start(self.by_span, self.class_edits)
+        module._codegen(state)
+        return Located(state.ranges, state.targets, state.on_path)
+
+    def run(self, module: cst.Module, located: Located) -> cst.Module:
+        """The edited tree; ``located`` must come from :meth:`locate` on ``module``
+        (for these edits or more)."""
+        self.located = located
+        return module.visit(self)
+
+    # It defines no visit_/leave_ methods: the hooks skip LibCST's look-up of them (a
+    # string built per node and per field).
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return id(node) in self.located.on_path
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        pass
 
     def _edits_for(self, node: cst.CSTNode) -> list[tuple[int, object]]:
-        position = self.get_metadata(PositionProvider, node, None)
-        if position is None:
+        key = id(node)
+        if key not in self.located.targets:
             return []
-        key = (position.start.line, position.start.column, position.end.line, position.end.column)
-        return self.by_span.get(key, [])
+        return self.by_span.get(self.located.ranges[key], [])
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
         if isinstance(original_node, cst.SimpleStatementLine) and self.by_span:
@@ -188,7 +346,7 @@ class PlanTransformer(cst.CSTTransformer):
             self.applied[plan_index] += 1
         if isinstance(result, cst.ClassDef) and self.class_edits:
             result = self._class_edits(original_node, result)
-        return super().on_leave(original_node, result)
+        return result
 
     # -- statements ---------------------------------------------------------------
     def _statement_edit(
@@ -221,11 +379,11 @@ class PlanTransformer(cst.CSTTransformer):
 
     # -- calls and expressions -------------------------------------------------
     def _parse_expr(self, text: str) -> cst.BaseExpression:
-        return cst.parse_expression(self.speller.fill(text))
+        return _expression(self.speller.fill(text))
 
     def _call_edit(self, call: cst.Call, edit: CallEdit) -> cst.Call:
         if edit.callee is not None:
-            call = call.with_changes(func=cst.parse_expression(self.speller.spell(edit.callee)))
+            call = call.with_changes(func=_expression(self.speller.spell(edit.callee)))
         if edit.args is None:
             return call
         positional = [a for a in call.args if a.keyword is None and not a.star]
@@ -282,7 +440,7 @@ class PlanTransformer(cst.CSTTransformer):
 
     # -- imports -----------------------------------------------------------------
     def _replace_import(self, node: cst.BaseSmallStatement, edit: ReplaceNode):
-        new_line = cst.parse_statement(self.speller.fill(edit.text))
+        new_line = _statement(self.speller.fill(edit.text))
         assert isinstance(new_line, cst.SimpleStatementLine) and len(new_line.body) == 1
         new = new_line.body[0]
         if (
@@ -298,10 +456,10 @@ class PlanTransformer(cst.CSTTransformer):
 
     # -- classes -----------------------------------------------------------------
     def _class_edits(self, original: cst.CSTNode, node: cst.ClassDef) -> cst.ClassDef:
-        position = self.get_metadata(PositionProvider, original.name, None)  # type: ignore[attr-defined]
+        position = self.located.ranges.get(id(original.name))  # type: ignore[attr-defined]
         if position is None:
             return node
-        edits = self.class_edits.get(position.start.line, [])
+        edits = self.class_edits.get(position[0], [])
         seen: list[ClassEdit] = []
         for plan_index, edit in edits:
             if edit in seen:
@@ -349,7 +507,7 @@ class _ClassEditor:
         )
         if init_index is None and (edit.init_params or edit.init_statements):
             params = "".join(f"{name}={default}, " for name, default in edit.init_params)
-            init = cst.parse_statement(
+            init = _statement(
                 f"def __init__(self, {params}**kwargs):\n    super().__init__(**kwargs)\n"
             )
             insert_at = 1 if body and _is_docstring(body[0]) else 0
@@ -391,7 +549,7 @@ class _ClassEditor:
                 continue
             param = cst.Param(
                 name=cst.Name(name),
-                default=cst.parse_expression(default),
+                default=_expression(default),
                 equal=cst.AssignEqual(whitespace_before=_ws(""), whitespace_after=_ws("")),
             )
             if isinstance(params.star_arg, cst.MaybeSentinel):
@@ -432,7 +590,7 @@ class _ClassEditor:
             filled = self.speller.fill(text)
             if filled.strip() in existing:
                 continue
-            body.insert(anchor, cst.parse_statement(filled + "\n"))
+            body.insert(anchor, _statement(filled + "\n"))
             anchor += 1
             existing.add(filled.strip())
         return init.with_changes(body=block.with_changes(body=body))
@@ -481,7 +639,7 @@ class _ClassEditor:
         added = [
             cst.DictElement(
                 cst.SimpleString(f'"{key}"'),
-                cst.parse_expression(self.speller.fill(value)),
+                _expression(self.speller.fill(value)),
                 comma=separator,
             )
             for key, value in items
@@ -509,28 +667,46 @@ def _name_uses(tree: ast.Module) -> Counter[str]:
     return Counter(module_level_uses(tree))
 
 
+# What can hold a module-level import: the module, statement lines and suites, and
+# every compound statement but ``def`` and ``class`` (imports in those stay).
+_IMPORT_HOLDERS = (
+    cst.Module,
+    cst.SimpleStatementLine,
+    cst.SimpleStatementSuite,
+    cst.IndentedBlock,
+    cst.If,
+    cst.Else,
+    cst.Try,
+    cst.TryStar,
+    cst.ExceptHandler,
+    cst.ExceptStarHandler,
+    cst.Finally,
+    cst.With,
+    cst.For,
+    cst.While,
+    cst.Match,
+    cst.MatchCase,
+)
+
+
 class ImportFixer(cst.CSTTransformer):
+    """Drops the module-level imports of ``unused`` names and adds ``add``. The visit
+    enters only what can hold such an import: never a function, a class or an
+    expression."""
+
     def __init__(self, unused: set[str], add: list[EnsureImport]) -> None:
         super().__init__()
         self.unused = unused
         self.add = add
-        self.depth = 0  # only module-level imports are touched
 
-    def visit_FunctionDef(self, node) -> bool:  # noqa: N802
-        self.depth += 1
-        return True
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return isinstance(node, _IMPORT_HOLDERS)
 
-    def leave_FunctionDef(self, original_node, updated_node):  # noqa: N802
-        self.depth -= 1
-        return updated_node
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        pass  # no visit_<Node>_<field> methods here
 
-    def visit_ClassDef(self, node) -> bool:  # noqa: N802
-        self.depth += 1
-        return True
-
-    def leave_ClassDef(self, original_node, updated_node):  # noqa: N802
-        self.depth -= 1
-        return updated_node
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        pass
 
     def _keep(self, alias: cst.ImportAlias, is_from: bool) -> bool:
         if alias.asname is not None:
@@ -543,7 +719,7 @@ class ImportFixer(cst.CSTTransformer):
 
     def _filter(self, node, is_from: bool):
         names = node.names
-        if self.depth or isinstance(names, cst.ImportStar):
+        if isinstance(names, cst.ImportStar):
             return node
         kept = [a for a in names if self._keep(a, is_from)]
         if len(kept) == len(names):
@@ -569,7 +745,7 @@ class ImportFixer(cst.CSTTransformer):
                 if wanted.name is None
                 else f"from {wanted.module} import {wanted.name}"
             )
-            lines.append(cst.parse_statement(text + "\n"))
+            lines.append(_statement(text + "\n"))
         body = list(updated_node.body)
         index = _import_insertion_index(body)
         body[index:index] = lines
@@ -616,12 +792,25 @@ def import_insertion_scan(body: Sequence[cst.BaseStatement]) -> tuple[int, int]:
     return index, len(body)
 
 
+_STATEMENT_LISTS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+
+
 def _bound(tree: ast.Module) -> dict[str, str]:
+    """What every import in the module binds, the first binding of a name winning in
+    ``ast.walk`` order (breadth first). Imports are statements and statements only
+    sit in statement lists, so only those are walked: the same imports in the same
+    order, without visiting every expression node."""
     bound: dict[str, str] = {}
-    for node in ast.walk(tree):
+    todo: deque[ast.AST] = deque([tree])
+    while todo:
+        node = todo.popleft()
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             for local, qualified in import_bindings(node):
                 bound.setdefault(local, qualified)
+            continue
+        for name in node._fields:
+            if name in _STATEMENT_LISTS:
+                todo.extend(getattr(node, name))
     return bound
 
 
@@ -665,6 +854,7 @@ class EditResult:
     text: str
     applied: list[int]  # indices of the plans that were applied
     failed: dict[int, str]  # plan index -> why it was skipped
+    tree: ast.Module | None = None  # ast.parse(text), when the editor made it anyway
 
 
 def apply_plans(text: str, plans: Sequence[EditPlan], style: ImportStyle) -> EditResult:
@@ -676,7 +866,7 @@ def apply_plans(text: str, plans: Sequence[EditPlan], style: ImportStyle) -> Edi
     """
     failed: dict[int, str] = {}
     module = cst.parse_module(text)
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    located: Located | None = None  # for every plan: good for any subset of them
     while True:
         active = [i for i in range(len(plans)) if i not in failed]
         edits = [(i, e) for i in active for e in plans[i].edits]
@@ -685,8 +875,10 @@ def apply_plans(text: str, plans: Sequence[EditPlan], style: ImportStyle) -> Edi
             if isinstance(edit, EnsureImport) and edit not in speller.needed:
                 speller.needed.append(edit)
         transformer = PlanTransformer(edits, speller)
+        if located is None:
+            located = transformer.locate(module)
         try:
-            new_module = wrapper.visit(transformer)
+            new_module = transformer.run(module, located)
         except EditError as error:
             failed[error.plan_index] = error.reason
             continue

@@ -25,7 +25,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper
 
 from kmigrate.engine import editor
 from kmigrate.engine.editor import (
@@ -61,12 +60,14 @@ class _Source:
     indent: str  # LibCST's default indent: the first indented block's indentation
 
     @classmethod
-    def of(cls, text: str) -> _Source:
+    def of(cls, text: str, tree: ast.Module | None = None) -> _Source:
+        """``tree``: ``ast.parse(text)`` when the caller has it already."""
         lines = _LINE.findall(text)
         newline = _newline_of(text)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text)
+        if tree is None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(text)
         return cls(text, lines, tree, newline, _first_indent(tree, lines))
 
     def line(self, number: int) -> str:
@@ -205,11 +206,21 @@ def _holder(source: _Source, first: int, last: int) -> tuple[ast.stmt, bool]:
 
 
 def _method_bodies(source: _Source, piece: _Piece) -> list[tuple[int, int]]:
-    """A ``ClassEdit`` makes its whole class a piece, but reads only the class body's
-    list of statements, ``__init__`` and ``get_config``: the other methods' bodies
-    need not be parsed with it."""
+    """The bodies a piece is parsed without, as one placeholder line each.
+
+    An edit in a class's or function's decorators or header (a base class, a
+    ``@tf.function``) makes the whole definition a piece, but reads nothing of its
+    body: the body is left out. A ``ClassEdit`` reads only the class body's list of
+    statements, ``__init__`` and ``get_config``: the other methods' bodies are left
+    out."""
     stmt = piece.stmt
+    if not isinstance(stmt, (*_SCOPES,)):
+        return []
     class_lines = {e.span.line for _, e in piece.edits if isinstance(e, ClassEdit)}
+    if not class_lines:
+        body = _left_out_body(source, stmt)
+        ends = [_target_lines(e)[1] for _, e in piece.edits]
+        return [body] if body is not None and max(ends) < body[0] else []
     if not isinstance(stmt, ast.ClassDef) or stmt.lineno not in class_lines:
         return []
     bodies = []
@@ -217,12 +228,21 @@ def _method_bodies(source: _Source, piece: _Piece) -> list[tuple[int, int]]:
         if (
             isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))
             and method.name not in _KEPT_METHODS
-            and _first_line(method.body[0]) > method.lineno
             and source.stands_alone(method)
-            and source.stands_alone(method.body[0])
         ):
-            bodies.append((_first_line(method.body[0]), method.end_lineno or method.lineno))
+            left_out = _left_out_body(source, method)
+            if left_out is not None:
+                bodies.append(left_out)
     return bodies
+
+
+def _left_out_body(source: _Source, stmt: ast.stmt) -> tuple[int, int] | None:
+    """The lines of ``stmt``'s body when they can become one placeholder line: the
+    body starts on a line after the header and stands alone."""
+    body: list[ast.stmt] = stmt.body  # type: ignore[attr-defined]
+    if _first_line(body[0]) > stmt.lineno and source.stands_alone(body[0]):
+        return _first_line(body[0]), stmt.end_lineno or stmt.lineno
+    return None
 
 
 def _pieces(source: _Source, edits: Sequence[tuple[int, object]]) -> list[_Piece]:
@@ -275,30 +295,53 @@ def _placeholder(source: _Source, first: int, number: int) -> str:
     return f"{_indent(source.line(first))}{_MARKER}body_{number}__{source.newline}"
 
 
-def _batch(source: _Source, pieces: list[_Piece]) -> tuple[str, list[list[tuple[int, object]]]]:
+def _units(source: _Source, pieces: list[_Piece]) -> list[tuple[str | None, list[_Piece]]]:
+    """The pieces in batch order, cut into units: a piece at the module's top level
+    alone (indentation None), or consecutive indented pieces of one indentation,
+    which share one ``if 1:`` block."""
+    units: list[tuple[str | None, list[_Piece]]] = []
+    for piece in pieces:
+        indent = _indent(source.line(piece.first)) if piece.nested else None
+        if indent is not None and units and units[-1][0] == indent:
+            units[-1][1].append(piece)
+        else:
+            units.append((indent, [piece]))
+    return units
+
+
+def _batch(
+    source: _Source, units: list[tuple[str | None, list[_Piece]]]
+) -> tuple[str, list[list[tuple[int, object]]]]:
     """All pieces in one module: a prelude that gives LibCST the whole module's
-    default indent and newline (it detects both from the text), then each piece
-    (inside ``if 1:`` when indented) followed by a separator statement. Returns the
-    text and each piece's edits with their spans moved to the batch's lines."""
+    default indent and newline (it detects both from the text), then each unit
+    followed by a separator statement: a top-level piece as it is, a run of indented
+    pieces inside one ``if 1:`` block, each followed by a separator of its own at
+    the block's indentation. Returns the text and each piece's edits with their spans
+    moved to the batch's lines."""
     nl = source.newline
     parts = [f"if 1:{nl}{source.indent}pass{nl}"]
     line = 3  # the batch's next line
     moved_edits = []
-    for piece in pieces:
-        if piece.nested:
+    for indent, pieces in units:
+        if indent is not None:
             parts.append(f"if 1:{nl}")
             line += 1
-        moved_edits.append([(i, _moved(e, piece, line)) for i, e in piece.edits])
-        number = piece.first
-        for first, last in piece.bodies:
-            parts.extend(source.lines[number - 1 : first - 1])
-            parts.append(_placeholder(source, first, first))
-            number = last + 1
-        parts.extend(source.lines[number - 1 : piece.last])
-        if not parts[-1].endswith(("\n", "\r")):
-            parts.append(nl)  # the file's last line: see _piece_text
+        for piece in pieces:
+            moved_edits.append([(i, _moved(e, piece, line)) for i, e in piece.edits])
+            number = piece.first
+            for first, last in piece.bodies:
+                parts.extend(source.lines[number - 1 : first - 1])
+                parts.append(_placeholder(source, first, first))
+                number = last + 1
+            parts.extend(source.lines[number - 1 : piece.last])
+            if not parts[-1].endswith(("\n", "\r")):
+                parts.append(nl)  # the file's last line: see _piece_text
+            line += piece.last - piece.first + 1 - sum(b - a for a, b in piece.bodies)
+            if indent is not None:
+                parts.append(f"{indent}{_SEPARATOR}{nl}")
+                line += 1
         parts.append(f"{_SEPARATOR}{nl}")
-        line += piece.last - piece.first + 2 - sum(b - a for a, b in piece.bodies)
+        line += 1
     return "".join(parts), moved_edits
 
 
@@ -315,14 +358,14 @@ def _edit_pieces(
     """The new text of every piece (by ``id``), placeholders still in."""
     if _MARKER in source.text:
         raise _UnsafeError("the module uses kmigrate's marker names")
-    ordered = _in_edit_order(pieces)
-    code, moved_edits = _batch(source, ordered)
+    units = _units(source, _in_edit_order(pieces))
+    code, moved_edits = _batch(source, units)
     try:
         module = cst.parse_module(code)
     except Exception as error:  # noqa: BLE001 - the whole-module editor decides
         raise _UnsafeError(f"pieces do not parse alone: {error}") from error
     transformer = PlanTransformer([e for edits in moved_edits for e in edits], speller)
-    new_module = MetadataWrapper(module, unsafe_skip_copy=True).visit(transformer)
+    new_module = transformer.run(module, transformer.locate(module))
     applied.update(transformer.applied)
     groups: list[list[cst.BaseStatement]] = [[]]
     for stmt in new_module.body[1:]:
@@ -330,17 +373,24 @@ def _edit_pieces(
             groups.append([])
         else:
             groups[-1].append(stmt)
-    if len(groups) != len(ordered) + 1 or groups[-1]:
+    if len(groups) != len(units) + 1 or groups[-1]:
         raise _UnsafeError("a separator was lost")
     texts = {}
-    for piece, group in zip(ordered, groups, strict=False):
+    header = f"if 1:{source.newline}"
+    for (indent, unit), group in zip(units, groups, strict=False):
         text = "".join(new_module.code_for_node(stmt) for stmt in group)
-        if piece.nested:
-            header = f"if 1:{source.newline}"
-            if len(group) != 1 or not text.startswith(header):
-                raise _UnsafeError("a wrapper block changed")
-            text = text[len(header) :]
-        texts[id(piece)] = text
+        if indent is None:
+            texts[id(unit[0])] = text
+            continue
+        if len(group) != 1 or not text.startswith(header):
+            raise _UnsafeError("a wrapper block changed")
+        # Each piece's text ends with a line of its own, so the separator lines
+        # (the marker is nowhere in the module) cut the block into the pieces.
+        chunks = text[len(header) :].split(f"{indent}{_SEPARATOR}{source.newline}")
+        if len(chunks) != len(unit) + 1 or chunks[-1]:
+            raise _UnsafeError("a separator in a block was lost")
+        for piece, chunk in zip(unit, chunks, strict=False):
+            texts[id(piece)] = chunk
     return texts
 
 
@@ -409,11 +459,15 @@ def _local_name(alias: ast.alias, is_from: bool) -> str:
     return alias.name if is_from else alias.name.split(".")[0]
 
 
-def _fix_imports(source: _Source, new_text: str, needed: list[EnsureImport]) -> str:
+def _fix_imports(
+    source: _Source, new_text: str, needed: list[EnsureImport]
+) -> tuple[str, ast.Module | None]:
+    """The text with its imports fixed, and its ``ast`` tree when no import changed
+    (the next analysis need not parse it again)."""
     new = _Source.of(new_text)
     unused, add = import_changes(source.tree, new.tree, needed)
     if not unused and not add:
-        return new_text
+        return new_text, new.tree
     touched = 0  # last line of a top-level statement whose imports change
     for top in new.tree.body:
         for stmt in _module_imports([top]):
@@ -430,7 +484,7 @@ def _fix_imports(source: _Source, new_text: str, needed: list[EnsureImport]) -> 
         while cut < len(body) and not new.stands_alone(body[cut]):
             cut += 1
         if cut >= len(body):
-            return editor._fix_imports(source.text, new_text, needed)
+            return editor._fix_imports(source.text, new_text, needed), None
         # The statement after every change is parsed too (as a one-line stand-in), so
         # the lines between it and the changed ones are owned as in the whole module.
         first = _first_line(body[cut])
@@ -445,7 +499,7 @@ def _fix_imports(source: _Source, new_text: str, needed: list[EnsureImport]) -> 
             fixed = module.visit(ImportFixer(unused, add)).code
             if not fixed.endswith(stand_in):
                 raise _UnsafeError("the stand-in statement changed")
-            return fixed[: -len(stand_in)] + "".join(new.lines[first - 1 :])
+            return fixed[: -len(stand_in)] + "".join(new.lines[first - 1 :]), None
         cut = max(cut + 1, 2 * cut)
 
 
@@ -454,16 +508,22 @@ def _fix_imports(source: _Source, new_text: str, needed: list[EnsureImport]) -> 
 # ---------------------------------------------------------------------------
 
 
-def apply_plans(text: str, plans: Sequence[EditPlan], style: ImportStyle) -> EditResult:
-    """``kmigrate.engine.editor.apply_plans``, with LibCST parsing only what changes."""
+def apply_plans(
+    text: str, plans: Sequence[EditPlan], style: ImportStyle, tree: ast.Module | None = None
+) -> EditResult:
+    """``kmigrate.engine.editor.apply_plans``, with LibCST parsing only what changes.
+    ``tree``: ``ast.parse(text)`` when the caller has it (the analysis does), never
+    changed here."""
     try:
-        return _apply_in_pieces(text, plans, style)
+        return _apply_in_pieces(text, plans, style, tree)
     except _UnsafeError:
         return editor.apply_plans(text, plans, style)
 
 
-def _apply_in_pieces(text: str, plans: Sequence[EditPlan], style: ImportStyle) -> EditResult:
-    source = _Source.of(text)
+def _apply_in_pieces(
+    text: str, plans: Sequence[EditPlan], style: ImportStyle, tree: ast.Module | None
+) -> EditResult:
+    source = _Source.of(text, tree)
     failed: dict[int, str] = {}
     while True:
         active = [i for i in range(len(plans)) if i not in failed]
@@ -486,6 +546,7 @@ def _apply_in_pieces(text: str, plans: Sequence[EditPlan], style: ImportStyle) -
                 failed[i] = "the code this plan points at was not found (changed by another edit?)"
             continue
         new_text = _splice(source, 1, len(source.lines), pieces, texts)
+        new_tree = None
         if new_text != text or speller.needed:
-            new_text = _fix_imports(source, new_text, speller.needed)
-        return EditResult(new_text, active, failed)
+            new_text, new_tree = _fix_imports(source, new_text, speller.needed)
+        return EditResult(new_text, active, failed, new_tree)
