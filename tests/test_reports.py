@@ -615,3 +615,23 @@ def test_scan_statistics(sample_tree: Path) -> None:
     assert lines and all(line.split()[1].startswith("KM") for line in lines)
     counts = [int(line.split()[0]) for line in lines]
     assert counts == sorted(counts, reverse=True)
+
+
+def test_every_format_labels_a_note_as_the_counts_do(result: RunResult) -> None:
+    """An INFO finding that is not fixed (an import kept until its uses are rewritten,
+    TensorFlow outside model code) asks nothing of a person: the counts leave it out of
+    "manual", and every format labels it "note", not "manual"."""
+    data = _json(result)
+    line_7 = [f for f in data["findings"] if f["path"] == "pkg/layers.py" and f["line"] == 7]
+    assert line_7 and line_7[0]["severity"] == "info" and not line_7[0]["fixable"]
+    table = render(result, "table", width=120, backend_pins=[])
+    row = next(line for line in table.splitlines() if "7:5" in line and "KM601" in line)
+    assert " note " in row and "manual" not in row
+    assert "KM301 manual" in " ".join(table.split())
+    github = render(result, "github")
+    (annotation,) = [a for a in github.splitlines() if "line=7," in a and "layers.py" in a]
+    assert "(other code, note)" in annotation
+    gitlab = json.loads(render(result, "gitlab"))
+    assert any(i["description"].endswith("(note)") for i in gitlab)
+    page = render(result, "html")
+    assert '<span class="note">note</span>' in page and '<span class="manual">manual</span>' in page

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from kmigrate.engine.model import Finding
 from kmigrate.report.common import one_line, rule_class
-from kmigrate.report.summary import ReportData, format_minutes, format_score
+from kmigrate.report.summary import ReportData, format_minutes, format_score, remedy_text
 
 _COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -44,7 +44,7 @@ def annotation(finding: Finding) -> str:
     single_line = span.end_line <= span.line
     rule = rule_class(finding.rule)
     title = f"{finding.rule} {rule.name}" if rule is not None else finding.rule
-    how = "fixable by `kmigrate apply`" if finding.fixable else "manual"
+    how = remedy_text(finding)
     return command(
         level(finding),
         f"{one_line(finding.message)} ({finding.context.value} code, {how})",

@@ -12,14 +12,14 @@ from typing import Any
 from kmigrate.engine.model import UNPARSEABLE, Finding
 from kmigrate.report import indented_json
 from kmigrate.report.common import fingerprint_of, one_line
-from kmigrate.report.summary import ReportData
+from kmigrate.report.summary import ReportData, remedy_text
 
 _SEVERITY = {"error": "major", "warning": "minor", "info": "info"}
 _CRITICAL_RULES = frozenset({UNPARSEABLE})
 
 
 def issue(finding: Finding) -> dict[str, Any]:
-    how = "fixable by `kmigrate apply`" if finding.fixable else "manual"
+    how = remedy_text(finding)
     severity = "critical" if finding.rule in _CRITICAL_RULES else _SEVERITY[finding.severity.value]
     return {
         "type": "issue",

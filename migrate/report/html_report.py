@@ -19,6 +19,7 @@ from kmigrate.report.summary import (
     ReportData,
     format_minutes,
     format_score,
+    remedy,
 )
 
 MAX_CHART_FOLDERS = 40
@@ -54,7 +55,7 @@ details { border: 1px solid var(--line); border-radius: 6px; margin: 8px 0; padd
 summary { cursor: pointer; padding: 8px 0; font-weight: 600; }
 .sev-error { color: var(--err); font-weight: 600; } .sev-warning { color: var(--warn); }
 .sev-info { color: var(--info); }
-.fix { color: var(--now); } .manual { color: #8250df; }
+.fix { color: var(--now); } .manual { color: #8250df; } .note { color: #6e7781; }
 svg text { font: 12px -apple-system, "Segoe UI", Helvetica, Arial, sans-serif;
   fill: var(--fg); }
 footer { color: var(--muted); margin-top: 32px; font-size: 12px; }
@@ -256,9 +257,8 @@ def _finding_row(finding: Finding, lines: list[str] | None) -> str:
         if len(text) > MAX_SOURCE_CHARS:
             text = text[: MAX_SOURCE_CHARS - 1] + "\u2026"
         source = f"<pre>{e(text)}</pre>"
-    fix = (
-        '<span class="fix">fix</span>' if finding.fixable else '<span class="manual">manual</span>'
-    )
+    label = remedy(finding)
+    fix = f'<span class="{label}">{label}</span>'
     symbol = f"<br><code>{e(finding.symbol)}</code>" if finding.symbol else ""
     where = f"{line}:{finding.span.column + 1}"
     if finding.extra.get("cell") is not None:

@@ -40,6 +40,23 @@ def is_manual(finding: Finding) -> bool:
     return not finding.fixable and finding.severity is not Severity.INFO
 
 
+def remedy(finding: Finding) -> str:
+    """What a finding asks for, as every format labels it: ``fix`` (`apply` does it),
+    ``manual`` (a person does), ``note`` (nothing of its own: an import kept until its
+    uses are rewritten, TensorFlow outside model code), the same split the counts use."""
+    if finding.fixable:
+        return "fix"
+    return "manual" if is_manual(finding) else "note"
+
+
+_REMEDY_TEXT = {"fix": "fixable by `kmigrate apply`", "manual": "manual", "note": "note"}
+
+
+def remedy_text(finding: Finding) -> str:
+    """:func:`remedy` as a phrase for annotations (GitHub, GitLab)."""
+    return _REMEDY_TEXT[remedy(finding)]
+
+
 def effort_of(finding: Finding, rule: type | None = None) -> float:
     """Minutes of a person's time (0 for what `kmigrate apply` fixes); see rules/effort.py."""
     if finding.fixable:

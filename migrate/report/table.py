@@ -17,7 +17,9 @@ from rich.text import Text
 
 from kmigrate.engine.model import Finding
 from kmigrate.report.common import one_line, printable
-from kmigrate.report.summary import ReportData, format_minutes, format_score
+from kmigrate.report.summary import ReportData, format_minutes, format_score, remedy
+
+_REMEDY_STYLE = {"fix": "green", "manual": "magenta", "note": "dim"}
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -45,10 +47,11 @@ def _findings_section(console: Console, data: ReportData) -> None:
         grid = Table.grid(padding=(0, 1), pad_edge=True)
         grid.add_column(justify="right", no_wrap=True, min_width=where_width)  # line:col
         grid.add_column(no_wrap=True, min_width=rule_width)
-        grid.add_column(no_wrap=True, min_width=6)  # fix / manual
+        grid.add_column(no_wrap=True, min_width=6)  # fix / manual / note
         grid.add_column(ratio=1, overflow="fold")  # message
         for finding in group:
-            mark = Text("fix", "green") if finding.fixable else Text("manual", "magenta")
+            label = remedy(finding)
+            mark = Text(label, _REMEDY_STYLE[label])
             message = Text(one_line(finding.message))
             message.append(f" ({finding.context.value})", style="dim")
             grid.add_row(
