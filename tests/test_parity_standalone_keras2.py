@@ -7,12 +7,14 @@ The converted code comes from `kmigrate apply`; a wrong conversion must FAIL."""
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 
 import pytest
 
 from kmigrate.commands.rewrite import apply_to_text
 from kmigrate.parity.runner import ParityOptions, run_parity
+from tests.backend_run import run_on_backend
 
 pytestmark = pytest.mark.backends
 
@@ -110,3 +112,38 @@ def test_a_frozen_variable_stays_frozen_and_parity_says_so_when_not(tmp_path):
     report = run_parity(str(path), reference_source=FROZEN, options=options)
     assert not report.passed
     assert "the original trained nothing" in json.dumps(report.to_dict())
+
+
+def test_the_alias_names_the_same_modules_and_keeps_their_own_specs(tmp_path):
+    """`keras.X` is `tf_keras.X` itself (classes shared), `keras.__name__` is "keras"
+    (keras-contrib checks it), the tf_keras modules keep their own `__spec__`, and what
+    tf_keras lacks fails with Python's own import error."""
+    code = textwrap.dedent(
+        """
+        import json
+        from kmigrate.parity import keras2_alias
+        assert keras2_alias.install()
+        import keras
+        from keras import backend as K
+        from keras.layers import Layer
+        import tf_keras
+        try:
+            import keras.engine.topology
+            missing = None
+        except ImportError as error:
+            missing = str(error)
+        print("REPORT" + json.dumps({
+            "name": keras.__name__,
+            "same": K is tf_keras.backend and Layer is tf_keras.layers.Layer,
+            "spec": tf_keras.backend.__spec__.name,
+            "missing": missing,
+        }))
+        """
+    )
+    found = run_on_backend([sys.executable, "-c", code], "tensorflow", tmp_path, legacy_keras=True)
+    assert found == {
+        "name": "keras",
+        "same": True,
+        "spec": "tf_keras.backend",
+        "missing": "No module named 'keras.engine'",
+    }

@@ -28,6 +28,7 @@ _TARGET = "tf_keras"
 class _Keras2Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def __init__(self) -> None:
         self._found: dict[str, ModuleType] = {}
+        self._specs: dict[str, object] = {}  # the tf_keras modules' own specs
 
     def find_spec(self, fullname: str, path=None, target=None):  # noqa: ANN001 - importlib API
         if fullname != _PREFIX and not fullname.startswith(_PREFIX + "."):
@@ -37,6 +38,7 @@ class _Keras2Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         except ImportError:
             return None  # then Python reports `No module named 'keras.X'`
         self._found[fullname] = module
+        self._specs[fullname] = module.__spec__
         return importlib.util.spec_from_loader(
             fullname, self, is_package=hasattr(module, "__path__")
         )
@@ -48,7 +50,7 @@ class _Keras2Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def exec_module(self, module: ModuleType) -> None:
         if not isinstance(module, _TopLevel):
             # The import system gave the module the alias' spec: it keeps its own.
-            module.__spec__ = importlib.util.find_spec(module.__name__)
+            module.__spec__ = self._specs[module.__spec__.name]  # type: ignore[union-attr]
 
 
 class _TopLevel(ModuleType):
