@@ -429,3 +429,28 @@ def test_plain_defaults_only_need_registration() -> None:
         "        @tf.keras.utils.register_keras_serializable()\n        class Heads",
     )
     assert found(registered, "KM513") == []
+
+
+def test_set_value_of_a_get_value_is_one_round(monkeypatch) -> None:
+    """`K.set_value(lr, K.get_value(lr) * 0.1)` (the usual learning-rate decay): the
+    assignment is written with the read already rewritten, so `apply` edits once."""
+    from kmigrate.commands.runner import ruleset_for, select_ids
+    from kmigrate.engine import apply as fix_loop
+    from kmigrate.rules.context_spec import CONTEXT_SPEC
+
+    code = (
+        "from tensorflow.keras import backend as K\n\n\n"
+        "def decay(model):\n"
+        "    K.set_value(model.optimizer.lr, K.get_value(model.optimizer.lr) * 0.1)\n"
+    )
+    analyses = []
+    analyze = fix_loop.analyze_module_text
+    monkeypatch.setattr(
+        fix_loop, "analyze_module_text", lambda *a, **k: analyses.append(1) or analyze(*a, **k)
+    )
+    outcome = fix_loop.fix_module_text("m.py", code, ruleset_for(select_ids((), ())), CONTEXT_SPEC)
+    assert (outcome.fixed, len(analyses)) == (2, 2)  # the first analysis and its check
+    assert (
+        "model.optimizer.learning_rate.assign("
+        "ops.convert_to_numpy(model.optimizer.learning_rate) * 0.1)"
+    ) in outcome.text

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from kmigrate.engine import ArgOut, CallEdit, CallSite, EditPlan, ReplaceNode, Span
 from kmigrate.rules.base import Report, Rule
 from kmigrate.rules.common.scopes import own_nodes
+from kmigrate.rules.common.splice import text_with
 from kmigrate.rules.km4_saving._uses import (
     CHECKPOINT_CALLBACKS,
     LOAD_MODEL_FUNCTIONS,
@@ -161,15 +162,6 @@ def _statement_of(site: CallSite) -> ast.Expr | None:
     return None
 
 
-def _offset(lines: list[str], origin: Span, line: int, column: int) -> int:
-    """Character offset of (line, column) inside the text that starts at ``origin``."""
-    if line == origin.line:
-        return column - origin.column
-    total = len(lines[origin.line - 1]) - origin.column
-    total += sum(len(lines[i - 1]) for i in range(origin.line + 1, line))
-    return total + column
-
-
 def _with_folder(writer: PathUse, literal_edit: ReplaceNode) -> ReplaceNode | None:
     """The writer's statement preceded by ``os.makedirs(folder, exist_ok=True)``, with
     the new path spliced in when the path literal is part of the statement."""
@@ -179,15 +171,7 @@ def _with_folder(writer: PathUse, literal_edit: ReplaceNode) -> ReplaceNode | No
         return None
     module = site.module
     span = module.span_of(statement)
-    text = module.segment(span)
-    inner = literal_edit.span
-    if (inner.line, inner.column) >= (span.line, span.column) and (
-        inner.end_line,
-        inner.end_column,
-    ) <= (span.end_line, span.end_column):
-        start = _offset(module.lines, span, inner.line, inner.column)
-        stop = _offset(module.lines, span, inner.end_line, inner.end_column)
-        text = text[:start] + literal_edit.text + text[stop:]
+    text = text_with(module, span, [(literal_edit.span, literal_edit.text)])
     folder = writer.path.folder
     if writer.path.via_variable is not None:
         folder = f"{{name:os.path.dirname}}({writer.path.via_variable})"
