@@ -34,7 +34,14 @@ from kmigrate.parity.plan import (
     parse_model_spec,
     parse_shape,
 )
-from kmigrate.parity.report import BackendRun, ErrorInfo, ParityReport, render
+from kmigrate.parity.report import (
+    BackendRun,
+    CheckResult,
+    ErrorInfo,
+    ParityReport,
+    render,
+    verdict,
+)
 from kmigrate.parity.weights import WeightGroup, WeightMismatchError, match_groups
 
 FIXTURES = Path(__file__).parent / "fixtures" / "parity"
@@ -527,3 +534,19 @@ def test_crashing_worker_shows_its_stderr():
     assert report.reference.status == "error"
     assert "exited with status 3" in report.reference.error.message
     assert "simulated native crash" in report.reference.error.traceback
+
+
+def test_the_pass_line_names_only_the_checks_that_compared_something():
+    """A frozen model trains nothing on either side: its train check is skipped, and the
+    PASS line must not claim that training was compared (keras-contrib's Swish)."""
+    checks = [
+        CheckResult("call", "pass"),
+        CheckResult("predict", "pass"),
+        CheckResult("train", "skipped", detail=["the model has no trainable weights"]),
+    ]
+    run = BackendRun("jax", "target", "m.py:build_model", "pass", checks=checks)
+    reference = BackendRun("tensorflow", "reference", "m.py:build_model", "reference")
+    report = ParityReport("m.py:build_model", "before_after", reference, runs=[run])
+    assert report.passed
+    line = verdict(report)
+    assert "PASS" in line and "(call, predict)" in line and "train" not in line
