@@ -47,7 +47,7 @@ class ModuleInfo:
         self.canonical = canonical  # the spelling table of symbols (the rules' spec)
         # The analyzer replaces this with a scope-aware resolver during its walk.
         self.resolver = Resolver(self.module_scope, canonical)
-        self._chains: tuple[dict[str, list[list[str]]], ...] | None = None
+        self._chains: dict[bool, dict[str, list[list[str]]]] = {}  # by `outermost`
         self._parents: dict[int, ast.AST] | None = None
         self._kinds: dict[type, tuple[list[ast.AST], list[int]]] = {}
         self._memo: dict[Hashable, Any] = {}
@@ -129,9 +129,10 @@ class ModuleInfo:
         name ``root`` (``K.mean`` -> ``["K", "mean"]``; ``a.b.c`` also gives ``a.b``
         unless ``outermost``: then only whole chains as written), each once. Built on
         first use from :meth:`nodes`."""
-        if self._chains is None:
-            self._chains = (self._index_chains(False), self._index_chains(True))
-        return self._chains[outermost].get(root, [])
+        chains = self._chains.get(outermost)
+        if chains is None:
+            chains = self._chains[outermost] = self._index_chains(outermost)
+        return chains.get(root, [])
 
     def _index_chains(self, outermost: bool) -> dict[str, list[list[str]]]:
         seen: dict[tuple[str, ...], None] = {}
