@@ -36,9 +36,11 @@ from kmigrate.engine.project_index import (
     ModuleRecord,
     ProjectFacts,
     build_entry,
+    file_users,
     load_entry,
     module_names,
     relative_package,
+    shared_with,
     store_entry,
     valid_entry,
 )
@@ -355,18 +357,21 @@ def record_layout(path: Path, root: Path, package: str) -> dict[str, Any]:
     """A record's fields besides its entry: its key, the path reports show, its package,
     folder and module names."""
     key = _key(path)
-    top = str(root)
-    if key.startswith(top + os.sep):
-        shown = key[len(top) + 1 :]  # what relpath gives, without its normalisation
-    else:
-        shown = os.path.relpath(key, root) if key.startswith(top) else key
     return {
         "key": key,
-        "shown": shown,
+        "shown": _shown(key, root),
         "package": relative_package(path, root, package),
         "folder": os.path.dirname(key),
         "names": module_names(path, root, package),
     }
+
+
+def _shown(key: str, root: Path) -> str:
+    """The path reports show for the file at ``key``: relative to the root when inside."""
+    top = str(root)
+    if key.startswith(top + os.sep):
+        return key[len(top) + 1 :]  # what relpath gives, without its normalisation
+    return os.path.relpath(key, root) if key.startswith(top) else key
 
 
 def _key(path: Path | str) -> str:
@@ -509,32 +514,20 @@ def guess_shared_paths(
                 names.add(text.decode("utf-8", "replace"))
         return names
 
-    names: dict[str, tuple[str, set[str]]] = {}  # key -> (shown path, file names)
+    names: dict[str, tuple[str, list[str]]] = {}  # key -> (shown path, file names)
     for record in records:
         # an entry not read yet (a stored record) is not read for a guess
         lazy = isinstance(record, _StoredRecord) and "_entry" not in record.__dict__
-        paths = literals(record.key) if lazy else set(record.entry["paths"])
+        paths = sorted(literals(record.key)) if lazy else list(record.entry["paths"])
         names[record.key] = (record.shown or record.key, paths)
     for key in later:
         if key in files:
-            shown = os.path.relpath(key, root) if key.startswith(str(root)) else key
-            names[key] = (shown, literals(key))
-    users: dict[str, list[str]] = {}
-    for shown, paths in names.values():
-        for path in paths:
-            users.setdefault(path, []).append(shown)
+            names[key] = (_shown(key, root), sorted(literals(key)))
+    users = file_users(names.values())
     guesses = {}
     for key in later:
-        if key not in names:
-            continue
-        shown, paths = names[key]
-        shared = []
-        for path in sorted(paths):
-            others = [u for u in users.get(path, ()) if u != shown]
-            if others:
-                shared.append((path, ", ".join(sorted(others)[:3])))
-        if shared:
-            guesses[key] = tuple(shared)
+        if key in names and (shared := shared_with(users, *names[key])):
+            guesses[key] = shared
     return guesses
 
 

@@ -784,17 +784,29 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
         """Of the file names ``paths`` the file shown as ``own`` uses, those other
         modules use too, with them (KM4 pairs across files)."""
         if self._users is None:
-            users: dict[str, list[str]] = {}
-            for shown, used in self.files.values():
-                for path in used:
-                    users.setdefault(path, []).append(shown)
-            self._users = users
-        shared = []
-        for path in paths:
-            others = [u for u in self._users.get(path, ()) if u != own]
-            if others:
-                shared.append((path, ", ".join(sorted(others)[:3])))
-        return tuple(shared)
+            self._users = file_users(self.files.values())
+        return shared_with(self._users, own, paths)
+
+
+def file_users(files: Iterable[tuple[str, Iterable[str]]]) -> dict[str, list[str]]:
+    """File name -> the modules (as shown) that use it, from (shown, file names) pairs."""
+    users: dict[str, list[str]] = {}
+    for shown, used in files:
+        for path in used:
+            users.setdefault(path, []).append(shown)
+    return users
+
+
+def shared_with(
+    users: Mapping[str, list[str]], own: str, paths: Iterable[str]
+) -> tuple[tuple[str, str], ...]:
+    """``ModuleFacts.shared_paths`` of the module shown as ``own`` that uses ``paths``."""
+    shared = []
+    for path in paths:
+        others = [u for u in users.get(path, ()) if u != own]
+        if others:
+            shared.append((path, ", ".join(sorted(others)[:3])))
+    return tuple(shared)
 
 
 def path_reaches(path: str, name: str) -> bool:
