@@ -18,12 +18,13 @@ from kmigrate.engine.contexts import ContextIndex, build_context_index
 from kmigrate.engine.fingerprint import Occurrences
 from kmigrate.engine.model import RULE_CRASHED, UNPARSEABLE, Context, Finding, Severity, Span
 from kmigrate.engine.module_info import ModuleInfo
-from kmigrate.engine.names import LEAF_KINDS, Resolver, child_nodes, code_children, scope_bindings
+from kmigrate.engine.names import LEAF_KINDS, Resolver, child_nodes, code_children
 from kmigrate.engine.project_index import ModuleFacts, module_facts_for_text
 from kmigrate.engine.rule_api import Report, Rule
 from kmigrate.engine.sites import CallSite, ImportSite, Node, ReferenceSite, Scope
 from kmigrate.engine.spec import ContextSpec
 from kmigrate.engine.suppress import Suppressions
+from kmigrate.engine.tree_index import TreeIndex
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
@@ -38,6 +39,7 @@ class RuleSet:
         self.by_prefix: list[tuple[tuple[str, ...], Rule]] = []
         self.by_method: dict[str, list[Rule]] = {}
         self.by_type: dict[type, list[Rule]] = {}
+        self.by_string: dict[str, list[Rule]] = {}
         self.reference_rules: list[Rule] = []
         self.import_rules: list[Rule] = []
         for rule in self.rules:
@@ -49,6 +51,8 @@ class RuleSet:
                 self.by_method.setdefault(method, []).append(rule)
             for node_type in rule.visit_types:
                 self.by_type.setdefault(node_type, []).append(rule)
+            for value in rule.string_constants:
+                self.by_string.setdefault(value, []).append(rule)
             if rule.reference_prefixes:
                 self.reference_rules.append(rule)
             if rule.wants_imports:
@@ -108,6 +112,7 @@ class _Walker:
         self.children = child_nodes if ruleset.visits_leaves else code_children
         self.lean = not ruleset.visits_leaves  # Name and Constant have nothing below
         self.by_type = ruleset.by_type
+        self.by_string = ruleset.by_string
 
     # -- traversal -------------------------------------------------------------
     def visit(self, node: ast.AST) -> None:
@@ -133,6 +138,13 @@ class _Walker:
         return self._on_reference(node) or self.lean
 
     def _on_constant(self, node: ast.Constant) -> bool:
+        value = node.value
+        if self.by_string and value.__class__ is str:
+            rules = self.by_string.get(value)
+            if rules:
+                site = self._site(Node, node)
+                for rule in rules:
+                    self._run(rule, rule.check_node, site)
         return self.lean  # nothing below it but a leaf
 
     def _on_function(self, node: ast.AST) -> bool:
@@ -175,7 +187,7 @@ class _Walker:
                 ),
                 function_node=node,
             )
-        self.resolver.push(scope_bindings(node, self.module.package))
+        self.resolver.push(self.module.index.scope_bindings(node, self.module.package))
         body = [node.body] if isinstance(node, ast.Lambda) else node.body
         for stmt in body:
             self.visit(stmt)
@@ -197,7 +209,7 @@ class _Walker:
         )
         if node.name in self.index.model_classes and self.scope.function_name is None:
             self.context = Context.MODEL
-        self.resolver.push(scope_bindings(node, self.module.package))
+        self.resolver.push(self.module.index.scope_bindings(node, self.module.package))
         for stmt in node.body:
             self.visit(stmt)
         self.resolver.pop()
@@ -404,19 +416,20 @@ def analyze_module_text(
         )
         fingerprint_findings(result.findings)
         return result
+    tree_index = TreeIndex(tree)
     if facts is None:
         try:
-            facts, result.index_entry = module_facts_for_text(tree, spec, package)
+            facts, result.index_entry = module_facts_for_text(tree, spec, package, tree_index)
         except RecursionError:
             facts = ModuleFacts()
         if shared_guess:
             facts = replace(facts, shared_paths=shared_guess)
         result.own_facts = facts
-    module = ModuleInfo(path, text, tree, package, canonical=spec.canonical)
+    module = ModuleInfo(path, text, tree, package, canonical=spec.canonical, index=tree_index)
     module.bind(facts.bindings)
     module.project_facts = facts
     result.tree = tree
-    index = build_context_index(tree, module.resolver, spec, facts)
+    index = build_context_index(tree, module.resolver, spec, facts, tree_index)
     reports: list[Report] = []
     walker = _Walker(module, ruleset, index, reports)
     try:

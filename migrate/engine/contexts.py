@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kmigrate.engine.model import Context
-from kmigrate.engine.names import Resolver, code_children
+from kmigrate.engine.names import Resolver
 from kmigrate.engine.spec import ContextSpec, function_refs
+from kmigrate.engine.tree_index import TreeIndex, innermost
 
 if TYPE_CHECKING:
     from kmigrate.engine.project_index import ModuleFacts
@@ -41,10 +42,6 @@ class ContextIndex:
         return self.function_context.get(id(node))
 
 
-_FUNCTION_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda})
-_LEAVES = frozenset({ast.Name, ast.Constant})  # nothing below them to classify
-
-
 def _callee_name(call: ast.Call) -> tuple[str | None, bool]:
     """(name, is_self_method) for ``f(...)`` and ``self.f(...)`` calls."""
     func = call.func
@@ -61,9 +58,15 @@ def _callee_name(call: ast.Call) -> tuple[str | None, bool]:
 
 class _Indexer:
     def __init__(
-        self, tree: ast.Module, resolver: Resolver, spec: ContextSpec, facts: ModuleFacts | None
+        self,
+        tree: ast.Module,
+        resolver: Resolver,
+        spec: ContextSpec,
+        facts: ModuleFacts | None,
+        index: TreeIndex,
     ) -> None:
         self.tree = tree
+        self.index = index
         self.facts = facts
         self.resolver = resolver
         self.spec = spec
@@ -143,33 +146,29 @@ class _Indexer:
 
     # -- bodies: call graph and seeds -----------------------------------------
     def _walk_bodies(self) -> None:
-        self._visit(self.tree, owner=None, owner_class=None)
-
-    def _visit(self, node: ast.AST, owner: ast.AST | None, owner_class: str | None) -> None:
-        for child in code_children(node):
-            node_type = child.__class__  # exact types: this runs for every node
-            if node_type in _LEAVES:
+        """The call graph and the seeds, from the calls, ``with`` blocks and nested
+        functions of the module, each with the innermost function (its owner) and
+        class around it: sweeps over the tree index instead of a walk."""
+        index = self.index
+        functions = index.function_regions()
+        for function, owner in innermost([(r[0], r[2]) for r in functions], functions, True):
+            self.nodes[id(function)] = function
+            self.calls.setdefault(id(function), set())
+            if owner is not None:  # nested: inherits unless seeded itself
+                self.calls.setdefault(id(owner), set()).add(id(function))
+        classes = index.class_regions()
+        calls = index.numbered(ast.Call)
+        owners = innermost(calls, functions)
+        for (call, owner), (_, owner_class) in zip(owners, innermost(calls, classes)):
+            self._on_call(call, owner, owner_class)  # type: ignore[arg-type]
+        for block, owner in innermost(index.numbered(ast.With, ast.AsyncWith), functions):
+            if owner is None:
                 continue
-            if node_type in _FUNCTION_TYPES:
-                self.nodes[id(child)] = child
-                self.calls.setdefault(id(child), set())
-                if owner is not None:  # nested: inherits unless seeded itself
-                    self.calls[id(owner)].add(id(child))
-                cls = self.class_of_method.get(id(child), owner_class)
-                self._visit(child, owner=child, owner_class=cls)
-                continue
-            if node_type is ast.ClassDef:
-                self._visit(child, owner=owner, owner_class=child.name)
-                continue
-            if node_type is ast.Call:
-                self._on_call(child, owner, owner_class)
-            elif (node_type is ast.With or node_type is ast.AsyncWith) and owner is not None:
-                for item in child.items:
-                    expr = item.context_expr
-                    target = expr.func if isinstance(expr, ast.Call) else expr
-                    if self._symbol_in(target, self.spec.training_symbols):
-                        self.seeds[Context.TRAINING_LOOP].add(id(owner))
-            self._visit(child, owner, owner_class)
+            for item in block.items:  # type: ignore[attr-defined]
+                expr = item.context_expr
+                target = expr.func if isinstance(expr, ast.Call) else expr
+                if self._symbol_in(target, self.spec.training_symbols):
+                    self.seeds[Context.TRAINING_LOOP].add(id(owner))
 
     def _symbol_in(self, node: ast.AST, prefixes: tuple[str, ...]) -> bool:
         symbol = self.resolver.symbol(node) if isinstance(node, ast.expr) else None
@@ -240,8 +239,13 @@ class _Indexer:
 
 
 def build_context_index(
-    tree: ast.Module, resolver: Resolver, spec: ContextSpec, facts: ModuleFacts | None = None
+    tree: ast.Module,
+    resolver: Resolver,
+    spec: ContextSpec,
+    facts: ModuleFacts | None = None,
+    index: TreeIndex | None = None,
 ) -> ContextIndex:
     """Classify every function and lambda of ``tree``; see the module docstring.
-    ``facts``: what the project index decided about this module's classes and functions."""
-    return _Indexer(tree, resolver, spec, facts).run()
+    ``facts``: what the project index decided about this module's classes and functions;
+    ``index``: the module's :class:`TreeIndex` when the caller has it."""
+    return _Indexer(tree, resolver, spec, facts, index or TreeIndex(tree)).run()

@@ -12,13 +12,8 @@ from collections.abc import Callable, Hashable, Iterable
 from typing import Any, TypeVar
 
 from kmigrate.engine.model import NOT_LITERAL, Span
-from kmigrate.engine.names import (
-    Canonical,
-    Resolver,
-    code_children,
-    dotted_parts,
-    scope_bindings,
-)
+from kmigrate.engine.names import Canonical, Resolver, dotted_parts
+from kmigrate.engine.tree_index import TreeIndex
 
 T = TypeVar("T")
 
@@ -35,21 +30,27 @@ class ModuleInfo:
     """A module's source and tree, plus the helpers rules need to read them."""
 
     def __init__(
-        self, path: str, text: str, tree: ast.Module, package: str = "", *, canonical: Canonical
+        self,
+        path: str,
+        text: str,
+        tree: ast.Module,
+        package: str = "",
+        *,
+        canonical: Canonical,
+        index: TreeIndex | None = None,
     ) -> None:
         self.path = path
         self.text = text
         self.tree = tree
+        self.index = index or TreeIndex(tree)  # nodes by class, parents, scopes
         self.lines = split_lines(text)
         self.is_ascii = text.isascii()  # then byte columns are character columns
         self.package = package
-        self.module_scope = scope_bindings(tree, package)
+        self.module_scope = self.index.scope_bindings(tree, package)
         self.canonical = canonical  # the spelling table of symbols (the rules' spec)
         # The analyzer replaces this with a scope-aware resolver during its walk.
         self.resolver = Resolver(self.module_scope, canonical)
         self._chains: dict[bool, dict[str, list[list[str]]]] = {}  # by `outermost`
-        self._parents: dict[int, ast.AST] | None = None
-        self._kinds: dict[type, tuple[list[ast.AST], list[int]]] = {}
         self._memo: dict[Hashable, Any] = {}
         # The analyzer's walk: the nodes from the module down to the node being checked.
         self.walk_path: list[ast.AST] = []
@@ -136,14 +137,19 @@ class ModuleInfo:
 
     def _index_chains(self, outermost: bool) -> dict[str, list[list[str]]]:
         seen: dict[tuple[str, ...], None] = {}
-        parents = self._parents_map()
-        for node in self.nodes(ast.Attribute):
+        attributes = self.nodes(ast.Attribute)
+        # links inside a longer chain: the value of another attribute
+        inner = (
+            {id(a.value) for a in attributes if a.value.__class__ is ast.Attribute}
+            if outermost
+            else ()
+        )  # type: ignore[attr-defined]
+        for node in attributes:
+            if id(node) in inner:
+                continue
             parts = dotted_parts(node)  # type: ignore[arg-type]
             if not parts:
                 continue
-            parent = parents.get(id(node))
-            if outermost and isinstance(parent, ast.Attribute) and parent.value is node:
-                continue  # a link inside a longer chain
             stored = node.ctx.__class__ is ast.Store  # type: ignore[attr-defined]
             longest = len(parts) - 1 if stored else len(parts)
             ends = [longest] if outermost else range(longest, 1, -1)
@@ -183,45 +189,10 @@ class ModuleInfo:
         return self._parents_map().get(id(node))
 
     def _parents_map(self) -> dict[int, ast.AST]:
-        if self._parents is None:
-            self._index()
-        return self._parents  # type: ignore[return-value]
+        return self.index.parents
 
     def nodes(self, *kinds: type) -> list[ast.AST]:
         """Every node of the given classes in the module (``Load()``/``Add()`` leaves
-        excepted), in :func:`~kmigrate.engine.names.code_walk` order: the module is
-        walked once for all such questions instead of once per rule. Do not change the
-        list."""
-        if self._parents is None:
-            self._index()
-        empty: tuple[list[ast.AST], list[int]] = ([], [])
-        if len(kinds) == 1:
-            return self._kinds.get(kinds[0], empty)[0]
-        found = [pair for kind in kinds for pair in zip(*self._kinds.get(kind, empty)[::-1])]
-        return [node for _, node in sorted(found, key=_first)]
-
-    def _index(self) -> None:
-        """Parent links and nodes by class of the whole module, in one walk: for the
-        questions the analyzer's path cannot answer."""
-        parents: dict[int, ast.AST] = {}
-        kinds: dict[type, tuple[list[ast.AST], list[int]]] = {}
-        todo: list[ast.AST] = [self.tree]
-        order = 0
-        while todo:
-            parent = todo.pop()
-            bucket = kinds.get(parent.__class__)
-            if bucket is None:
-                bucket = kinds[parent.__class__] = ([], [])
-            bucket[0].append(parent)
-            bucket[1].append(order)
-            order += 1
-            children = code_children(parent)
-            for child in children:
-                parents[id(child)] = parent
-            todo.extend(children)
-        self._parents = parents
-        self._kinds = kinds
-
-
-def _first(pair: tuple[int, ast.AST]) -> int:
-    return pair[0]
+        excepted), in :func:`~kmigrate.engine.names.code_walk` order, from the module's
+        :class:`~kmigrate.engine.tree_index.TreeIndex`. Do not change the list."""
+        return self.index.nodes(*kinds)

@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from kmigrate.engine.names import code_children, dotted_parts
+from kmigrate.engine.names import dotted_parts
 from kmigrate.engine.spec import ContextSpec, function_refs
+from kmigrate.engine.tree_index import TreeIndex
 
 ENTRY_FORMAT = 3
 MAX_DEPTH = 24  # alias and re-export chains longer than this are left unresolved
@@ -67,8 +68,9 @@ def _module_statements(body: list[ast.stmt]) -> Iterable[ast.stmt]:
 
 
 class _EntryBuilder:
-    def __init__(self, spec: ContextSpec) -> None:
+    def __init__(self, spec: ContextSpec, index: TreeIndex) -> None:
         self.spec = spec
+        self.index = index
         self.model_refs: set[str] = set()
         self.data_refs: set[str] = set()
         self.paths: set[str] = set()  # literal saved-model / weights file names
@@ -77,19 +79,14 @@ class _EntryBuilder:
         """Dotted callees of every call below ``node``; also notes the functions handed
         to Keras (``loss=f``, ``Lambda(f)``) or to a dataset (``.map(f)``)."""
         found: set[str] = set()
+        index = self.index
+        for call in index.below(ast.Call, node):
+            self._on_call(call, found)  # type: ignore[arg-type]
         suffixes = self.spec.saved_file_suffixes
-        todo = [node]  # code_walk, spelled out: this loop sees every node of the module
-        while todo:
-            child = todo.pop()
-            cls = child.__class__
-            if cls is ast.Call:
-                self._on_call(child, found)  # type: ignore[arg-type]
-            elif cls is ast.Constant:
-                value = child.value  # type: ignore[attr-defined]
-                if value.__class__ is str and value.endswith(suffixes):
-                    self.paths.add(value)
-                continue  # nothing below a constant
-            todo.extend(code_children(child))
+        for constant in index.below(ast.Constant, node):
+            value = constant.value  # type: ignore[attr-defined]
+            if value.__class__ is str and value.endswith(suffixes):
+                self.paths.add(value)
         return sorted(found)
 
     def _on_call(self, call: ast.Call, found: set[str]) -> None:
@@ -114,10 +111,11 @@ class _EntryBuilder:
                 into.add(name)
 
 
-def build_entry(tree: ast.Module, spec: ContextSpec) -> dict:
+def build_entry(tree: ast.Module, spec: ContextSpec, index: TreeIndex | None = None) -> dict:
     """The index entry of one parsed module: JSON-able, independent of the file's path
-    (relative imports keep their level; the package is applied at resolution)."""
-    builder = _EntryBuilder(spec)
+    (relative imports keep their level; the package is applied at resolution).
+    ``index``: the module's :class:`TreeIndex` when the caller has it."""
+    builder = _EntryBuilder(spec, index or TreeIndex(tree))
     imports: list[list] = []
     assigns: list[list[str]] = []
     patches: list[list[str]] = []  # ``K.reshape = reshape``: the project replaces K.reshape
@@ -829,12 +827,12 @@ def closure(seeds: Iterable[Hashable], edges: Mapping[Any, Iterable[Hashable]]) 
 
 
 def module_facts_for_text(
-    tree: ast.Module, spec: ContextSpec, package: str = ""
+    tree: ast.Module, spec: ContextSpec, package: str = "", index: TreeIndex | None = None
 ) -> tuple[ModuleFacts, dict]:
     """The facts a module gives about itself (in-file aliases, try/except fallbacks,
     helpers shared by a layer and a ``.map``), for a file analysed without its project;
     and its index entry, which the runner gathers to resolve the project afterwards."""
-    entry = build_entry(tree, spec)
+    entry = build_entry(tree, spec, index)
     record = ModuleRecord("<module>", entry, package, "", ())
     return ProjectIndex([record], spec).facts(record), entry
 

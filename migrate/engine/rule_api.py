@@ -6,7 +6,7 @@ and reaches it through the ``kmigrate.engine`` facade (``rules/base.py`` re-expo
 
 A rule is looked up by the engine through what it declares it wants to see
 (``call_symbols``, ``method_names``, ``reference_prefixes``, ``visit_types``,
-``wants_imports``) and answers with :class:`Report` objects. A report with an
+``string_constants``, ``wants_imports``) and answers with :class:`Report` objects. A report with an
 :class:`~kmigrate.engine.model.EditPlan` is fixable; the engine never asks a rule to
 build LibCST nodes, so ``scan`` and ``apply`` cannot disagree.
 
@@ -97,6 +97,9 @@ class Rule:
     method_names: ClassVar[frozenset[str]] = frozenset()  # x.save(...) -> "save"
     reference_prefixes: ClassVar[tuple[str, ...]] = ()  # any resolved reference
     visit_types: ClassVar[tuple[type[ast.AST], ...]] = ()  # raw nodes, e.g. ast.With
+    # String constants with exactly these values, to check_node: a dictionary lookup per
+    # constant instead of a site for each of the module's thousands of constants.
+    string_constants: ClassVar[frozenset[str]] = frozenset()
     wants_imports: ClassVar[bool] = False
 
     examples: ClassVar[list[Example]] = []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterable
 
 from kmigrate.engine import ImportSite
@@ -20,7 +19,7 @@ class LegacyKerasPinned(Rule):
     )
     fix_safety = "Not fixed automatically: remove the pin once the code runs on Keras 3."
     wants_imports = True
-    visit_types = (ast.Constant,)
+    string_constants = frozenset({"TF_USE_LEGACY_KERAS"})
     examples = [
         Flagged("import tf_keras as keras\n"),
         Flagged('import os\nos.environ["TF_USE_LEGACY_KERAS"] = "1"\n'),
@@ -36,8 +35,6 @@ class LegacyKerasPinned(Rule):
             )
 
     def check_node(self, site) -> Iterable[Report]:
-        if site.node.value == "TF_USE_LEGACY_KERAS":
-            yield Report(
-                site,
-                "`TF_USE_LEGACY_KERAS` pins `tf.keras` to Keras 2: remove it after migrating",
-            )
+        yield Report(
+            site, "`TF_USE_LEGACY_KERAS` pins `tf.keras` to Keras 2: remove it after migrating"
+        )
