@@ -186,14 +186,14 @@ def _scan_unit(unit: _Unit) -> FileReport:
     if analysis.tree is not None:
         from kmigrate.report.footprint import count_tf_statements, leftovers, tensorflow_uses
 
-        report.tf_statements = count_tf_statements(analysis.tree)
+        report.tf_statements = count_tf_statements(analysis.tree, analysis.tree_index)
     if unit.job.deferred:
         report.own_facts, report.index_entry = analysis.own_facts, analysis.index_entry
         report.shared_path_reads = analysis.shared_path_reads
     report.findings = unit.finish(analysis.findings)
     if analysis.tree is not None and unit.notebook is None:  # notebooks: lines per cell
         # worked out here, on the tree at hand: a warm re-scan reads it from the cache
-        uses = tensorflow_uses(analysis.tree, unit.text)
+        uses = tensorflow_uses(analysis.tree, unit.text, analysis.tree_index)
         fixed = {(f.span.line, f.span.column) for f in report.findings if f.fixable}
         report.tf_leftovers = leftovers(uses, fixed)
     if analysis.suppressions is not None and unit.notebook is None:

@@ -89,6 +89,7 @@ class FileAnalysis:
     parsed: bool = True
     suppressions: Suppressions | None = None
     tree: ast.Module | None = None  # for per-file measures computed after the rules
+    tree_index: TreeIndex | None = None  # the tree's index, for the same
     # analysed without project facts: the module's own facts and its index entry
     own_facts: ModuleFacts | None = None
     index_entry: dict | None = None
@@ -428,7 +429,7 @@ def analyze_module_text(
     module = ModuleInfo(path, text, tree, package, canonical=spec.canonical, index=tree_index)
     module.bind(facts.bindings)
     module.project_facts = facts
-    result.tree = tree
+    result.tree, result.tree_index = tree, tree_index
     index = build_context_index(tree, module.resolver, spec, facts, tree_index)
     reports: list[Report] = []
     walker = _Walker(module, ruleset, index, reports)

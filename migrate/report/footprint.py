@@ -14,72 +14,48 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Iterator
 
-from kmigrate.engine.names import code_children, import_bindings
+from kmigrate.engine.names import import_bindings
 from kmigrate.engine.sources import parse_or_none
+from kmigrate.engine.tree_index import TreeIndex, innermost
 from kmigrate.rules.effort import FRAMEWORK_MODULES
 
 
-def _statements(tree: ast.AST) -> Iterator[tuple[ast.stmt, list[ast.AST]]]:
-    """Every statement with its own expressions (not the bodies of nested blocks;
-    ``except tf.errors.X:`` belongs to its ``try``). One pass over the tree."""
-    todo: list[ast.AST] = list(getattr(tree, "body", ()))
-    while todo:
-        stmt = todo.pop()
-        own: list[ast.AST] = []
-        for child in code_children(stmt):
-            if isinstance(child, ast.stmt):
-                todo.append(child)
-            elif child.__class__ is ast.ExceptHandler or child.__class__ is ast.match_case:
-                if child.__class__ is ast.ExceptHandler and child.type is not None:
-                    own.append(child.type)
-                todo.extend(child.body)
-            else:
-                own.append(child)
-        yield stmt, own  # type: ignore[misc]
+def _framework_imports(index: TreeIndex, modules: tuple[str, ...] | frozenset[str]):
+    """(import statement, [(local name, qualified name)]) for every import, anywhere in
+    the module, with the names it binds to one of ``modules``."""
+    for stmt in index.nodes(ast.Import, ast.ImportFrom):
+        bound = [
+            (local, qualified)
+            for local, qualified in import_bindings(stmt)  # type: ignore[arg-type]
+            if qualified.split(".", 1)[0] in modules
+        ]
+        yield stmt, bound
 
 
-def _reads_any(parts: list[ast.AST], names: set[str]) -> bool:
-    """Whether a name in ``names`` is read anywhere in the expressions ``parts``."""
-    todo = list(parts)
-    while todo:
-        node = todo.pop()
-        while node.__class__ is ast.Attribute:  # down a dotted chain to its root
-            node = node.value  # type: ignore[attr-defined]
-        if node.__class__ is ast.Name:
-            if node.id in names:  # type: ignore[attr-defined]
-                return True
-        elif node.__class__ is not ast.Constant:
-            todo.extend(code_children(node))
-    return False
-
-
-def count_tf_statements(tree: ast.AST) -> int:
+def count_tf_statements(tree: ast.AST, index: TreeIndex | None = None) -> int:
     """Statements of ``tree`` that import or use TensorFlow / Keras.
 
-    Runs on every scanned file, so it is one pass over the statements (which also
-    finds the imports, wherever they are) and then one over their expressions,
-    stopping at the first framework name a statement reads.
+    A statement uses a framework name when one is read in its own expressions: not in
+    the bodies of nested blocks, not in a ``case`` pattern or guard (an ``except`` type
+    belongs to its ``try``). Runs on every scanned file, so it asks the module's
+    :class:`TreeIndex` (``index``, when the caller has it) for the innermost statement
+    around each framework name instead of walking the tree again.
     """
+    index = index or TreeIndex(tree)  # type: ignore[arg-type]
     names: set[str] = set()
     imports = 0
-    others: list[list[ast.AST]] = []
-    for stmt, own in _statements(tree):
-        if stmt.__class__ is ast.Import or stmt.__class__ is ast.ImportFrom:
-            bound = [
-                local
-                for local, qualified in import_bindings(stmt)  # type: ignore[arg-type]
-                if qualified.split(".", 1)[0] in FRAMEWORK_MODULES
-            ]
-            if bound:
-                names.update(bound)
-                imports += 1
-                continue
-        others.append(own)
+    for _, bound in _framework_imports(index, FRAMEWORK_MODULES):
+        if bound:
+            names.update(local for local, _ in bound)
+            imports += 1
     if not names:
         return 0
-    return imports + sum(1 for own in others if own and _reads_any(own, names))
+    owners = [c for c in index.kinds if issubclass(c, ast.stmt) or c is ast.match_case]
+    regions = [(n, index.span(s)[1], s) for n, s in index.numbered(*owners)]
+    reads = [(n, x) for n, x in index.numbered(ast.Name) if x.id in names]  # type: ignore[attr-defined]
+    using = {id(o) for _, o in innermost(reads, regions) if o.__class__ is not ast.match_case}
+    return imports + len(using)
 
 
 def _notebook_code(text: str) -> str:
@@ -126,47 +102,42 @@ def _char_column(lines: list[str], line: int, byte_col: int) -> int:
     return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
 
 
-def tensorflow_uses(tree: ast.AST, text: str) -> list[TfUse]:
+def tensorflow_uses(tree: ast.AST, text: str, index: TreeIndex | None = None) -> list[TfUse]:
     """Every place the file reads a name bound by a TensorFlow import, as the longest
     dotted name written there (``tf.shape``, ``K.int_shape``), and every TensorFlow
     import whose names are never read (``import tensorflow`` for its side effects).
 
     The report compares these positions with the fixable findings' to say which uses
     ``kmigrate apply`` leaves (:func:`leftovers`). Scope is ignored as in the count above.
+    ``index``: the module's :class:`TreeIndex`, when the caller has it.
     """
+    index = index or TreeIndex(tree)  # type: ignore[arg-type]
     lines = text.splitlines()
     bound: dict[str, tuple[int, int]] = {}
     imports: list[tuple[int, int, str]] = []
-    for stmt, _ in _statements(tree):
-        if stmt.__class__ is ast.Import or stmt.__class__ is ast.ImportFrom:
-            for local, qualified in import_bindings(stmt):  # type: ignore[arg-type]
-                if qualified.split(".", 1)[0] in _TENSORFLOW_MODULES:
-                    where = (stmt.lineno, _char_column(lines, stmt.lineno, stmt.col_offset))
-                    bound[local] = where
-                    imports.append((*where, local))
+    for stmt, names in _framework_imports(index, _TENSORFLOW_MODULES):
+        for local, _ in names:
+            where = (stmt.lineno, _char_column(lines, stmt.lineno, stmt.col_offset))
+            bound[local] = where
+            imports.append((*where, local))
     if not bound:
         return []
+    # the attribute each node is the value of: up a dotted chain from its root name
+    outer = {id(a.value): a for a in index.nodes(ast.Attribute)}  # type: ignore[attr-defined]
     uses: list[TfUse] = []
     read: set[str] = set()
-    todo: list[ast.AST] = [tree]
-    while todo:
-        node = todo.pop()
-        if node.__class__ is ast.Attribute or node.__class__ is ast.Name:
-            chain, root = [], node
-            while root.__class__ is ast.Attribute:
-                chain.append(root.attr)  # type: ignore[attr-defined]
-                root = root.value  # type: ignore[attr-defined]
-            if root.__class__ is ast.Name and root.id in bound:  # type: ignore[attr-defined]
-                if node.__class__ is ast.Attribute or isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
-                    name = ".".join([root.id, *reversed(chain)])  # type: ignore[attr-defined]
-                    column = _char_column(lines, node.lineno, node.col_offset)  # type: ignore[attr-defined]
-                    uses.append((node.lineno, column, name, *bound[root.id]))  # type: ignore[attr-defined]
-                    read.add(root.id)  # type: ignore[attr-defined]
-                continue
-            if root.__class__ is not ast.Name:
-                todo.append(root)  # `f(x).y`: the call may read TensorFlow names
+    for root in index.nodes(ast.Name):
+        if root.id not in bound:  # type: ignore[attr-defined]
             continue
-        todo.extend(code_children(node))
+        node, chain = root, [root.id]  # type: ignore[attr-defined]
+        while id(node) in outer:
+            node = outer[id(node)]
+            chain.append(node.attr)  # type: ignore[attr-defined]
+        if node is root and root.ctx.__class__ is not ast.Load:  # type: ignore[attr-defined]
+            continue  # `tf = None`: bound, not read
+        column = _char_column(lines, node.lineno, node.col_offset)  # type: ignore[attr-defined]
+        uses.append((node.lineno, column, ".".join(chain), *bound[root.id]))  # type: ignore[attr-defined]
+        read.add(root.id)  # type: ignore[attr-defined]
     for line, column, local in imports:
         if local not in read:
             uses.append((line, column, f"import {local}", line, column))
