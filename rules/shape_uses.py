@@ -162,6 +162,20 @@ def _is_range(node: ast.expr) -> bool:
     )
 
 
+# What can bind or read a name in a function (the rest of its nodes cannot).
+_BINDING_KINDS = (
+    ast.Global,
+    ast.Nonlocal,
+    ast.arg,
+    ast.Name,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Import,
+    ast.ImportFrom,
+)
+
+
 def _local_reads_ok(site: Node, name: str, depth: int) -> bool:
     """``name`` is bound once in the enclosing function and every read is a shape use."""
     function = site.scope.function_node
@@ -169,7 +183,7 @@ def _local_reads_ok(site: Node, name: str, depth: int) -> bool:
         return False
     reads: list[ast.Name] = []
     bindings = 0
-    for node in ast.walk(function):
+    for node in site.module.nodes_in(function, *_BINDING_KINDS):
         if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
             return False
         if isinstance(node, ast.arg) and node.arg == name:

@@ -219,8 +219,8 @@ class _Indexer:
         """Values assigned to plain names anywhere in the module (built on first use)."""
         if self._assignments is None:
             self._assignments = {}
-            for node in ast.walk(self.tree):
-                if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            for node in self.index.nodes(ast.Assign):
+                if len(node.targets) == 1:  # type: ignore[attr-defined]
                     target = node.targets[0]
                     if isinstance(target, ast.Name):
                         self._assignments.setdefault(target.id, []).append(node.value)

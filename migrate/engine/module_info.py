@@ -188,6 +188,11 @@ class ModuleInfo:
                 return path[depth - 1]
         return self._parents_map().get(id(node))
 
+    def nodes_in(self, node: ast.AST, *kinds: type) -> list[ast.AST]:
+        """Nodes of the given classes in ``node``'s subtree (``node`` included), in
+        walk order: a bisection of the module's index, not a walk of the subtree."""
+        return self.index.below_any(node, kinds)
+
     def _parents_map(self) -> dict[int, ast.AST]:
         return self.index.parents
 

@@ -110,6 +110,20 @@ class TreeIndex:
         first, last = self.span(node)
         return nodes[bisect_left(numbers, first) : bisect_right(numbers, last)]
 
+    def below_any(self, node: ast.AST, kinds: Sequence[type]) -> list[ast.AST]:
+        """Nodes of any of ``kinds`` in ``node``'s subtree, in walk order."""
+        if len(kinds) == 1:
+            return self.below(kinds[0], node)
+        first, last = self.span(node)
+        found = []
+        for kind in kinds:
+            nodes, numbers = self.kinds.get(kind, _EMPTY)
+            if nodes:
+                start, end = bisect_left(numbers, first), bisect_right(numbers, last)
+                found += zip(numbers[start:end], nodes[start:end])
+        found.sort(key=_first)
+        return [node for _, node in found]
+
     def function_regions(self) -> list[Region[ast.AST]]:
         """The subtree of every function and lambda, by first number."""
         return [(n, self.span(f)[1], f) for n, f in self.numbered(*_FUNCTIONS)]

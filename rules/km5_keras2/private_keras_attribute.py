@@ -73,11 +73,7 @@ class PrivateKerasAttribute(Rule):
         # Cheap first: most modules never spell any of these names.
         if not any(name in module.text for name in PRIVATE_ATTRIBUTES):
             return
-        nodes = [
-            node
-            for node in ast.walk(module.tree)
-            if isinstance(node, ast.Attribute) and node.attr in PRIVATE_ATTRIBUTES
-        ]
+        nodes = [node for node in module.nodes(ast.Attribute) if node.attr in PRIVATE_ATTRIBUTES]
         owned = {n.attr for n in nodes if isinstance(n.ctx, ast.Store)}
         for node in nodes:
             if isinstance(node.ctx, ast.Load) and node.attr not in owned:

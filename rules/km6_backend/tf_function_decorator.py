@@ -36,14 +36,13 @@ def _decorator_symbol(site: Node, decorator: ast.expr) -> tuple[str, bool]:
 
 
 def _uses_gradient_tape(site: Node, function: ast.AST) -> bool:
-    for node in ast.walk(function):
-        if isinstance(node, (ast.With, ast.AsyncWith)):
-            for item in node.items:
-                expr = item.context_expr
-                target = expr.func if isinstance(expr, ast.Call) else expr
-                symbol = site.module.resolve(target) if isinstance(target, ast.expr) else None
-                if symbol and symbol.startswith(CONTEXT_SPEC.training_symbols):
-                    return True
+    for node in site.module.nodes_in(function, ast.With, ast.AsyncWith):
+        for item in node.items:  # type: ignore[attr-defined]
+            expr = item.context_expr
+            target = expr.func if isinstance(expr, ast.Call) else expr
+            symbol = site.module.resolve(target) if isinstance(target, ast.expr) else None
+            if symbol and symbol.startswith(CONTEXT_SPEC.training_symbols):
+                return True
     return False
 
 
