@@ -1,12 +1,14 @@
 """Editing: execute edit plans on a LibCST tree, keeping every byte we do not change.
 
 Rules hand over data (``CallEdit``, ``ReplaceNode``, ``ClassEdit``, ``EnsureImport``,
-see ``migrate/engine/model.py``); this module is the only place that builds LibCST nodes.
-It finds the node a plan points at by its span (LibCST's ``PositionProvider`` uses
-the same convention as ``Span``), applies the edits bottom-up so nested edits
-compose, then fixes imports: adds what the new spellings need and removes imports
-whose every use was rewritten away. The visit enters only the nodes on the way to a
-target (:class:`Located`): the rest of the tree is kept as it is, unvisited.
+see ``migrate/engine/model.py``); this module and its helpers are the only code that
+builds LibCST nodes. It finds the node a plan points at by its span (the positions of
+``cst_positions``, which follow LibCST's ``PositionProvider``, the same convention as
+``Span``), applies the edits bottom-up so nested edits compose (class-level edits:
+``class_editor``), then fixes imports (``import_edits``): adds what the new spellings
+need and removes imports whose every use was rewritten away. The visit enters only the
+nodes on the way to a target (:class:`Located`): the rest of the tree is kept as it is,
+unvisited.
 
 It is imported only by ``apply``, and only for files that have fixes.
 """
@@ -14,15 +16,16 @@ It is imported only by ``apply``, and only for files that have fixes.
 from __future__ import annotations
 
 import ast
-import functools
-import re
-from collections import Counter, deque
-from collections.abc import Container, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import libcst as cst
-from libcst._nodes.internal import CodegenState
 
+from kmigrate.engine.class_editor import ClassEditor
+from kmigrate.engine.cst_nodes import expression, statement, ws
+from kmigrate.engine.cst_positions import Located, LocatingState
+from kmigrate.engine.import_edits import fix_imports
 from kmigrate.engine.model import (
     ArgOut,
     CallEdit,
@@ -32,10 +35,8 @@ from kmigrate.engine.model import (
     ReplaceNode,
     Span,
 )
-from kmigrate.engine.names import import_bindings, module_level_uses, scope_bindings
 from kmigrate.engine.spec import ImportStyle
-
-_PLACEHOLDER = re.compile(r"\{name:([A-Za-z_][\w.]*)\}")
+from kmigrate.engine.speller import Speller
 
 
 class EditError(Exception):
@@ -48,76 +49,6 @@ class EditError(Exception):
 
 
 # ---------------------------------------------------------------------------
-# Spelling qualified names with the module's own imports.
-# ---------------------------------------------------------------------------
-
-
-@dataclass
-class Speller:
-    """Turns ``keras.ops.mean`` into what this module should write (``ops.mean``)
-    and remembers which imports that spelling needs. The import style is the rules'
-    (``ContextSpec.import_style``)."""
-
-    bindings: dict[str, str]  # module-level local name -> qualified name
-    taken: set[str]  # every module-level name, imported or not
-    style: ImportStyle
-    needed: list[EnsureImport] = field(default_factory=list)
-    added: set[str] = field(default_factory=set)  # local names this edit introduces
-
-    @classmethod
-    def for_text(cls, text: str, style: ImportStyle) -> Speller:
-        return cls.for_tree(ast.parse(text), style)
-
-    @classmethod
-    def for_tree(cls, tree: ast.Module, style: ImportStyle) -> Speller:
-        scope = scope_bindings(tree)
-        return cls(dict(scope.imports), set(scope.imports) | scope.others, style)
-
-    def _need(self, module: str, name: str | None = None) -> None:
-        wanted = EnsureImport(module, name)
-        if wanted not in self.needed:
-            self.needed.append(wanted)
-
-    def spell(self, qualified: str) -> str:
-        parts = qualified.split(".")
-        # 1. The module's own imports: `layers.Dense` after `from keras import layers`.
-        for cut in range(len(parts), 0, -1):
-            prefix = ".".join(parts[:cut])
-            for local, target in self.bindings.items():
-                if target == prefix and local not in self.added:
-                    return ".".join([local, *parts[cut:]])
-        # 2. Namespaces imported by name (`from keras import ops` then `ops.mean`).
-        for namespace in self.style.from_imports:
-            parent, _, local = namespace.rpartition(".")
-            if qualified.startswith(namespace + ".") and (
-                self.bindings.get(local) == namespace or local not in self.taken
-            ):
-                self._add(local, namespace, EnsureImport(parent, local))
-                return qualified[len(parent) + 1 :]
-        # 3. Otherwise the full dotted name under `import <root>`.
-        root = parts[0]
-        bound = self.bindings.get(root)
-        if (
-            root not in self.taken
-            or bound == root
-            or any(bound == f"{p}.{root}" for p in self.style.superseded_parents)
-        ):
-            self._add(root, root, EnsureImport(root))
-        return qualified
-
-    def _add(self, local: str, target: str, wanted: EnsureImport) -> None:
-        if local not in self.bindings:
-            self.bindings[local] = target
-            self.added.add(local)
-        self.taken.add(local)
-        self._need(wanted.module, wanted.name)
-
-    def fill(self, text: str) -> str:
-        """Replace ``{name:qualified}`` placeholders with spellings."""
-        return _PLACEHOLDER.sub(lambda m: self.spell(m.group(1)), text)
-
-
-# ---------------------------------------------------------------------------
 # The transformer.
 # ---------------------------------------------------------------------------
 
@@ -126,137 +57,12 @@ def _key(span: Span) -> tuple[int, int, int, int]:
     return (span.line, span.column, span.end_line, span.end_column)
 
 
-# LibCST's parse functions, once per text: rules write the same few callees, values,
-# ``__init__`` statements and imports over and over (each parse call costs about a
-# millisecond of set-up), and LibCST nodes are immutable, so one node serves all.
-_expression = functools.lru_cache(maxsize=4096)(cst.parse_expression)
-_statement = functools.lru_cache(maxsize=4096)(cst.parse_statement)
-
-
-def _ws(text: str) -> cst.SimpleWhitespace:
-    return cst.SimpleWhitespace(text)
-
-
-_LINE_BREAK = re.compile(r"\r\n?|\n")  # how LibCST's position pass counts lines
-
-Range = tuple[int, int, int, int]  # line, column, end line, end column: a Span's key
-
-
-class _LocatingState(CodegenState):
-    """LibCST's position pass (``PositionProvider``: the same ranges, the same rules),
-    written for speed: plain tuples, no regular expression for tokens without a line
-    break, no generator per expression. On the way it notes the targets it meets and
-    every node that holds one."""
-
-    __slots__ = (
-        "line",
-        "column",
-        "starts",
-        "nodes",
-        "ranges",
-        "spans",
-        "class_lines",
-        "targets",
-        "on_path",
-    )
-
-    def start(self, spans: Container[Range], class_lines: Container[int]) -> None:
-        """``spans``: the targets' ranges; ``class_lines``: the lines of the class
-        names a ``ClassEdit`` points at."""
-        self.line, self.column = 1, 0
-        self.starts: list[tuple[int, int]] = []
-        self.nodes: list[cst.CSTNode] = []
-        self.ranges: dict[int, Range] = {}  # by id(node): ints hash in C, nodes in Python
-        self.spans = spans
-        self.class_lines = class_lines
-        self.targets: set[int] = set()
-        self.on_path: set[int] = set()
-
-    def _advance(self, value: str) -> None:
-        if "\n" in value or "\r" in value:
-            segments = _LINE_BREAK.split(value)
-            self.line += len(segments) - 1
-            self.column = len(segments[-1])
-        else:
-            self.column += len(value)
-
-    def add_indent_tokens(self) -> None:
-        self.tokens.extend(self.indent_tokens)
-        for token in self.indent_tokens:
-            self._advance(token)
-
-    def add_token(self, value: str) -> None:
-        self.tokens.append(value)
-        self._advance(value)
-
-    def before_codegen(self, node: cst.CSTNode) -> None:
-        self.starts.append((self.line, self.column))
-        self.nodes.append(node)
-
-    def after_codegen(self, node: cst.CSTNode) -> None:
-        line, column = self.starts.pop()
-        self.nodes.pop()
-        ranges = self.ranges
-        key = id(node)
-        where = ranges.get(key)
-        if where is None:  # else a syntactic position was recorded: it wins
-            where = ranges[key] = (line, column, self.line, self.column)
-        if where in self.spans or (
-            node.__class__ is cst.ClassDef
-            and ranges.get(id(node.name), (0,))[0] in self.class_lines
-        ):
-            self.targets.add(key)
-            for ancestor in reversed(self.nodes):
-                if id(ancestor) in self.on_path:
-                    break
-                self.on_path.add(id(ancestor))
-
-    def record_syntactic_position(  # type: ignore[override]
-        self,
-        node: cst.CSTNode,
-        *,
-        start_node: cst.CSTNode | None = None,
-        end_node: cst.CSTNode | None = None,
-    ) -> _Syntactic:
-        return _Syntactic(self, node, start_node, end_node)
-
-
-class _Syntactic:
-    """``PositionProvidingCodegenState.record_syntactic_position`` as a plain context
-    manager: a node's range without its parentheses and whitespace, or hoisted from
-    the child nodes LibCST names."""
-
-    __slots__ = ("state", "node", "start_node", "end_node", "start")
-
-    def __init__(self, state: _LocatingState, node, start_node, end_node) -> None:  # noqa: ANN001
-        self.state, self.node = state, node
-        self.start_node, self.end_node = start_node, end_node
-
-    def __enter__(self) -> None:
-        self.start = (self.state.line, self.state.column)
-
-    def __exit__(self, *exc_info: object) -> bool:
-        state = self.state
-        ranges = state.ranges
-        start = ranges[id(self.start_node)][:2] if self.start_node is not None else self.start
-        end = (
-            ranges[id(self.end_node)][2:]
-            if self.end_node is not None
-            else (state.line, state.column)
-        )
-        ranges[id(self.node)] = (*start, *end)
-        return False
-
-
-@dataclass
-class Located:
-    """Where a round's edits are in one LibCST tree: every node's range (positions as
-    ``PositionProvider`` gives them, without its extra pass over the tree), the nodes
-    a plan points at, and the nodes that hold one of them (the only ones visited)."""
-
-    ranges: dict[int, Range]  # all three by id(node), the tree keeping the nodes alive
-    targets: set[int]
-    on_path: set[int]
+def _alias_texts(names: Sequence[cst.ImportAlias]) -> list[str]:
+    module = cst.Module(body=[])
+    return [
+        module.code_for_node(a.name) + (f" as {a.asname.name.value}" if a.asname else "")
+        for a in names
+    ]  # type: ignore[union-attr]
 
 
 class PlanTransformer(cst.CSTTransformer):
@@ -278,7 +84,7 @@ class PlanTransformer(cst.CSTTransformer):
 
     def locate(self, module: cst.Module) -> Located:
         """One position pass over ``module`` that also finds this transformer's targets."""
-        state = _LocatingState(
+        state = LocatingState(
             default_indent=module.default_indent, default_newline=module.default_newline
         )
         state.start(self.by_span, self.class_edits)
@@ -379,11 +185,11 @@ class PlanTransformer(cst.CSTTransformer):
 
     # -- calls and expressions -------------------------------------------------
     def _parse_expr(self, text: str) -> cst.BaseExpression:
-        return _expression(self.speller.fill(text))
+        return expression(self.speller.fill(text))
 
     def _call_edit(self, call: cst.Call, edit: CallEdit) -> cst.Call:
         if edit.callee is not None:
-            call = call.with_changes(func=_expression(self.speller.spell(edit.callee)))
+            call = call.with_changes(func=expression(self.speller.spell(edit.callee)))
         if edit.args is None:
             return call
         positional = [a for a in call.args if a.keyword is None and not a.star]
@@ -401,7 +207,7 @@ class PlanTransformer(cst.CSTTransformer):
                 if last_space is not None:
                     arg = arg.with_changes(whitespace_after_arg=last_space)
             elif arg.comma is cst.MaybeSentinel.DEFAULT or not isinstance(arg.comma, cst.Comma):
-                arg = arg.with_changes(comma=cst.Comma(whitespace_after=_ws(" ")))
+                arg = arg.with_changes(comma=cst.Comma(whitespace_after=ws(" ")))
             fixed.append(arg)
         return call.with_changes(args=fixed)
 
@@ -426,7 +232,7 @@ class PlanTransformer(cst.CSTTransformer):
             return arg
         equal = arg.equal if isinstance(arg.equal, cst.AssignEqual) else None
         if equal is None:
-            equal = cst.AssignEqual(whitespace_before=_ws(""), whitespace_after=_ws(""))
+            equal = cst.AssignEqual(whitespace_before=ws(""), whitespace_after=ws(""))
         return arg.with_changes(keyword=cst.Name(out.keyword), equal=equal)
 
     def _replace_expr(self, node: cst.BaseExpression, edit: ReplaceNode) -> cst.BaseExpression:
@@ -440,7 +246,7 @@ class PlanTransformer(cst.CSTTransformer):
 
     # -- imports -----------------------------------------------------------------
     def _replace_import(self, node: cst.BaseSmallStatement, edit: ReplaceNode):
-        new_line = _statement(self.speller.fill(edit.text))
+        new_line = statement(self.speller.fill(edit.text))
         assert isinstance(new_line, cst.SimpleStatementLine) and len(new_line.body) == 1
         new = new_line.body[0]
         if (
@@ -467,381 +273,11 @@ class PlanTransformer(cst.CSTTransformer):
                 continue
             seen.append(edit)
             try:
-                node = _ClassEditor(node, self.speller).apply(edit)
+                node = ClassEditor(node, self.speller).apply(edit)
             except Exception as error:  # noqa: BLE001
                 raise EditError(plan_index, f"{type(error).__name__}: {error}") from error
             self.applied[plan_index] += 1
         return node
-
-
-def _alias_texts(names: Sequence[cst.ImportAlias]) -> list[str]:
-    module = cst.Module(body=[])
-    return [
-        module.code_for_node(a.name) + (f" as {a.asname.name.value}" if a.asname else "")
-        for a in names
-    ]  # type: ignore[union-attr]
-
-
-def _is_super_init(stmt: cst.BaseStatement) -> bool:
-    code = cst.Module(body=[stmt]).code
-    return "__init__(" in code and ("super(" in code or ".__init__(self" in code)
-
-
-class _ClassEditor:
-    """Ensures ``__init__`` params/statements, ``get_config`` items and ``call`` params in
-    one class."""
-
-    def __init__(self, node: cst.ClassDef, speller: Speller) -> None:
-        self.node = node
-        self.speller = speller
-
-    def apply(self, edit: ClassEdit) -> cst.ClassDef:
-        body = list(self.node.body.body)
-        init_index = next(
-            (
-                i
-                for i, s in enumerate(body)
-                if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"
-            ),
-            None,
-        )
-        if init_index is None and (edit.init_params or edit.init_statements):
-            params = "".join(f"{name}={default}, " for name, default in edit.init_params)
-            init = _statement(
-                f"def __init__(self, {params}**kwargs):\n    super().__init__(**kwargs)\n"
-            )
-            insert_at = 1 if body and _is_docstring(body[0]) else 0
-            if insert_at:  # a blank line after the docstring, as a person would write
-                init = init.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
-            body.insert(insert_at, init)
-            init_index = insert_at
-            following = body[insert_at + 1] if insert_at + 1 < len(body) else None
-            if isinstance(following, (cst.FunctionDef, cst.ClassDef)) and not any(
-                line.comment is None for line in following.leading_lines
-            ):
-                body[insert_at + 1] = following.with_changes(
-                    leading_lines=[cst.EmptyLine(indent=False), *following.leading_lines]
-                )
-        if init_index is not None:
-            init = body[init_index]
-            assert isinstance(init, cst.FunctionDef)
-            init = self._ensure_params(init, edit.init_params)
-            init = self._ensure_statements(init, edit.init_statements)
-            body[init_index] = init
-        for i, stmt in enumerate(body):
-            if not isinstance(stmt, cst.FunctionDef):
-                continue
-            if edit.config_items and stmt.name.value == "get_config":
-                body[i] = self._extend_config(stmt, edit.config_items)
-            elif edit.call_params and stmt.name.value == "call":
-                body[i] = self._ensure_params(stmt, edit.call_params)
-        return self.node.with_changes(body=self.node.body.with_changes(body=body))
-
-    def _ensure_params(
-        self, init: cst.FunctionDef, wanted: Iterable[tuple[str, str]]
-    ) -> cst.FunctionDef:
-        params = init.params
-        present = {
-            p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
-        }
-        for name, default in wanted:
-            if name in present:
-                continue
-            param = cst.Param(
-                name=cst.Name(name),
-                default=_expression(default),
-                equal=cst.AssignEqual(whitespace_before=_ws(""), whitespace_after=_ws("")),
-            )
-            if isinstance(params.star_arg, cst.MaybeSentinel):
-                items = list(params.params)
-                if items:
-                    items[-1] = items[-1].with_changes(comma=cst.Comma(whitespace_after=_ws(" ")))
-                has_more = bool(params.kwonly_params or params.star_kwarg)
-                items.append(
-                    param.with_changes(comma=cst.Comma(whitespace_after=_ws(" ")))
-                    if has_more
-                    else param
-                )
-                params = params.with_changes(params=items)
-            else:
-                items = list(params.kwonly_params)
-                if items:
-                    items[-1] = items[-1].with_changes(comma=cst.Comma(whitespace_after=_ws(" ")))
-                has_more = bool(params.star_kwarg)
-                items.append(
-                    param.with_changes(comma=cst.Comma(whitespace_after=_ws(" ")))
-                    if has_more
-                    else param
-                )
-                params = params.with_changes(kwonly_params=items)
-            present.add(name)
-        return init.with_changes(params=params)
-
-    def _ensure_statements(
-        self, init: cst.FunctionDef, statements: Iterable[str]
-    ) -> cst.FunctionDef:
-        block = init.body
-        assert isinstance(block, cst.IndentedBlock)
-        body = list(block.body)
-        module = cst.Module(body=[])
-        existing = {module.code_for_node(s).strip() for s in body}
-        anchor = next((i + 1 for i, s in enumerate(body) if _is_super_init(s)), 0)
-        for text in statements:
-            filled = self.speller.fill(text)
-            if filled.strip() in existing:
-                continue
-            body.insert(anchor, _statement(filled + "\n"))
-            anchor += 1
-            existing.add(filled.strip())
-        return init.with_changes(body=block.with_changes(body=body))
-
-    def _extend_config(
-        self, method: cst.FunctionDef, items: Iterable[tuple[str, str]]
-    ) -> cst.FunctionDef:
-        block = method.body
-        assert isinstance(block, cst.IndentedBlock)
-        module = cst.Module(body=[])
-        method_code = module.code_for_node(method)
-        wanted = [
-            (k, v) for k, v in items if f'"{k}"' not in method_code and f"'{k}'" not in method_code
-        ]
-        if not wanted:
-            return method
-        body = list(block.body)
-        for i, stmt in enumerate(body):
-            if (
-                isinstance(stmt, cst.SimpleStatementLine)
-                and len(stmt.body) == 1
-                and isinstance(stmt.body[0], cst.Return)
-                and stmt.body[0].value is not None
-            ):
-                returned = stmt.body[0].value
-                if isinstance(returned, cst.Dict):  # add the items inside the literal
-                    body[i] = stmt.with_changes(
-                        body=[stmt.body[0].with_changes(value=self._add_items(returned, wanted))]
-                    )
-                    continue
-                value = module.code_for_node(returned)
-                extra = ", ".join(f'"{k}": {self.speller.fill(v)}' for k, v in wanted)
-                new_return = cst.parse_statement(f"return {{**{value}, {extra}}}\n")
-                body[i] = stmt.with_changes(body=new_return.body)  # type: ignore[attr-defined]
-        return method.with_changes(body=block.with_changes(body=body))
-
-    def _add_items(self, literal: cst.Dict, items: Iterable[tuple[str, str]]) -> cst.Dict:
-        """Append items to a dict literal, one per line when it is written one per line."""
-        elements = list(literal.elements)
-        separator = cst.Comma(whitespace_after=_ws(" "))
-        if isinstance(literal.lbrace.whitespace_after, cst.ParenthesizedWhitespace):
-            separator = cst.Comma(whitespace_after=literal.lbrace.whitespace_after)
-        trailing = elements[-1].comma if elements else cst.MaybeSentinel.DEFAULT
-        if elements:
-            elements[-1] = elements[-1].with_changes(comma=separator)
-        added = [
-            cst.DictElement(
-                cst.SimpleString(f'"{key}"'),
-                _expression(self.speller.fill(value)),
-                comma=separator,
-            )
-            for key, value in items
-        ]
-        if added:
-            added[-1] = added[-1].with_changes(comma=trailing)
-        return literal.with_changes(elements=[*elements, *added])
-
-
-def _is_docstring(stmt: cst.BaseStatement) -> bool:
-    return (
-        isinstance(stmt, cst.SimpleStatementLine)
-        and len(stmt.body) == 1
-        and isinstance(stmt.body[0], cst.Expr)
-        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-    )
-
-
-# ---------------------------------------------------------------------------
-# Imports: add what the spellings need, drop what the edits made unused.
-# ---------------------------------------------------------------------------
-
-
-def _name_uses(tree: ast.Module) -> Counter[str]:
-    return Counter(module_level_uses(tree))
-
-
-# What can hold a module-level import: the module, statement lines and suites, and
-# every compound statement but ``def`` and ``class`` (imports in those stay).
-_IMPORT_HOLDERS = (
-    cst.Module,
-    cst.SimpleStatementLine,
-    cst.SimpleStatementSuite,
-    cst.IndentedBlock,
-    cst.If,
-    cst.Else,
-    cst.Try,
-    cst.TryStar,
-    cst.ExceptHandler,
-    cst.ExceptStarHandler,
-    cst.Finally,
-    cst.With,
-    cst.For,
-    cst.While,
-    cst.Match,
-    cst.MatchCase,
-)
-
-
-class ImportFixer(cst.CSTTransformer):
-    """Drops the module-level imports of ``unused`` names and adds ``add``. The visit
-    enters only what can hold such an import: never a function, a class or an
-    expression."""
-
-    def __init__(self, unused: set[str], add: list[EnsureImport]) -> None:
-        super().__init__()
-        self.unused = unused
-        self.add = add
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        return isinstance(node, _IMPORT_HOLDERS)
-
-    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
-        pass  # no visit_<Node>_<field> methods here
-
-    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
-        pass
-
-    def _keep(self, alias: cst.ImportAlias, is_from: bool) -> bool:
-        if alias.asname is not None:
-            local = alias.asname.name.value  # type: ignore[union-attr]
-        elif is_from:
-            local = alias.name.value  # type: ignore[union-attr]
-        else:
-            local = cst.Module(body=[]).code_for_node(alias.name).split(".")[0]
-        return local not in self.unused
-
-    def _filter(self, node, is_from: bool):
-        names = node.names
-        if isinstance(names, cst.ImportStar):
-            return node
-        kept = [a for a in names if self._keep(a, is_from)]
-        if len(kept) == len(names):
-            return node
-        if not kept:
-            return cst.RemovalSentinel.REMOVE
-        kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        return node.with_changes(names=kept)
-
-    def leave_Import(self, original_node, updated_node):  # noqa: N802
-        return self._filter(updated_node, is_from=False)
-
-    def leave_ImportFrom(self, original_node, updated_node):  # noqa: N802
-        return self._filter(updated_node, is_from=True)
-
-    def leave_Module(self, original_node, updated_node):  # noqa: N802
-        if not self.add:
-            return _no_new_blank_start(original_node, updated_node)
-        lines = []
-        for wanted in sorted(self.add, key=lambda e: (e.name is not None, e.module, e.name or "")):
-            text = (
-                f"import {wanted.module}"
-                if wanted.name is None
-                else f"from {wanted.module} import {wanted.name}"
-            )
-            lines.append(_statement(text + "\n"))
-        body = list(updated_node.body)
-        index = _import_insertion_index(body)
-        body[index:index] = lines
-        if index:
-            return _no_new_blank_start(original_node, updated_node.with_changes(body=body))
-        return updated_node.with_changes(body=body)
-
-
-def _no_new_blank_start(original: cst.Module, updated: cst.Module) -> cst.Module:
-    """When the first line (an import) was removed, the next statement must not start
-    the file with the blank lines that used to separate it."""
-    if not updated.body or not original.body or updated.header or original.header:
-        return updated
-    first = updated.body[0]
-    if original.body[0].leading_lines or not first.leading_lines:
-        return updated
-    kept = list(first.leading_lines)
-    while kept and kept[0].comment is None:
-        kept.pop(0)
-    return updated.with_changes(body=[first.with_changes(leading_lines=kept), *updated.body[1:]])
-
-
-def _import_insertion_index(body: Sequence[cst.BaseStatement]) -> int:
-    """After the leading docstring, ``__future__`` imports and the top import block."""
-    return import_insertion_scan(body)[0]
-
-
-def import_insertion_scan(body: Sequence[cst.BaseStatement]) -> tuple[int, int]:
-    """Where new imports go, and the index of the statement that ended the search
-    (``len(body)`` when none did): the answer depends on ``body[:stop + 1]`` only."""
-    index = 0
-    for i, stmt in enumerate(body):
-        if i == 0 and _is_docstring(stmt):
-            index = 1
-            continue
-        if isinstance(stmt, cst.SimpleStatementLine) and all(
-            isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
-        ):
-            index = i + 1
-            continue
-        if isinstance(stmt, (cst.Try, cst.If)) and index == i:
-            continue  # `try: import x` blocks inside the import section
-        return index, i
-    return index, len(body)
-
-
-_STATEMENT_LISTS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
-
-
-def _bound(tree: ast.Module) -> dict[str, str]:
-    """What every import in the module binds, the first binding of a name winning in
-    ``ast.walk`` order (breadth first). Imports are statements and statements only
-    sit in statement lists, so only those are walked: the same imports in the same
-    order, without visiting every expression node."""
-    bound: dict[str, str] = {}
-    todo: deque[ast.AST] = deque([tree])
-    while todo:
-        node = todo.popleft()
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            for local, qualified in import_bindings(node):
-                bound.setdefault(local, qualified)
-            continue
-        for name in node._fields:
-            if name in _STATEMENT_LISTS:
-                todo.extend(getattr(node, name))
-    return bound
-
-
-def _fix_imports(original_text: str, new_text: str, needed: list[EnsureImport]) -> str:
-    unused, add = import_changes(ast.parse(original_text), ast.parse(new_text), needed)
-    if not unused and not add:
-        return new_text
-    module = cst.parse_module(new_text)
-    return module.visit(ImportFixer(unused, add)).code
-
-
-def import_changes(
-    original: ast.Module, tree: ast.Module, needed: list[EnsureImport]
-) -> tuple[set[str], list[EnsureImport]]:
-    """The module-level names whose imports the edits made unused, and the imports
-    the new spellings need that the module does not have yet."""
-    before = _name_uses(original)
-    after = _name_uses(tree)
-    imported = _bound(tree)
-    unused = {name for name in imported if before[name] > 0 and after[name] == 0}
-    add: list[EnsureImport] = []
-    for wanted in needed:
-        local = wanted.name or wanted.module.split(".")[0]
-        qualified = f"{wanted.module}.{wanted.name}" if wanted.name else wanted.module
-        if local in imported and local not in unused:
-            continue  # already there (or bound to something we must not shadow)
-        if imported.get(local) == qualified and local in unused:
-            unused.discard(local)
-            continue
-        add.append(wanted)
-    return unused, add
 
 
 # ---------------------------------------------------------------------------
@@ -890,5 +326,5 @@ def apply_plans(text: str, plans: Sequence[EditPlan], style: ImportStyle) -> Edi
             continue
         new_text = new_module.code
         if new_text != text or speller.needed:
-            new_text = _fix_imports(text, new_text, speller.needed)
+            new_text = fix_imports(text, new_text, speller.needed)
         return EditResult(new_text, active, failed)

@@ -27,12 +27,10 @@ from dataclasses import dataclass
 import libcst as cst
 
 from kmigrate.engine import editor
-from kmigrate.engine.editor import (
-    EditError,
-    EditResult,
+from kmigrate.engine.editor import EditError, EditResult, PlanTransformer, Speller
+from kmigrate.engine.import_edits import (
     ImportFixer,
-    PlanTransformer,
-    Speller,
+    fix_imports,
     import_changes,
     import_insertion_scan,
 )
@@ -484,7 +482,7 @@ def _fix_imports(
         while cut < len(body) and not new.stands_alone(body[cut]):
             cut += 1
         if cut >= len(body):
-            return editor._fix_imports(source.text, new_text, needed), None
+            return fix_imports(source.text, new_text, needed), None
         # The statement after every change is parsed too (as a one-line stand-in), so
         # the lines between it and the changed ones are owned as in the whole module.
         first = _first_line(body[cut])

@@ -1,0 +1,196 @@
+"""Imports after an edit: add what the new spellings need, drop the module-level
+imports whose every use the edits rewrote away, and never more (an import the code
+still reads, or one bound inside a function or class, stays)."""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter, deque
+from collections.abc import Sequence
+
+import libcst as cst
+
+from kmigrate.engine.cst_nodes import is_docstring, statement
+from kmigrate.engine.model import EnsureImport
+from kmigrate.engine.names import import_bindings, module_level_uses
+
+
+def _name_uses(tree: ast.Module) -> Counter[str]:
+    return Counter(module_level_uses(tree))
+
+
+# What can hold a module-level import: the module, statement lines and suites, and
+# every compound statement but ``def`` and ``class`` (imports in those stay).
+_IMPORT_HOLDERS = (
+    cst.Module,
+    cst.SimpleStatementLine,
+    cst.SimpleStatementSuite,
+    cst.IndentedBlock,
+    cst.If,
+    cst.Else,
+    cst.Try,
+    cst.TryStar,
+    cst.ExceptHandler,
+    cst.ExceptStarHandler,
+    cst.Finally,
+    cst.With,
+    cst.For,
+    cst.While,
+    cst.Match,
+    cst.MatchCase,
+)
+
+
+class ImportFixer(cst.CSTTransformer):
+    """Drops the module-level imports of ``unused`` names and adds ``add``. The visit
+    enters only what can hold such an import: never a function, a class or an
+    expression."""
+
+    def __init__(self, unused: set[str], add: list[EnsureImport]) -> None:
+        super().__init__()
+        self.unused = unused
+        self.add = add
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return isinstance(node, _IMPORT_HOLDERS)
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        pass  # no visit_<Node>_<field> methods here
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+    def _keep(self, alias: cst.ImportAlias, is_from: bool) -> bool:
+        if alias.asname is not None:
+            local = alias.asname.name.value  # type: ignore[union-attr]
+        elif is_from:
+            local = alias.name.value  # type: ignore[union-attr]
+        else:
+            local = cst.Module(body=[]).code_for_node(alias.name).split(".")[0]
+        return local not in self.unused
+
+    def _filter(self, node, is_from: bool):
+        names = node.names
+        if isinstance(names, cst.ImportStar):
+            return node
+        kept = [a for a in names if self._keep(a, is_from)]
+        if len(kept) == len(names):
+            return node
+        if not kept:
+            return cst.RemovalSentinel.REMOVE
+        kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return node.with_changes(names=kept)
+
+    def leave_Import(self, original_node, updated_node):  # noqa: N802
+        return self._filter(updated_node, is_from=False)
+
+    def leave_ImportFrom(self, original_node, updated_node):  # noqa: N802
+        return self._filter(updated_node, is_from=True)
+
+    def leave_Module(self, original_node, updated_node):  # noqa: N802
+        if not self.add:
+            return _no_new_blank_start(original_node, updated_node)
+        lines = []
+        for wanted in sorted(self.add, key=lambda e: (e.name is not None, e.module, e.name or "")):
+            text = (
+                f"import {wanted.module}"
+                if wanted.name is None
+                else f"from {wanted.module} import {wanted.name}"
+            )
+            lines.append(statement(text + "\n"))
+        body = list(updated_node.body)
+        index = _import_insertion_index(body)
+        body[index:index] = lines
+        if index:
+            return _no_new_blank_start(original_node, updated_node.with_changes(body=body))
+        return updated_node.with_changes(body=body)
+
+
+def _no_new_blank_start(original: cst.Module, updated: cst.Module) -> cst.Module:
+    """When the first line (an import) was removed, the next statement must not start
+    the file with the blank lines that used to separate it."""
+    if not updated.body or not original.body or updated.header or original.header:
+        return updated
+    first = updated.body[0]
+    if original.body[0].leading_lines or not first.leading_lines:
+        return updated
+    kept = list(first.leading_lines)
+    while kept and kept[0].comment is None:
+        kept.pop(0)
+    return updated.with_changes(body=[first.with_changes(leading_lines=kept), *updated.body[1:]])
+
+
+def _import_insertion_index(body: Sequence[cst.BaseStatement]) -> int:
+    """After the leading docstring, ``__future__`` imports and the top import block."""
+    return import_insertion_scan(body)[0]
+
+
+def import_insertion_scan(body: Sequence[cst.BaseStatement]) -> tuple[int, int]:
+    """Where new imports go, and the index of the statement that ended the search
+    (``len(body)`` when none did): the answer depends on ``body[:stop + 1]`` only."""
+    index = 0
+    for i, stmt in enumerate(body):
+        if i == 0 and is_docstring(stmt):
+            index = 1
+            continue
+        if isinstance(stmt, cst.SimpleStatementLine) and all(
+            isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
+        ):
+            index = i + 1
+            continue
+        if isinstance(stmt, (cst.Try, cst.If)) and index == i:
+            continue  # `try: import x` blocks inside the import section
+        return index, i
+    return index, len(body)
+
+
+_STATEMENT_LISTS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+
+
+def _bound(tree: ast.Module) -> dict[str, str]:
+    """What every import in the module binds, the first binding of a name winning in
+    ``ast.walk`` order (breadth first). Imports are statements and statements only
+    sit in statement lists, so only those are walked: the same imports in the same
+    order, without visiting every expression node."""
+    bound: dict[str, str] = {}
+    todo: deque[ast.AST] = deque([tree])
+    while todo:
+        node = todo.popleft()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for local, qualified in import_bindings(node):
+                bound.setdefault(local, qualified)
+            continue
+        for name in node._fields:
+            if name in _STATEMENT_LISTS:
+                todo.extend(getattr(node, name))
+    return bound
+
+
+def fix_imports(original_text: str, new_text: str, needed: list[EnsureImport]) -> str:
+    unused, add = import_changes(ast.parse(original_text), ast.parse(new_text), needed)
+    if not unused and not add:
+        return new_text
+    module = cst.parse_module(new_text)
+    return module.visit(ImportFixer(unused, add)).code
+
+
+def import_changes(
+    original: ast.Module, tree: ast.Module, needed: list[EnsureImport]
+) -> tuple[set[str], list[EnsureImport]]:
+    """The module-level names whose imports the edits made unused, and the imports
+    the new spellings need that the module does not have yet."""
+    before = _name_uses(original)
+    after = _name_uses(tree)
+    imported = _bound(tree)
+    unused = {name for name in imported if before[name] > 0 and after[name] == 0}
+    add: list[EnsureImport] = []
+    for wanted in needed:
+        local = wanted.name or wanted.module.split(".")[0]
+        qualified = f"{wanted.module}.{wanted.name}" if wanted.name else wanted.module
+        if local in imported and local not in unused:
+            continue  # already there (or bound to something we must not shadow)
+        if imported.get(local) == qualified and local in unused:
+            unused.discard(local)
+            continue
+        add.append(wanted)
+    return unused, add
