@@ -1,12 +1,12 @@
 """One walk over a parsed module that later passes query instead of walking again.
 
-Every analysed module used to be walked five times: the project-index entry (calls in
-each function), the context index (calls and ``with`` blocks per function), the scopes
-(what each function binds), the node-by-class index rules ask, and the rules' own walk.
-Each walk costs about a third of the parse in pure-Python dispatch. This index walks
-once and numbers the nodes in that walk's pre-order; a subtree is then a range of
-numbers, so "the calls inside this function" or "the innermost function around this
-call" are a bisection or a sweep over a short, sorted list instead of another walk.
+Many passes need the whole module: the project-index entry (the calls in each
+function), the context index (calls and ``with`` blocks per function), the scopes (what
+each function binds), the report's footprint, and the nodes rules ask for by class. A
+walk costs about a third of the parse in pure-Python dispatch, so they do not walk:
+this index walks once and numbers the nodes in that walk's pre-order. A subtree is then
+a range of numbers, and "the calls inside this function" or "the innermost function
+around this call" are a bisection or a sweep over a short, sorted list.
 
 The walk pops the last child first (:func:`~kmigrate.engine.names.code_walk` order),
 so a node's subtree is the range from its own number to the number of the leaf reached
