@@ -42,6 +42,7 @@ CANONICAL_PREFIXES: tuple[tuple[str, str], ...] = (
     ("tensorflow.keras.backend", "K"),
     ("tensorflow.python.keras.backend", "K"),
     ("tf_keras.backend", "K"),
+    ("keras.backend.common", "K"),  # Keras 2: re-exported by keras.backend as they are
     ("keras.backend", "K"),
     ("tensorflow.compat.v2", "tf"),
     ("tensorflow", "tf"),

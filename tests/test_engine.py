@@ -30,6 +30,7 @@ def test_canonical_spellings() -> None:
     assert canonical("tensorflow.compat.v2.reduce_mean") == "tf.reduce_mean"
     assert canonical("tensorflow.keras.backend.mean") == "K.mean"
     assert canonical("keras.backend.mean") == "K.mean"
+    assert canonical("keras.backend.common.epsilon") == "K.epsilon"  # Keras 2 re-exports it
     assert canonical("tensorflow.keras.layers.Dense") == "tf.keras.layers.Dense"
     assert canonical("numpy.random.normal") == "np.random.normal"
     assert canonical("keras.layers.Dense") == "keras.layers.Dense"

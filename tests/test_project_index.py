@@ -291,11 +291,18 @@ def test_scan_fixable_count_is_what_apply_fixes(source: Path, tmp_path: Path) ->
         "class Pool(tf.keras.layers.Layer):\n"
         "    def call(self, x):\n"
         "        return x / x.get_shape().as_list()[-1]\n",
+        # Keras 2's `keras.backend.common` is `keras.backend`: its functions are the
+        # catalog's `K.*` before KM103 moves the import (keras-contrib's theano backend)
+        "from keras.backend.common import image_data_format\n"
+        "from keras.engine import Layer\n\n"
+        "class Norm(Layer):\n"
+        "    def call(self, x):\n"
+        "        return x if image_data_format() == 'channels_first' else -x\n",
     ],
-    ids=["blocked-import", "get-shape-as-list"],
+    ids=["blocked-import", "get-shape-as-list", "keras2-backend-common"],
 )
 def test_scan_counts_what_later_rounds_of_apply_fix(code: str, tmp_path: Path) -> None:
-    """Shapes found in tensorflow/addons where scan said one fix fewer than apply made."""
+    """Shapes found in real repositories where scan said one fix fewer than apply made."""
     (tmp_path / "module.py").write_text(code)
     scanned, fixed = _scan_and_apply_counts(tmp_path)
     assert scanned == fixed > 0
