@@ -315,6 +315,25 @@ def test_wrong_typed_entries_are_misses(project, machine) -> None:
         assert _scan(project) == expected
 
 
+def test_a_result_keeps_its_written_findings_after_its_json(project, machine) -> None:
+    """A result is stored as its JSON, a newline, then its findings as the JSON report
+    writes them: read back as ``rendered`` when the MAC holds, a miss when that text is
+    not UTF-8; an entry without it loads without it."""
+    store, _, _ = _open(project)
+    store.prepare()
+    key = _entry_paths(project)["pkg/layers.py"].name.split(".", 1)[1]
+    written = '{\n      "rule": "KM201"\n    }'
+    assert store.store_value(RESULTS, key, _well_formed("pkg/layers.py"), written)
+    report = store.load(key)
+    assert report.rendered.text == written and report.rendered.fits(report)
+    assert store.store_value(RESULTS, key, _well_formed("pkg/layers.py"))
+    assert store.load(key).rendered is None
+    name = f"{RESULTS}.{key}"
+    body = json.dumps(_well_formed("pkg/layers.py")).encode() + b"\n\xff{"
+    (store.folder / name).write_bytes(cache_module._MAGIC + store._mac(name, body) + b"\n" + body)
+    assert store.load(key) is None
+
+
 def test_entries_of_the_previous_format_are_misses(project, machine, monkeypatch) -> None:
     """Format 3 also stored ``apply``'s ``fixed`` and ``error``: its entries, genuine
     and signed with this machine's secret, are misses now (never an error)."""

@@ -71,8 +71,9 @@ from kmigrate import __version__
 from kmigrate.engine.model import Context, EditPlan, Finding, Severity, Span
 
 # 3: signed JSON (1 and 2 were pickles, never read again); 4: scan results without
-# apply's fields (``fixed``, ``error``): entries of 3 are misses
-FORMAT = 4
+# apply's fields (``fixed``, ``error``): entries of 3 are misses; 5: a scan result may
+# be followed by its findings as the JSON report writes them
+FORMAT = 5
 _MAGIC = b"KMC%d " % FORMAT
 _MAC_BYTES = 32
 _HEADER_BYTES = len(_MAGIC) + 2 * _MAC_BYTES + 1  # magic, hex MAC, newline
@@ -324,6 +325,16 @@ class ResultCache:
         ``KeyError`` or ``IndexError`` when the value does not fit); None on a miss:
         absent, unsigned or signed by another machine, damaged, or rejected by ``decode``.
         """
+        body = self._load_body(namespace, key)
+        if body is None:
+            return None
+        try:
+            return decode(json.loads(body))
+        except (ValueError, TypeError, KeyError, IndexError, RecursionError):
+            return None  # InvalidEntryError and json's errors are ValueErrors
+
+    def _load_body(self, namespace: str, key: str) -> bytes | None:
+        """The body of the entry ``(namespace, key)`` when its MAC holds, else None."""
         name = self._entry_name(namespace, key)
         if name is None or self.secret is None or not self._folder_is_safe():
             return None
@@ -335,21 +346,23 @@ class ResultCache:
         body = blob[_HEADER_BYTES:]
         if not hmac.compare_digest(blob[len(_MAGIC) : _HEADER_BYTES - 1], self._mac(name, body)):
             return None
-        try:
-            return decode(json.loads(body))
-        except (ValueError, TypeError, KeyError, IndexError, RecursionError):
-            return None  # InvalidEntryError and json's errors are ValueErrors
+        return body
 
-    def store_value(self, namespace: str, key: str, value: Any) -> bool:
+    def store_value(self, namespace: str, key: str, value: Any, text: str | None = None) -> bool:
         """Store a JSON-able ``value`` (dicts with string keys, lists, strings, numbers,
         booleans, None) under ``(namespace, key)``; False when it was not stored (the
-        cache is off, the value is not plain data or too large, the disk is full)."""
+        cache is off, the value is not plain data or too large, the disk is full).
+
+        ``text``: a long text kept after the JSON, on its own (see :meth:`load`), rather
+        than as a JSON string, whose escapes make it slow to read back."""
         name = self._entry_name(namespace, key)
         if name is None or not self.writable or self.secret is None:
             return False
         try:
             body = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
             data = body.encode("utf-8")
+            if text is not None:  # compact JSON has no raw newline: the first one ends it
+                data += b"\n" + text.encode("utf-8")
         except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
             return False
         if len(data) + _HEADER_BYTES > MAX_ENTRY_BYTES or not self._folder_is_safe():
@@ -380,8 +393,19 @@ class ResultCache:
 
     # -- scan results ----------------------------------------------------------------
     def load(self, key: str) -> Any | None:
-        """The stored scan result (a ``FileReport``) for ``key``, or None."""
-        return self.load_value(RESULTS, key, decode_report)
+        """The stored scan result (a ``FileReport``) for ``key``, or None.
+
+        The entry is the result's JSON, then, after a newline, its findings as the JSON
+        report writes them (``FileReport.rendered``) when it was stored with them."""
+        body = self._load_body(RESULTS, key)
+        if body is None:
+            return None
+        head, newline, tail = body.partition(b"\n")
+        try:
+            rendered = tail.decode("utf-8") if newline else None
+            return decode_report(json.loads(head), rendered)
+        except (ValueError, TypeError, KeyError, IndexError, RecursionError):
+            return None  # InvalidEntryError, json's and UTF-8's errors are ValueErrors
 
     def store(self, key: str, value: Any) -> None:
         """Store one scan result; failures only mean the entry is not cached.
@@ -391,9 +415,12 @@ class ResultCache:
         """
         trim_for_reports(value)
         if self.writable and self.secret is not None:
+            render_findings(value)
             encoded = encode_report(value)
             if encoded is not None:
-                self.store_value(RESULTS, key, encoded)
+                rendered = value.rendered
+                text = rendered.text if rendered is not None and rendered.fits(value) else None
+                self.store_value(RESULTS, key, encoded, text)
 
     # -- folders and housekeeping -------------------------------------------------------
     def prepare(self) -> bool:
@@ -484,6 +511,25 @@ _CONTEXTS = tuple(Context)
 _SEVERITY_CODE = {member: index for index, member in enumerate(_SEVERITIES)}
 _CONTEXT_CODE = {member: index for index, member in enumerate(_CONTEXTS)}
 _EXTRA_VALUE = (str, int, bool, type(None))
+
+
+def render_findings(report: Any) -> None:
+    """Attach to a scan ``FileReport`` its findings as the JSON report writes them
+    (``report.rendered``), in report order, for the cache entry and for the report of
+    this run. Not when a finding names another file: then the file's findings are not
+    one run of the report's sorted list."""
+    from kmigrate.commands.jobs import FileReport, RenderedFindings
+
+    if not isinstance(report, FileReport):
+        return
+    findings = report.findings
+    if any(finding.path != report.path for finding in findings):
+        report.rendered = None
+        return
+    from kmigrate.report.json_report import findings_items
+
+    text = findings_items(sorted(findings, key=Finding.sort_key))
+    report.rendered = RenderedFindings(text, findings, len(findings), report.path)
 
 
 def encode_report(report: Any) -> dict | None:
@@ -617,11 +663,12 @@ def _check_extra(extra: dict) -> None:
             raise InvalidEntryError("extra holds more than plain values")
 
 
-def decode_report(value: Any) -> Any:
-    """A ``FileReport`` from what :func:`encode_report` stored; raises
+def decode_report(value: Any, rendered: str | None = None) -> Any:
+    """A ``FileReport`` from what :func:`encode_report` stored (and its findings as the
+    JSON report writes them, ``rendered``, stored with it: see :meth:`ResultCache.load`); raises
     :class:`InvalidEntryError` (or ``KeyError``, ``IndexError``, ``TypeError``) when
     ``value`` does not fit."""
-    from kmigrate.commands.jobs import FileReport
+    from kmigrate.commands.jobs import FileReport, RenderedFindings
 
     if type(value) is not dict:
         raise InvalidEntryError("not an object")
@@ -635,7 +682,7 @@ def decode_report(value: Any) -> Any:
     strings = _rows(value["strings"])
     for text in strings:
         _text(text)
-    return FileReport(
+    report = FileReport(
         path=_text(value["path"]),
         findings=[_decode_finding(row, strings) for row in _rows(value["findings"])],
         uses_tensorflow=_flag(value["uses_tensorflow"]),
@@ -644,3 +691,7 @@ def decode_report(value: Any) -> Any:
         tf_statements=None if tf_statements is None else _count(tf_statements),
         tf_leftovers=None if left is None else [_text(name) for name in _rows(left)],
     )
+    if rendered is not None:
+        findings = report.findings
+        report.rendered = RenderedFindings(rendered, findings, len(findings), report.path)
+    return report

@@ -18,6 +18,26 @@ if TYPE_CHECKING:
     from kmigrate.engine.project_index import ModuleFacts
 
 
+@dataclass(frozen=True)
+class RenderedFindings:
+    """A file's findings as the JSON report writes them (``text``, made by
+    :func:`kmigrate.report.json_report.findings_items`), kept with its cached result:
+    a warm re-scan of a large project joins these instead of encoding every finding
+    again. It stands for the findings only while they are the ones it was made from:
+    the same list (``of``), as long (``count``), of a report with the same ``path``
+    (:meth:`fits`); a finding appended later (KM903) makes the report write them all."""
+
+    text: str
+    of: list[Finding] = field(repr=False)
+    count: int
+    path: str
+
+    def fits(self, report: FileReport) -> bool:
+        return (
+            report.findings is self.of and len(self.of) == self.count and report.path == self.path
+        )
+
+
 @dataclass
 class FileReport:
     """One file's scan result (``scan``, ``check``): what the reports and the result
@@ -38,6 +58,8 @@ class FileReport:
     own_facts: ModuleFacts | None = None
     index_entry: dict | None = None
     shared_path_reads: tuple[str, ...] = ()  # the file names whose users it asked about
+    # the findings as the JSON report writes them, when the result cache made or read it
+    rendered: RenderedFindings | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass

@@ -8,7 +8,9 @@ carries the newline and the indentation of its depth; a list of such dicts (the
 findings) goes whole too, and only the seams between the dicts are laid out afterwards.
 
 This works because the C encoder never writes a raw newline inside a string (JSON
-escapes it): every raw newline in its output is one of our separators.
+escapes it): every raw newline in its output is one of our separators. For the same
+reason text laid out at one depth moves to another by replacing its newlines
+(:func:`shift`), which lets a caller hand in a part written earlier (:class:`Raw`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,21 @@ from typing import Any
 # Exactly these types (checked with ``type``, which is quick): a subclass, such as an
 # enum member, takes the general path, which writes the same text.
 _PLAIN_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+class Raw:
+    """A value already written, as :func:`dumps` would write it at the depth where it
+    sits (its nested lines indented for that depth): written out as it is."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def shift(text: str, levels: int, indent: int = 2) -> str:
+    """``text`` (written by :func:`dumps`) laid out ``levels`` deeper."""
+    return text.replace("\n", "\n" + " " * (indent * levels))
 
 
 def _is_flat(items: Iterable[Any]) -> bool:
@@ -58,6 +75,9 @@ class _Writer:
         return encode
 
     def write(self, value: Any, depth: int, out: list[str]) -> None:
+        if type(value) is Raw:
+            out.append(value.text)
+            return
         if isinstance(value, dict):
             items: Any = value.values()
         elif isinstance(value, (list, tuple)):
@@ -117,3 +137,24 @@ def dumps(value: Any, indent: int = 2) -> str:
     out: list[str] = []
     _Writer(indent).write(value, 0, out)
     return "".join(out)
+
+
+def dumps_items(values: list | tuple, depth: int, indent: int = 2) -> str:
+    """The items of the list ``values`` as :func:`dumps` lays them out in a list at
+    ``depth``, with the separators between them but without the brackets and the line
+    breaks next to them ("" for no items): parts that :func:`join_items` joins into a
+    list, so each part can be written once and kept."""
+    if not values:
+        return ""
+    text = dumps(values, indent)  # "[" newline item "," newline ... item newline "]"
+    return shift(text[2 + indent : -2], depth, indent)
+
+
+def join_items(parts: Iterable[str], depth: int, indent: int = 2) -> str:
+    """A list at ``depth`` from parts made by :func:`dumps_items` (at that depth): the
+    text :func:`dumps` writes for the list of all their items."""
+    items = [part for part in parts if part]
+    if not items:
+        return "[]"
+    inner = "\n" + " " * (indent * (depth + 1))
+    return "[" + inner + ("," + inner).join(items) + "\n" + " " * (indent * depth) + "]"

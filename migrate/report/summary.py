@@ -121,6 +121,9 @@ class FileStats(Tally):
     # TensorFlow names the file still uses after `kmigrate apply`; None when unknown
     # (unparsed file, notebook)
     tf_leftovers: list[str] | None = None
+    # the file's findings as the JSON report writes them, when its result carried them
+    # (``FileReport.rendered``, made by the result cache); None: written from the findings
+    findings_json: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def tensorflow_free_after_apply(self) -> bool | None:
@@ -326,6 +329,11 @@ def _file_stats(report: FileReport, root: Path | None, costs: _FindingCosts) -> 
     stats.blocked_after_apply = len(manual_lines)
     stats.tf_statements = _footprint(report, root) if report.parsed else None
     stats.tf_leftovers = _tf_leftovers(report, root)
+    rendered = getattr(report, "rendered", None)
+    if rendered is not None and rendered.fits(report):
+        stats.findings_json = rendered.text
+    elif not report.findings:
+        stats.findings_json = ""  # nothing to write (a file the pre-filter skips)
     return stats
 
 
