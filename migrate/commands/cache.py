@@ -265,6 +265,28 @@ def is_real_dir(path: Path) -> bool:
         return False
 
 
+def side_store(project_root: Path, *folders: str) -> ResultCache | None:
+    """A signed store in ``folders`` under the project's cache root (the first one a
+    dot-folder: out of run-key pruning), for values that outlive one run key; None when
+    there is no machine secret or a folder is not a real folder (a link the tree planted
+    is never followed) or cannot be made."""
+    secret = machine_secret()
+    if secret is None:
+        return None
+    root_folder = cache_root(project_root)
+    folder = root_folder.joinpath(*folders)
+    if os.path.lexists(root_folder) and not is_real_dir(root_folder):
+        return None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    chain = [root_folder, *(root_folder.joinpath(*folders[:n]) for n in range(1, len(folders) + 1))]
+    if not all(is_real_dir(f) for f in chain):
+        return None
+    return ResultCache(folder, secret=secret)
+
+
 def _write_atomic(folder: Path, name: str, data: bytes) -> bool:
     """Write ``folder/name`` through a temporary file and a rename: a symlink planted
     at that name is replaced, never written through."""

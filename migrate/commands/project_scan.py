@@ -74,22 +74,9 @@ def index_store(root: Path) -> ResultCache | None:
     """The signed plain-data store of the index under the project's cache root, or None
     when there is no machine secret or the folders are not real folders (a link the
     tree planted is never followed)."""
-    from kmigrate.commands.cache import ResultCache, cache_root, is_real_dir, machine_secret
+    from kmigrate.commands.cache import side_store
 
-    secret = machine_secret()
-    if secret is None:
-        return None
-    root_folder = cache_root(root)
-    folder = root_folder / INDEX_FOLDER / _spec_key()
-    if os.path.lexists(root_folder) and not is_real_dir(root_folder):
-        return None
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return None
-    if not all(is_real_dir(f) for f in (root_folder, folder.parent, folder)):
-        return None
-    return ResultCache(folder, secret=secret)
+    return side_store(root, INDEX_FOLDER, _spec_key())
 
 
 def index_scope(paths: Sequence[Path], root: Path, exclude: Sequence[str]) -> list[Path]:

@@ -249,7 +249,12 @@ class ReportData:
         return [f for f in self.folders if f.files_scored and f.score is not None]
 
 
-def _rule_classes(rule_ids: set[str]) -> dict[str, type]:
+def _rule_classes(rule_ids: set[str], known: Sequence[object] | None = None) -> dict[str, type]:
+    """The rule (its class, or what the caller knows of it: ``known``, objects with a
+    class's ``id``, ``name``, ``severity`` and ``effort_minutes``) of each id."""
+    if known is not None:
+        by_id = {getattr(rule, "id", None): rule for rule in known}
+        return {rule_id: by_id[rule_id] for rule_id in rule_ids if rule_id in by_id}  # type: ignore[misc]
     try:
         from kmigrate.rules.registry import rule_by_id
     except ImportError:  # pragma: no cover - rules are part of the package
@@ -374,12 +379,14 @@ def build_report(
     root: str | Path | None = None,
     backend: BackendStatus | None = None,
     top: int = TOP_FILES,
+    rules: Sequence[object] | None = None,
 ) -> ReportData:
-    """Compute every number the reports show from a run."""
+    """Compute every number the reports show from a run. ``rules``: what the caller
+    knows of every rule (``commands.rule_catalog``); None: read the rule classes."""
     root_path = Path(root) if root else None
     findings = result.findings
-    rules = _rule_classes({f.rule for f in findings})
-    costs = _FindingCosts(rules)
+    rules_by_id = _rule_classes({f.rule for f in findings}, rules)
+    costs = _FindingCosts(rules_by_id)
     files = [_file_stats(r, root_path, costs) for r in sorted(result.files, key=lambda r: r.path)]
 
     total = Tally()
@@ -408,7 +415,7 @@ def build_report(
     for finding in findings:
         rule_stats = by_rule.get(finding.rule)
         if rule_stats is None:
-            rule_stats = by_rule[finding.rule] = _rule_stats(finding, rules.get(finding.rule))
+            rule_stats = by_rule[finding.rule] = _rule_stats(finding, rules_by_id.get(finding.rule))
         effort, manual = costs.of(finding)
         rule_stats.count += 1
         if finding.fixable:
@@ -461,6 +468,7 @@ def build(
     root: object = None,
     backend_pins: Sequence[BackendPin] | None = None,
     top: int = TOP_FILES,
+    rules: Sequence[object] | None = None,
     **_: object,
 ) -> ReportData:
     """The numbers behind every format (see :mod:`kmigrate.report.summary`)."""
@@ -469,4 +477,4 @@ def build(
         from kmigrate.commands.backend_pins import BackendStatus
 
         backend = BackendStatus(tuple(backend_pins))
-    return build_report(result, root=root or None, backend=backend, top=top)
+    return build_report(result, root=root or None, backend=backend, top=top, rules=rules)
