@@ -27,12 +27,17 @@ _PLAIN_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 class Raw:
     """A value already written, as :func:`dumps` would write it at the depth where it
-    sits (its nested lines indented for that depth): written out as it is."""
+    sits (its nested lines indented for that depth), in ``pieces``: written out as it
+    is, each piece copied once, into the result (a report's 15 MB of findings)."""
 
-    __slots__ = ("text",)
+    __slots__ = ("pieces",)
 
-    def __init__(self, text: str) -> None:
-        self.text = text
+    def __init__(self, pieces: list[str]) -> None:
+        self.pieces = pieces
+
+    @property
+    def text(self) -> str:
+        return "".join(self.pieces)
 
 
 def shift(text: str, levels: int, indent: int = 2) -> str:
@@ -76,7 +81,7 @@ class _Writer:
 
     def write(self, value: Any, depth: int, out: list[str]) -> None:
         if type(value) is Raw:
-            out.append(value.text)
+            out.extend(value.pieces)
             return
         if isinstance(value, dict):
             items: Any = value.values()
@@ -132,10 +137,11 @@ class _Writer:
         raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
 
 
-def dumps(value: Any, indent: int = 2) -> str:
-    """``json.dumps(value, indent=indent, ensure_ascii=False)``, byte for byte."""
+def dumps(value: Any, indent: int = 2, end: str = "") -> str:
+    """``json.dumps(value, indent=indent, ensure_ascii=False) + end``, byte for byte."""
     out: list[str] = []
     _Writer(indent).write(value, 0, out)
+    out.append(end)
     return "".join(out)
 
 
@@ -150,11 +156,16 @@ def dumps_items(values: list | tuple, depth: int, indent: int = 2) -> str:
     return shift(text[2 + indent : -2], depth, indent)
 
 
-def join_items(parts: Iterable[str], depth: int, indent: int = 2) -> str:
-    """A list at ``depth`` from parts made by :func:`dumps_items` (at that depth): the
-    text :func:`dumps` writes for the list of all their items."""
-    items = [part for part in parts if part]
-    if not items:
-        return "[]"
+def join_items(parts: Iterable[str], depth: int, indent: int = 2) -> Raw:
+    """A list at ``depth`` from parts made by :func:`dumps_items` (at that depth): what
+    :func:`dumps` writes for the list of all their items, as pieces to write out."""
     inner = "\n" + " " * (indent * (depth + 1))
-    return "[" + inner + ("," + inner).join(items) + "\n" + " " * (indent * depth) + "]"
+    pieces = ["[", inner]
+    separator = "," + inner
+    for part in parts:
+        if part:
+            pieces += (part, separator)
+    if len(pieces) == 2:
+        return Raw(["[]"])
+    pieces[-1] = "\n" + " " * (indent * depth) + "]"
+    return Raw(pieces)

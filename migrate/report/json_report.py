@@ -172,14 +172,14 @@ def _rendered_findings(data: ReportData) -> indented_json.Raw | None:
         previous = stats.path
     if count != len(data.findings):
         return None
-    return indented_json.Raw(indented_json.join_items(parts, _FINDINGS_DEPTH))
+    return indented_json.join_items(parts, _FINDINGS_DEPTH)
 
 
 def render(data: ReportData, **_: object) -> str:
     findings = _rendered_findings(data)
     if findings is None:
-        return indented_json.dumps(report_json(data)) + "\n"
-    return indented_json.dumps(_report(data, findings)) + "\n"
+        return indented_json.dumps(report_json(data), end="\n")
+    return indented_json.dumps(_report(data, findings), end="\n")
 
 
 def report_data(result: RunResult, **options: Any) -> dict[str, Any]:
