@@ -91,10 +91,11 @@ def test_warm_cache_gives_the_same_json(corpus, tmp_path) -> None:
 
 
 def test_a_warm_json_report_joins_the_stored_findings(corpus, tmp_path, monkeypatch) -> None:
-    """Each cached result keeps its findings as the JSON report writes them; a warm
-    report joins them (not one finding is encoded again) into the same bytes, also when
-    a finding is added after the cache (KM903 is opt-in and comes after the run)."""
-    from kmigrate.report import json_report, render
+    """Each cached result keeps its findings as the JSON report writes them, and their
+    counts; a warm report joins them (not one finding is encoded or counted again) into
+    the same bytes, also when a finding is added after the cache (KM903 is opt-in and
+    comes after the run)."""
+    from kmigrate.report import json_report, render, summary
 
     project = _copy(corpus, tmp_path)
     cold, _ = _run(project, cache=False)
@@ -106,6 +107,7 @@ def test_a_warm_json_report_joins_the_stored_findings(corpus, tmp_path, monkeypa
 
     with monkeypatch.context() as patch:
         patch.setattr(json_report, "finding_json", fail)
+        patch.setattr(summary, "count_findings", fail)  # the counts are stored too
         warm, _ = _run(project)
         assert render(warm, "json", root=project) == expected
     assert sum(len(r.findings) for r in warm.files) > 100

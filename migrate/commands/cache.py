@@ -418,7 +418,7 @@ class ResultCache:
         """The stored scan result (a ``FileReport``) for ``key``, or None.
 
         The entry is the result's JSON, then, after a newline, its findings as the JSON
-        report writes them (``FileReport.rendered``) when it was stored with them."""
+        report writes them (``FileReport.digest``) when it was stored with them."""
         body = self._load_body(RESULTS, key)
         if body is None:
             return None
@@ -437,12 +437,10 @@ class ResultCache:
         """
         trim_for_reports(value)
         if self.writable and self.secret is not None:
-            render_findings(value)
+            digest_findings(value)
             encoded = encode_report(value)
             if encoded is not None:
-                rendered = value.rendered
-                text = rendered.text if rendered is not None and rendered.fits(value) else None
-                self.store_value(RESULTS, key, encoded, text)
+                self.store_value(RESULTS, key, encoded, value.digest.text)
 
     # -- folders and housekeeping -------------------------------------------------------
     def prepare(self) -> bool:
@@ -535,23 +533,24 @@ _CONTEXT_CODE = {member: index for index, member in enumerate(_CONTEXTS)}
 _EXTRA_VALUE = (str, int, bool, type(None))
 
 
-def render_findings(report: Any) -> None:
-    """Attach to a scan ``FileReport`` its findings as the JSON report writes them
-    (``report.rendered``), in report order, for the cache entry and for the report of
-    this run. Not when a finding names another file: then the file's findings are not
-    one run of the report's sorted list."""
-    from kmigrate.commands.jobs import FileReport, RenderedFindings
+def digest_findings(report: Any) -> None:
+    """Attach to a scan ``FileReport`` what the reports need of its findings
+    (``report.digest``: their counts, and their text as the JSON report writes them, in
+    report order), for the cache entry and for the report of this run. No text when a
+    finding names another file: then the file's findings are not one run of the
+    report's sorted list."""
+    from kmigrate.commands.jobs import FileReport, FindingsDigest
+    from kmigrate.report.json_report import findings_items
+    from kmigrate.report.summary import count_findings
 
     if not isinstance(report, FileReport):
         return
     findings = report.findings
-    if any(finding.path != report.path for finding in findings):
-        report.rendered = None
-        return
-    from kmigrate.report.json_report import findings_items
-
-    text = findings_items(sorted(findings, key=Finding.sort_key))
-    report.rendered = RenderedFindings(text, findings, len(findings), report.path)
+    text = None
+    if all(finding.path == report.path for finding in findings):
+        text = findings_items(sorted(findings, key=Finding.sort_key))
+    counts = count_findings(findings)
+    report.digest = FindingsDigest(counts, text, findings, len(findings), report.path)
 
 
 def encode_report(report: Any) -> dict | None:
@@ -592,7 +591,22 @@ def encode_report(report: Any) -> dict | None:
         "unused_suppressions": [list(item) for item in report.unused_suppressions],
         "tf_statements": report.tf_statements,
         "tf_leftovers": report.tf_leftovers,
+        "counts": _encode_counts(report),
     }
+
+
+def _encode_counts(report: Any) -> list | None:
+    """The digest's counts: [blocked now, blocked after apply, [rule, context, severity,
+    fixable, how many]...], kinds by enum index like the findings."""
+    digest = report.digest
+    if digest is None or not digest.fits(report):
+        return None
+    counts = digest.counts
+    kinds = [
+        [rule, _CONTEXT_CODE[context], _SEVERITY_CODE[severity], fixable, count]
+        for rule, context, severity, fixable, count in counts.kinds
+    ]
+    return [counts.blocked_now, counts.blocked_after_apply, kinds]
 
 
 def _text(value: Any) -> str:
@@ -685,12 +699,12 @@ def _check_extra(extra: dict) -> None:
             raise InvalidEntryError("extra holds more than plain values")
 
 
-def decode_report(value: Any, rendered: str | None = None) -> Any:
+def decode_report(value: Any, text: str | None = None) -> Any:
     """A ``FileReport`` from what :func:`encode_report` stored (and its findings as the
-    JSON report writes them, ``rendered``, stored with it: see :meth:`ResultCache.load`); raises
-    :class:`InvalidEntryError` (or ``KeyError``, ``IndexError``, ``TypeError``) when
-    ``value`` does not fit."""
-    from kmigrate.commands.jobs import FileReport, RenderedFindings
+    JSON report writes them, ``text``, stored after it: see :meth:`ResultCache.load`);
+    raises :class:`InvalidEntryError` (or ``KeyError``, ``IndexError``, ``TypeError``)
+    when ``value`` does not fit."""
+    from kmigrate.commands.jobs import FileReport, FindingsDigest
 
     if type(value) is not dict:
         raise InvalidEntryError("not an object")
@@ -702,8 +716,8 @@ def decode_report(value: Any, rendered: str | None = None) -> Any:
             raise InvalidEntryError("an unused suppression has the wrong shape")
         unused.append((_count(item[0]), _text(item[1])))
     strings = _rows(value["strings"])
-    for text in strings:
-        _text(text)
+    for text_item in strings:
+        _text(text_item)
     report = FileReport(
         path=_text(value["path"]),
         findings=[_decode_finding(row, strings) for row in _rows(value["findings"])],
@@ -713,7 +727,34 @@ def decode_report(value: Any, rendered: str | None = None) -> Any:
         tf_statements=None if tf_statements is None else _count(tf_statements),
         tf_leftovers=None if left is None else [_text(name) for name in _rows(left)],
     )
-    if rendered is not None:
+    stored = value.get("counts")
+    if stored is not None:
         findings = report.findings
-        report.rendered = RenderedFindings(rendered, findings, len(findings), report.path)
+        counts = _decode_counts(stored, len(findings))
+        report.digest = FindingsDigest(counts, text, findings, len(findings), report.path)
     return report
+
+
+def _decode_counts(value: Any, findings: int) -> Any:
+    """The digest's counts (see :func:`_encode_counts`), which must add up to the
+    result's ``findings``."""
+    from kmigrate.commands.jobs import FindingCounts
+
+    blocked_now, blocked_after_apply, rows = value  # another length: ValueError
+    kinds = []
+    total = 0
+    for row in _rows(rows):
+        rule, context, severity, fixable, count = row
+        kinds.append(
+            (
+                _text(rule),
+                _CONTEXTS[_count(context)],
+                _SEVERITIES[_count(severity)],
+                _flag(fixable),
+                _count(count),
+            )
+        )
+        total += count
+    if total != findings:
+        raise InvalidEntryError("the counts are not those of the findings")
+    return FindingCounts(tuple(kinds), _count(blocked_now), _count(blocked_after_apply))

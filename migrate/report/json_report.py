@@ -153,7 +153,7 @@ _FINDINGS_DEPTH = 1
 def findings_items(findings: Sequence[Finding]) -> str:
     """``findings`` (in report order) as the items of the report's ``findings`` list,
     written as :func:`render` writes them: what the result cache keeps of a file
-    (``FileReport.rendered``), so that a warm re-scan joins text instead of encoding
+    (``FileReport.digest``), so that a warm re-scan joins text instead of encoding
     tens of thousands of findings again."""
     return indented_json.dumps_items([finding_json(f) for f in findings], _FINDINGS_DEPTH)
 
