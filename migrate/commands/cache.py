@@ -755,6 +755,6 @@ def _decode_counts(value: Any, findings: int) -> Any:
             )
         )
         total += count
-    if total != findings:
+    if total != findings or 0 in (kind[-1] for kind in kinds):
         raise InvalidEntryError("the counts are not those of the findings")
     return FindingCounts(tuple(kinds), _count(blocked_now), _count(blocked_after_apply))

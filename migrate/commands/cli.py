@@ -120,7 +120,8 @@ def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, statistic
     _emit(render_data(data, fmt, color=color, root=root), output)
     if output and not quiet:
         click.echo(f"kmigrate: {one_line_summary(data)}; report written to {output}", err=True)
-    exit_if_incomplete(data.findings)  # sorted already: result.findings would sort again
+    if data.incomplete:  # (only then are the findings sorted, if the report did not)
+        exit_if_incomplete(data.findings)
 
 
 def _add_unused_suppressions(settings: RunSettings, planned, result, select) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kmigrate.engine.model import RULE_CRASHED
 from kmigrate.report import indented_json
 from kmigrate.report.common import fingerprint_of
 from kmigrate.report.summary import FileStats, FolderStats, ReportData, Tally, format_minutes
@@ -88,7 +87,7 @@ def summary_json(data: ReportData) -> dict[str, Any]:
         "files_portable": data.files_portable,
         "files_unparsed": data.files_unparsed,
         # A rule crashed on some file (KM902): its findings there are missing.
-        "incomplete": any(f.rule == RULE_CRASHED for f in data.findings),
+        "incomplete": data.incomplete,
         "findings": total.findings,
         "fixable": total.fixable,
         "manual": total.manual,
@@ -159,19 +158,15 @@ def findings_items(findings: Sequence[Finding]) -> str:
 
 
 def _rendered_findings(data: ReportData) -> indented_json.Raw | None:
-    """The ``findings`` list joined from each file's rendered findings, when every file
-    has them and they are all of the report's findings; None otherwise."""
+    """The ``findings`` list joined from each file's written findings, when every file
+    has them (its findings, all of them: ``FindingsDigest.fits``); None otherwise."""
     parts = []
-    count = 0
     previous = None
     for stats in data.files:
         if stats.findings_json is None or (previous is not None and stats.path <= previous):
             return None  # a file's findings are one run of the sorted list: paths differ
         parts.append(stats.findings_json)
-        count += stats.findings
         previous = stats.path
-    if count != len(data.findings):
-        return None
     return indented_json.join_items(parts, _FINDINGS_DEPTH)
 
 

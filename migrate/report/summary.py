@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kmigrate.commands.jobs import FindingCounts
-from kmigrate.engine.model import Context, Finding, Severity
+from kmigrate.engine.model import RULE_CRASHED, Context, Finding, Severity
 from kmigrate.rules.effort import minutes_for
 
 if TYPE_CHECKING:
@@ -177,7 +177,6 @@ class RuleStats:
 
 @dataclass
 class ReportData:
-    findings: list[Finding]
     files: list[FileStats]
     folders: list[FolderStats]
     rules: list[RuleStats]
@@ -187,6 +186,22 @@ class ReportData:
     backend: BackendStatus | None = None
     rule_ids: tuple[str, ...] = ()
     top_files: list[FileStats] = field(default_factory=list)
+    # the run the findings come from: they are sorted when first asked for (the JSON
+    # report of a warm re-scan never asks: it joins each file's written findings)
+    source: RunResult | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def findings(self) -> list[Finding]:
+        """Every finding, in report order (by path, cell, line, column, rule, message)."""
+        known = self.__dict__.get("_findings")
+        if known is None:
+            known = self.__dict__["_findings"] = self.source.findings if self.source else []
+        return known
+
+    @property
+    def incomplete(self) -> bool:
+        """A rule crashed on some file (KM902): its findings there are missing."""
+        return any(r.rule == RULE_CRASHED for r in self.rules)
 
     # -- file counts ---------------------------------------------------------
     @property
@@ -425,7 +440,6 @@ def build_report(
     """Compute every number the reports show from a run. ``rules``: what the caller
     knows of every rule (``commands.rule_catalog``); None: read the rule classes."""
     root_path = Path(root) if root else None
-    findings = result.findings
     reports = sorted(result.files, key=lambda r: r.path)
     counted = [_counts(r) for r in reports]
     rules_by_id = _rule_classes({kind[0] for c in counted for kind in c.kinds}, rules)
@@ -460,7 +474,7 @@ def build_report(
             rule_stats = by_rule.get(rule_id)
             if rule_stats is None:
                 rule = rules_by_id.get(rule_id)
-                rule_stats = by_rule[rule_id] = _rule_stats(rule_id, rule, findings)
+                rule_stats = by_rule[rule_id] = _rule_stats(rule_id, rule, result)
             effort, manual = costs.of(rule_id, context, severity, fixable)
             rule_stats.count += count
             if fixable:
@@ -474,7 +488,6 @@ def build_report(
     offenders = [f for f in files if f.findings]
     offenders.sort(key=lambda f: (-f.effort_minutes, -f.manual, -f.findings, f.path))
     return ReportData(
-        findings=findings,
         files=files,
         folders=[folders[k] for k in sorted(folders)],
         rules=[by_rule[k] for k in sorted(by_rule)],
@@ -484,15 +497,16 @@ def build_report(
         backend=backend,
         rule_ids=tuple(result.rule_ids),
         top_files=offenders[:top],
+        source=result,
     )
 
 
-def _rule_stats(rule_id: str, rule: object | None, findings: Sequence[Finding]) -> RuleStats:
+def _rule_stats(rule_id: str, rule: object | None, result: RunResult) -> RuleStats:
     """A rule's line of the report: its name and severity are its class's; a rule this
     kmigrate does not know (a merged report's) takes the severity of its first finding."""
     severity = getattr(getattr(rule, "severity", None), "value", None)
     if severity is None:
-        severity = next(f.severity.value for f in findings if f.rule == rule_id)
+        severity = next(f.severity.value for f in result.findings if f.rule == rule_id)
     return RuleStats(rule=rule_id, name=getattr(rule, "name", ""), severity=severity)
 
 
