@@ -119,13 +119,34 @@ class _Writer:
         is_dict = isinstance(value, dict)
         separator = "," + self.newline(depth + 1)
         out.append("{" if is_dict else "[")
-        for index, item in enumerate(value.items() if is_dict else value):
-            out.append(separator if index else separator[1:])
-            if is_dict:
-                key, item = item
-                out.append(self.scalar(self.key_text(key)) + ": ")
-            self.write(item, depth + 1, out)
+        if is_dict:
+            self.items(list(value.items()), depth, separator, out)
+        else:
+            for index, item in enumerate(value):
+                out.append(separator if index else separator[1:])
+                self.write(item, depth + 1, out)
         out.append(self.newline(depth) + ("}" if is_dict else "]"))
+
+    def items(self, pairs: list[tuple[Any, Any]], depth: int, separator: str, out: list) -> None:
+        """A dict's items, each run of plain ones (string key, scalar value: a file's
+        counts beside its list of names) in one call of the C encoder, which lays them
+        out with the same separator."""
+        index = 0
+        while index < len(pairs):
+            out.append(separator if index else separator[1:])
+            end = index
+            while end < len(pairs) and type(pairs[end][0]) is str:
+                if type(pairs[end][1]) not in _PLAIN_SCALARS:
+                    break
+                end += 1
+            if end - index > 1:
+                out.append(self.encoder(depth)(dict(pairs[index:end]))[1:-1])
+                index = end
+                continue
+            key, item = pairs[index]
+            out.append(self.scalar(self.key_text(key)) + ": ")
+            self.write(item, depth + 1, out)
+            index += 1
 
     def key_text(self, key: Any) -> str:
         """A dict key as JSON writes it: strings as they are, ``1`` as ``"1"``,
