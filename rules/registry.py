@@ -13,6 +13,7 @@ import importlib
 import pkgutil
 from collections.abc import Iterable, Iterator, Sequence
 from types import ModuleType
+from typing import Protocol, TypeVar
 
 import kmigrate.rules
 from kmigrate.rules.base import Rule
@@ -61,23 +62,39 @@ def rule_by_id(rule_id: str) -> type[Rule] | None:
     return None
 
 
-def _matches(rule: type[Rule], codes: Iterable[str]) -> bool:
+def _matches(rule: _Named, codes: Iterable[str]) -> bool:
     return any(rule.id.startswith(code.upper()) or rule.name == code for code in codes)
 
 
+class _Named(Protocol):
+    """What selection reads of a rule: a rule class, or a stored summary of one."""
+
+    id: str
+    name: str
+
+
+R = TypeVar("R", bound=_Named)
+
+
 def select_rules(
-    select: Sequence[str] | None = None, ignore: Sequence[str] | None = None
-) -> list[type[Rule]]:
+    select: Sequence[str] | None = None,
+    ignore: Sequence[str] | None = None,
+    rules: Sequence[R] | None = None,
+) -> list[R]:
     """Rules whose id starts with a ``select`` code (all when empty), minus ``ignore``.
 
-    Codes are ids or prefixes (``KM2``, ``KM20``) or rule names.
+    Codes are ids or prefixes (``KM2``, ``KM20``) or rule names. ``rules``: where to
+    choose from (every registered rule class when None; the commands pass a stored
+    summary of them, which spares importing every rule module).
     """
-    chosen = [r for r in all_rules() if not select or _matches(r, select)]
+    pool = all_rules() if rules is None else rules
+    chosen = [r for r in pool if not select or _matches(r, select)]
     if ignore:
         chosen = [r for r in chosen if not _matches(r, ignore)]
-    return chosen
+    return chosen  # type: ignore[return-value]
 
 
-def unknown_codes(codes: Iterable[str]) -> list[str]:
+def unknown_codes(codes: Iterable[str], rules: Sequence[_Named] | None = None) -> list[str]:
     """Codes that match no rule: a typo in --select should be an error, not silence."""
-    return [c for c in codes if not any(_matches(r, [c]) for r in all_rules())]
+    pool = all_rules() if rules is None else rules
+    return [c for c in codes if not any(_matches(r, [c]) for r in pool)]

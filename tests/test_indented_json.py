@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kmigrate.report.indented_json import dumps
+from kmigrate.report.indented_json import Raw, dumps, dumps_items, join_items, shift
 
 
 class Colour(str, enum.Enum):
@@ -93,3 +93,21 @@ values = st.recursive(
 @given(values)
 def test_random_values(value: object) -> None:
     assert dumps(value) == reference(value)
+
+
+@settings(max_examples=200, deadline=None, database=None, derandomize=True)
+@given(
+    st.lists(values, max_size=6),
+    st.integers(min_value=0, max_value=6),
+    st.integers(min_value=0, max_value=3),
+    st.sampled_from([0, 2, 4]),
+)
+def test_items_written_apart_join_into_the_list(items, cut, depth, indent) -> None:
+    """A warm re-scan joins each file's findings, written when they were cached."""
+    parts = [dumps_items(items[:cut], depth, indent), dumps_items(items[cut:], depth, indent)]
+    joined = join_items(parts, depth, indent).text
+    assert joined == shift(reference(items, indent), depth, indent)
+    parts = [dumps_items(items[:cut], 1, indent), dumps_items(items[cut:], 1, indent)]
+    whole = {"version": 1, "items": join_items(parts, 1, indent), "last": [Raw(["2"])]}
+    expected = reference({"version": 1, "items": items, "last": [2]}, indent)
+    assert dumps(whole, indent, end="\n") == expected + "\n"

@@ -326,3 +326,56 @@ def test_a_notebook_layer_with_a_project_base_is_model_code(tmp_path: Path, cach
     alone = plan_jobs([path], config, index=False)
     (finding,) = [f for f in run_jobs(alone, ids).findings if f.symbol == "tf.reduce_mean"]
     assert finding.context.value == "other"  # without the project: not known as a layer
+
+
+def test_an_unchanged_project_keeps_its_notebooks_facts(tmp_path: Path, monkeypatch) -> None:
+    """A re-scan of an unchanged project reads the notebooks' facts the last run worked
+    out (indexing no file for them); an edited notebook or module is worked out again,
+    and a stored value of the wrong shape is a miss. Each time the facts are those of a
+    run without a cache."""
+    from dataclasses import fields
+
+    import kmigrate.commands.project_scan as project_scan
+    from kmigrate.commands import notebook_facts
+    from kmigrate.commands.config import Config
+    from kmigrate.commands.runner import plan_jobs
+    from kmigrate.engine.project_index import ModuleFacts
+
+    assert {f.name for f in fields(ModuleFacts)} == {
+        *notebook_facts._NAME_FIELDS,
+        *notebook_facts._PAIR_FIELDS,
+    }
+    path = _project_with_notebook(tmp_path)
+    config = Config(root=tmp_path)
+    indexed: list[int] = []
+    real = project_scan.index_records
+    monkeypatch.setattr(
+        project_scan, "index_records", lambda *a, **k: indexed.append(1) or real(*a, **k)
+    )
+
+    def facts() -> object:
+        (job,) = plan_jobs([path], config)
+        (fresh,) = plan_jobs([path], config, index_cache=False)
+        assert job.facts == fresh.facts
+        return job.facts
+
+    first = facts()
+    assert first.model_functions == ("helper",)
+    indexed.clear()
+    assert facts() == first  # the stored resolution and the stored notebooks' facts
+    assert facts() == first
+    assert len(indexed) == 2  # the runs without a cache only (the first run kept them)
+    path.write_text(path.read_text().replace("helper", "helper2"))
+    assert facts().model_functions == ("helper2",)
+    (tmp_path / "zoo" / "serve.py").write_text('OTHER = "other.weights.h5"\n')
+    assert facts().shared_paths == ()
+    store = project_scan.index_store(tmp_path.resolve())
+    root_key = project_scan._Project(tmp_path.resolve(), None, {}).root_key
+    for wrong in ({"key": "x", "facts": {}}, {"facts": {}}, [1]):
+        assert store.store_value(notebook_facts.NOTEBOOKS, root_key, wrong)
+        assert facts().model_functions == ("helper2",)
+    value = store.load_value(notebook_facts.NOTEBOOKS, root_key, lambda v: v)
+    ((name, row),) = value["facts"].items()
+    row[0] = [1]  # a class name that is not a string
+    assert store.store_value(notebook_facts.NOTEBOOKS, root_key, value)
+    assert facts().model_functions == ("helper2",)

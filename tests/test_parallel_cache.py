@@ -4,6 +4,7 @@ the fast tree traversal, and the lazy imports of scan and check."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib.util
 import json
 import os
@@ -87,6 +88,38 @@ def test_warm_cache_gives_the_same_json(corpus, tmp_path) -> None:
     warm = _scan_json(project, "--jobs", "2")
     assert warm == cold
     assert _scan_json(project, "--no-cache", "--jobs", "1") == cold
+
+
+def test_a_warm_json_report_joins_the_stored_findings(corpus, tmp_path, monkeypatch) -> None:
+    """Each cached result keeps its findings as the JSON report writes them, and their
+    counts; a warm report joins them (not one finding is encoded or counted again) into
+    the same bytes, also when a finding is added after the cache (KM903 is opt-in and
+    comes after the run)."""
+    from kmigrate.commands.jobs import RunResult
+    from kmigrate.report import json_report, render, summary
+
+    project = _copy(corpus, tmp_path)
+    cold, _ = _run(project, cache=False)
+    expected = render(cold, "json", root=project)
+    _run(project)  # fills the cache
+
+    def fail(finding):
+        raise AssertionError("a finding was encoded again")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(json_report, "finding_json", fail)
+        patch.setattr(summary, "count_findings", fail)  # the counts are stored too
+        warm, _ = _run(project)
+        patch.setattr(RunResult, "findings", property(fail))  # nor sorted
+        assert render(warm, "json", root=project) == expected
+    assert sum(len(r.findings) for r in warm.files) > 100
+    for result in (warm, cold):  # a finding added to a list: that list is written again
+        report = next(r for r in result.files if r.findings)
+        report.findings.append(dataclasses.replace(report.findings[0], message="added"))
+    assert render(warm, "json", root=project) == render(cold, "json", root=project)
+    options = ("--select", "KM2,KM903", "--jobs", "1")
+    assert _scan_json(project, *options) == _scan_json(project, *options, "--no-cache")
+    assert _scan_json(project, *options) == _scan_json(project, *options, "--no-cache")
 
 
 def test_a_warm_report_reads_no_source_file(corpus, tmp_path, monkeypatch) -> None:

@@ -635,3 +635,17 @@ def test_every_format_labels_a_note_as_the_counts_do(result: RunResult) -> None:
     assert any(i["description"].endswith("(note)") for i in gitlab)
     page = render(result, "html")
     assert '<span class="note">note</span>' in page and '<span class="manual">manual</span>' in page
+
+
+def test_every_effort_is_a_multiple_of_a_quarter_minute() -> None:
+    """The report counts findings by kind and multiplies a kind's effort by its count
+    (report/summary.py); that gives the float that adding it once per finding gives only
+    while efforts are exact in binary, as quarter minutes are."""
+    from kmigrate.rules.effort import CONTEXT_FACTOR, SEVERITY_FACTOR, minutes_for
+    from kmigrate.rules.registry import all_rules
+
+    for rule in all_rules():
+        for context in CONTEXT_FACTOR:
+            for severity in SEVERITY_FACTOR:
+                value = minutes_for(rule.id, context, rule, severity)
+                assert (value * 4).is_integer() and 0 <= value < 2**20, (rule.id, value)

@@ -23,6 +23,7 @@ from kmigrate.commands import cache as cache_module
 from kmigrate.commands.cache import RESULTS, ResultCache, content_key, secret_path
 from kmigrate.commands.config import load_config
 from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
+from kmigrate.engine.model import Context, Severity
 
 LAYER = """\
 import tensorflow as tf
@@ -313,6 +314,32 @@ def test_wrong_typed_entries_are_misses(project, machine) -> None:
         assert store.store_value(RESULTS, key, value)
         assert store.load(key) is None, value
         assert _scan(project) == expected
+
+
+def test_a_result_keeps_its_written_findings_after_its_json(project, machine) -> None:
+    """A result is stored as its JSON (with its findings' counts), a newline, then its
+    findings as the JSON report writes them: read back as its ``digest`` when the MAC
+    holds, a miss when that text is not UTF-8 or the counts do not add up; an entry
+    without them loads without them."""
+    store, _, _ = _open(project)
+    store.prepare()
+    key = _entry_paths(project)["pkg/layers.py"].name.split(".", 1)[1]
+    written = '{\n      "rule": "KM201"\n    }'
+    counted = {**_well_formed("pkg/layers.py"), "counts": [1, 0, [["KM201", 0, 1, True, 1]]]}
+    assert store.store_value(RESULTS, key, counted, written)
+    report = store.load(key)
+    assert report.digest.text == written and report.digest.fits(report)
+    assert report.digest.counts.kinds == (("KM201", Context.MODEL, Severity.WARNING, True, 1),)
+    assert (report.digest.counts.blocked_now, report.digest.counts.blocked_after_apply) == (1, 0)
+    assert store.store_value(RESULTS, key, _well_formed("pkg/layers.py"))
+    assert store.load(key).digest is None
+    for wrong in ([1, 0, [["KM201", 0, 1, True, 2]]], [1, 0, [["KM201", 9, 1, True, 1]]], [1]):
+        assert store.store_value(RESULTS, key, {**counted, "counts": wrong}, written)
+        assert store.load(key) is None, wrong
+    name = f"{RESULTS}.{key}"
+    body = json.dumps(counted).encode() + b"\n\xff{"
+    (store.folder / name).write_bytes(cache_module._MAGIC + store._mac(name, body) + b"\n" + body)
+    assert store.load(key) is None
 
 
 def test_entries_of_the_previous_format_are_misses(project, machine, monkeypatch) -> None:

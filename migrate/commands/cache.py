@@ -71,8 +71,9 @@ from kmigrate import __version__
 from kmigrate.engine.model import Context, EditPlan, Finding, Severity, Span
 
 # 3: signed JSON (1 and 2 were pickles, never read again); 4: scan results without
-# apply's fields (``fixed``, ``error``): entries of 3 are misses
-FORMAT = 4
+# apply's fields (``fixed``, ``error``): entries of 3 are misses; 5: a scan result may
+# be followed by its findings as the JSON report writes them
+FORMAT = 5
 _MAGIC = b"KMC%d " % FORMAT
 _MAC_BYTES = 32
 _HEADER_BYTES = len(_MAGIC) + 2 * _MAC_BYTES + 1  # magic, hex MAC, newline
@@ -264,6 +265,28 @@ def is_real_dir(path: Path) -> bool:
         return False
 
 
+def side_store(project_root: Path, *folders: str) -> ResultCache | None:
+    """A signed store in ``folders`` under the project's cache root (the first one a
+    dot-folder: out of run-key pruning), for values that outlive one run key; None when
+    there is no machine secret or a folder is not a real folder (a link the tree planted
+    is never followed) or cannot be made."""
+    secret = machine_secret()
+    if secret is None:
+        return None
+    root_folder = cache_root(project_root)
+    folder = root_folder.joinpath(*folders)
+    if os.path.lexists(root_folder) and not is_real_dir(root_folder):
+        return None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    chain = [root_folder, *(root_folder.joinpath(*folders[:n]) for n in range(1, len(folders) + 1))]
+    if not all(is_real_dir(f) for f in chain):
+        return None
+    return ResultCache(folder, secret=secret)
+
+
 def _write_atomic(folder: Path, name: str, data: bytes) -> bool:
     """Write ``folder/name`` through a temporary file and a rename: a symlink planted
     at that name is replaced, never written through."""
@@ -324,6 +347,16 @@ class ResultCache:
         ``KeyError`` or ``IndexError`` when the value does not fit); None on a miss:
         absent, unsigned or signed by another machine, damaged, or rejected by ``decode``.
         """
+        body = self._load_body(namespace, key)
+        if body is None:
+            return None
+        try:
+            return decode(json.loads(body))
+        except (ValueError, TypeError, KeyError, IndexError, RecursionError):
+            return None  # InvalidEntryError and json's errors are ValueErrors
+
+    def _load_body(self, namespace: str, key: str) -> bytes | None:
+        """The body of the entry ``(namespace, key)`` when its MAC holds, else None."""
         name = self._entry_name(namespace, key)
         if name is None or self.secret is None or not self._folder_is_safe():
             return None
@@ -335,21 +368,23 @@ class ResultCache:
         body = blob[_HEADER_BYTES:]
         if not hmac.compare_digest(blob[len(_MAGIC) : _HEADER_BYTES - 1], self._mac(name, body)):
             return None
-        try:
-            return decode(json.loads(body))
-        except (ValueError, TypeError, KeyError, IndexError, RecursionError):
-            return None  # InvalidEntryError and json's errors are ValueErrors
+        return body
 
-    def store_value(self, namespace: str, key: str, value: Any) -> bool:
+    def store_value(self, namespace: str, key: str, value: Any, text: str | None = None) -> bool:
         """Store a JSON-able ``value`` (dicts with string keys, lists, strings, numbers,
         booleans, None) under ``(namespace, key)``; False when it was not stored (the
-        cache is off, the value is not plain data or too large, the disk is full)."""
+        cache is off, the value is not plain data or too large, the disk is full).
+
+        ``text``: a long text kept after the JSON, on its own (see :meth:`load`), rather
+        than as a JSON string, whose escapes make it slow to read back."""
         name = self._entry_name(namespace, key)
         if name is None or not self.writable or self.secret is None:
             return False
         try:
             body = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
             data = body.encode("utf-8")
+            if text is not None:  # compact JSON has no raw newline: the first one ends it
+                data += b"\n" + text.encode("utf-8")
         except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
             return False
         if len(data) + _HEADER_BYTES > MAX_ENTRY_BYTES or not self._folder_is_safe():
@@ -380,8 +415,19 @@ class ResultCache:
 
     # -- scan results ----------------------------------------------------------------
     def load(self, key: str) -> Any | None:
-        """The stored scan result (a ``FileReport``) for ``key``, or None."""
-        return self.load_value(RESULTS, key, decode_report)
+        """The stored scan result (a ``FileReport``) for ``key``, or None.
+
+        The entry is the result's JSON, then, after a newline, its findings as the JSON
+        report writes them (``FileReport.digest``) when it was stored with them."""
+        body = self._load_body(RESULTS, key)
+        if body is None:
+            return None
+        head, newline, tail = body.partition(b"\n")
+        try:
+            rendered = tail.decode("utf-8") if newline else None
+            return decode_report(json.loads(head), rendered)
+        except (ValueError, TypeError, KeyError, IndexError, RecursionError):
+            return None  # InvalidEntryError, json's and UTF-8's errors are ValueErrors
 
     def store(self, key: str, value: Any) -> None:
         """Store one scan result; failures only mean the entry is not cached.
@@ -391,9 +437,10 @@ class ResultCache:
         """
         trim_for_reports(value)
         if self.writable and self.secret is not None:
+            digest_findings(value)
             encoded = encode_report(value)
             if encoded is not None:
-                self.store_value(RESULTS, key, encoded)
+                self.store_value(RESULTS, key, encoded, value.digest.text)
 
     # -- folders and housekeeping -------------------------------------------------------
     def prepare(self) -> bool:
@@ -486,6 +533,26 @@ _CONTEXT_CODE = {member: index for index, member in enumerate(_CONTEXTS)}
 _EXTRA_VALUE = (str, int, bool, type(None))
 
 
+def digest_findings(report: Any) -> None:
+    """Attach to a scan ``FileReport`` what the reports need of its findings
+    (``report.digest``: their counts, and their text as the JSON report writes them, in
+    report order), for the cache entry and for the report of this run. No text when a
+    finding names another file: then the file's findings are not one run of the
+    report's sorted list."""
+    from kmigrate.commands.jobs import FileReport, FindingsDigest
+    from kmigrate.report.json_report import findings_items
+    from kmigrate.report.summary import count_findings
+
+    if not isinstance(report, FileReport):
+        return
+    findings = report.findings
+    text = None
+    if all(finding.path == report.path for finding in findings):
+        text = findings_items(sorted(findings, key=Finding.sort_key))
+    counts = count_findings(findings)
+    report.digest = FindingsDigest(counts, text, findings, len(findings), report.path)
+
+
 def encode_report(report: Any) -> dict | None:
     """A scan ``FileReport`` as plain data; None for what is not a scan result."""
     from kmigrate.commands.jobs import FileReport
@@ -524,7 +591,22 @@ def encode_report(report: Any) -> dict | None:
         "unused_suppressions": [list(item) for item in report.unused_suppressions],
         "tf_statements": report.tf_statements,
         "tf_leftovers": report.tf_leftovers,
+        "counts": _encode_counts(report),
     }
+
+
+def _encode_counts(report: Any) -> list | None:
+    """The digest's counts: [blocked now, blocked after apply, [rule, context, severity,
+    fixable, how many]...], kinds by enum index like the findings."""
+    digest = report.digest
+    if digest is None or not digest.fits(report):
+        return None
+    counts = digest.counts
+    kinds = [
+        [rule, _CONTEXT_CODE[context], _SEVERITY_CODE[severity], fixable, count]
+        for rule, context, severity, fixable, count in counts.kinds
+    ]
+    return [counts.blocked_now, counts.blocked_after_apply, kinds]
 
 
 def _text(value: Any) -> str:
@@ -617,11 +699,12 @@ def _check_extra(extra: dict) -> None:
             raise InvalidEntryError("extra holds more than plain values")
 
 
-def decode_report(value: Any) -> Any:
-    """A ``FileReport`` from what :func:`encode_report` stored; raises
-    :class:`InvalidEntryError` (or ``KeyError``, ``IndexError``, ``TypeError``) when
-    ``value`` does not fit."""
-    from kmigrate.commands.jobs import FileReport
+def decode_report(value: Any, text: str | None = None) -> Any:
+    """A ``FileReport`` from what :func:`encode_report` stored (and its findings as the
+    JSON report writes them, ``text``, stored after it: see :meth:`ResultCache.load`);
+    raises :class:`InvalidEntryError` (or ``KeyError``, ``IndexError``, ``TypeError``)
+    when ``value`` does not fit."""
+    from kmigrate.commands.jobs import FileReport, FindingsDigest
 
     if type(value) is not dict:
         raise InvalidEntryError("not an object")
@@ -633,9 +716,9 @@ def decode_report(value: Any) -> Any:
             raise InvalidEntryError("an unused suppression has the wrong shape")
         unused.append((_count(item[0]), _text(item[1])))
     strings = _rows(value["strings"])
-    for text in strings:
-        _text(text)
-    return FileReport(
+    for text_item in strings:
+        _text(text_item)
+    report = FileReport(
         path=_text(value["path"]),
         findings=[_decode_finding(row, strings) for row in _rows(value["findings"])],
         uses_tensorflow=_flag(value["uses_tensorflow"]),
@@ -644,3 +727,34 @@ def decode_report(value: Any) -> Any:
         tf_statements=None if tf_statements is None else _count(tf_statements),
         tf_leftovers=None if left is None else [_text(name) for name in _rows(left)],
     )
+    stored = value.get("counts")
+    if stored is not None:
+        findings = report.findings
+        counts = _decode_counts(stored, len(findings))
+        report.digest = FindingsDigest(counts, text, findings, len(findings), report.path)
+    return report
+
+
+def _decode_counts(value: Any, findings: int) -> Any:
+    """The digest's counts (see :func:`_encode_counts`), which must add up to the
+    result's ``findings``."""
+    from kmigrate.commands.jobs import FindingCounts
+
+    blocked_now, blocked_after_apply, rows = value  # another length: ValueError
+    kinds = []
+    total = 0
+    for row in _rows(rows):
+        rule, context, severity, fixable, count = row
+        kinds.append(
+            (
+                _text(rule),
+                _CONTEXTS[_count(context)],
+                _SEVERITIES[_count(severity)],
+                _flag(fixable),
+                _count(count),
+            )
+        )
+        total += count
+    if total != findings or 0 in (kind[-1] for kind in kinds):
+        raise InvalidEntryError("the counts are not those of the findings")
+    return FindingCounts(tuple(kinds), _count(blocked_now), _count(blocked_after_apply))

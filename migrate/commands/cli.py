@@ -108,18 +108,20 @@ def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, statistic
     if statistics:
         from kmigrate.report.statistics import render_statistics
 
-        _emit(render_statistics(build(result), "json" if fmt == "json" else "table"), output)
+        report = build(result, rules=settings.rules)
+        _emit(render_statistics(report, "json" if fmt == "json" else "table"), output)
         return
     from kmigrate.commands.backend_pins import find_backend_pins
 
     root = settings.config.root
     pins = find_backend_pins(settings.paths, root, [r.path for r in result.files])
-    data = build(result, root=root, backend_pins=pins)
+    data = build(result, root=root, backend_pins=pins, rules=settings.rules)
     color = output is None and sys.stdout.isatty()
     _emit(render_data(data, fmt, color=color, root=root), output)
     if output and not quiet:
         click.echo(f"kmigrate: {one_line_summary(data)}; report written to {output}", err=True)
-    exit_if_incomplete(data.findings)  # sorted already: result.findings would sort again
+    if data.incomplete:  # (only then are the findings sorted, if the report did not)
+        exit_if_incomplete(data.findings)
 
 
 def _add_unused_suppressions(settings: RunSettings, planned, result, select) -> None:

@@ -12,10 +12,43 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kmigrate.engine.model import Finding
+from kmigrate.engine.model import Context, Finding, Severity
 
 if TYPE_CHECKING:
     from kmigrate.engine.project_index import ModuleFacts
+
+
+@dataclass(frozen=True)
+class FindingCounts:
+    """A file's findings as the report's numbers need them (``report.summary``): how
+    many of each kind, and how many distinct lines they block now and after `apply`."""
+
+    kinds: tuple[tuple[str, Context, Severity, bool, int], ...]  # rule, ..., fixable, how many
+    blocked_now: int
+    blocked_after_apply: int
+
+
+@dataclass(frozen=True)
+class FindingsDigest:
+    """What the reports need of a file's findings, worked out once, when its result is
+    cached: their ``counts``, and their ``text`` as the JSON report writes them (made by
+    :func:`kmigrate.report.json_report.findings_items`; None when a finding names
+    another file). A warm re-scan of a large project then neither counts nor encodes
+    tens of thousands of findings again. It stands for the findings only while they are
+    the ones it was made from: the same list (``of``), as long (``count``), of a report
+    with the same ``path`` (:meth:`fits`); a finding appended later (KM903) makes the
+    report work them all out again."""
+
+    counts: FindingCounts
+    text: str | None
+    of: list[Finding] = field(repr=False)
+    count: int
+    path: str
+
+    def fits(self, report: FileReport) -> bool:
+        return (
+            report.findings is self.of and len(self.of) == self.count and report.path == self.path
+        )
 
 
 @dataclass
@@ -38,6 +71,8 @@ class FileReport:
     own_facts: ModuleFacts | None = None
     index_entry: dict | None = None
     shared_path_reads: tuple[str, ...] = ()  # the file names whose users it asked about
+    # what the reports need of the findings, when the result cache made or read it
+    digest: FindingsDigest | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass

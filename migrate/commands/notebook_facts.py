@@ -10,7 +10,7 @@ the project's modules are told (their facts are those of the project without it)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -109,3 +109,67 @@ def notebook_record(
     if entry is None:
         return None
     return ModuleRecord(entry=entry, **{**layout, "names": ()})
+
+
+# -- the notebooks' facts of an unchanged project ------------------------------------
+#
+# Working a notebook's facts out indexes the whole project (a record per file), which
+# an unchanged project's re-scan otherwise skips: so the last run's are kept, one signed
+# value per project in the index store, under a key naming everything they come from
+# (the project's key, the notebooks' paths, packages and bytes, kmigrate's build).
+
+NOTEBOOKS = "notebooks"  # the index store's namespace; the key is the project root's
+_NAME_FIELDS = ("model_classes", "model_functions", "data_functions", "mixed_functions")
+_PAIR_FIELDS = ("bindings", "notes", "patched", "shared_paths")
+
+
+def load_notebook_facts(store: ValueStore, root_key: str, key: str) -> dict | None:
+    """The notebooks' facts stored for ``key`` (by notebook record key), or None."""
+
+    def decode(value: Any) -> dict[str, ModuleFacts]:
+        if type(value) is not dict or value["key"] != key or type(value["facts"]) is not dict:
+            raise ValueError("not the notebooks' facts of this project")
+        return {_checked_text(name): _decode_facts(row) for name, row in value["facts"].items()}
+
+    return store.load_value(NOTEBOOKS, root_key, decode)
+
+
+def store_notebook_facts(
+    store: ValueStore, root_key: str, key: str, facts: Mapping[str, ModuleFacts]
+) -> None:
+    value = {"key": key, "facts": {name: _encode_facts(f) for name, f in facts.items()}}
+    store.store_value(NOTEBOOKS, root_key, value)
+
+
+def _encode_facts(facts: ModuleFacts) -> list:
+    return [list(getattr(facts, name)) for name in _NAME_FIELDS] + [
+        [list(pair) for pair in getattr(facts, name)] for name in _PAIR_FIELDS
+    ]
+
+
+def _decode_facts(row: Any) -> ModuleFacts:
+    if type(row) is not list or len(row) != len(_NAME_FIELDS) + len(_PAIR_FIELDS):
+        raise ValueError("not a module's facts")
+    found: dict[str, tuple] = {}
+    for index, name in enumerate(_NAME_FIELDS):
+        found[name] = tuple(map(_checked_text, _checked_list(row[index])))
+    for index, name in enumerate(_PAIR_FIELDS, len(_NAME_FIELDS)):
+        found[name] = tuple(map(_checked_pair, _checked_list(row[index])))
+    return ModuleFacts(**found)
+
+
+def _checked_list(value: Any) -> list:
+    if type(value) is not list:
+        raise ValueError("not a list")
+    return value
+
+
+def _checked_text(value: Any) -> str:
+    if type(value) is not str:
+        raise ValueError("not a string")
+    return value
+
+
+def _checked_pair(value: Any) -> tuple[str, str]:
+    first, second = _checked_list(value)
+    return _checked_text(first), _checked_text(second)

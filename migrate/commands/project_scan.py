@@ -74,22 +74,9 @@ def index_store(root: Path) -> ResultCache | None:
     """The signed plain-data store of the index under the project's cache root, or None
     when there is no machine secret or the folders are not real folders (a link the
     tree planted is never followed)."""
-    from kmigrate.commands.cache import ResultCache, cache_root, is_real_dir, machine_secret
+    from kmigrate.commands.cache import side_store
 
-    secret = machine_secret()
-    if secret is None:
-        return None
-    root_folder = cache_root(root)
-    folder = root_folder / INDEX_FOLDER / _spec_key()
-    if os.path.lexists(root_folder) and not is_real_dir(root_folder):
-        return None
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return None
-    if not all(is_real_dir(f) for f in (root_folder, folder.parent, folder)):
-        return None
-    return ResultCache(folder, secret=secret)
+    return side_store(root, INDEX_FOLDER, _spec_key())
 
 
 def index_scope(paths: Sequence[Path], root: Path, exclude: Sequence[str]) -> list[Path]:
@@ -395,8 +382,7 @@ def attach_facts(
     if project.stored is not None and project.stored.project == project.key:  # unchanged
         facts: Mapping[str, ModuleFacts] = project.stored.facts()
         if notebooks:
-            records = index_records(files, root, store, workers, None, project.stored)
-            facts = project.with_notebooks(facts, records, notebooks)
+            facts = project.with_known_notebooks(facts, files, notebooks, workers)
         return _with_facts(jobs, facts)
     # Scanned files whose entry is not stored are parsed once, by their analysis
     # (run alone first; see PendingProject), not also here. Only for many files: a file
@@ -467,8 +453,13 @@ class _Project:
         records: Sequence[ModuleRecord],
         notebooks: Sequence[tuple[Path, str]],
     ) -> Mapping[str, ModuleFacts]:
-        """``facts`` and those of the ``notebooks`` (path, package) in this project."""
-        from kmigrate.commands.notebook_facts import notebook_facts, notebook_record
+        """``facts`` and those of the ``notebooks`` (path, package) in this project (kept
+        for the next run: see :meth:`with_known_notebooks`)."""
+        from kmigrate.commands.notebook_facts import (
+            notebook_facts,
+            notebook_record,
+            store_notebook_facts,
+        )
 
         if not notebooks or not isinstance(facts, ProjectFacts):
             return facts
@@ -478,7 +469,44 @@ class _Project:
             record = notebook_record(path, layout, self.store)
             if record is not None:
                 found.append(record)
-        return ChainMap(notebook_facts(found, records, facts, _may_patch), facts)  # type: ignore[arg-type]
+        known = notebook_facts(found, records, facts, _may_patch)
+        if self.store is not None:
+            store_notebook_facts(self.store, self.root_key, self._notebooks_key(notebooks), known)
+        return ChainMap(known, facts)  # type: ignore[arg-type]
+
+    def with_known_notebooks(
+        self,
+        facts: Mapping[str, ModuleFacts],
+        files: Sequence[tuple[Path, bytes]],
+        notebooks: Sequence[tuple[Path, str]],
+        workers: int,
+    ) -> Mapping[str, ModuleFacts]:
+        """:meth:`with_notebooks` for a project unchanged since its stored resolution
+        (whose ``files`` are read): the notebooks' facts of the last run when neither
+        they nor kmigrate changed, else worked out (which indexes every file)."""
+        from kmigrate.commands.notebook_facts import load_notebook_facts
+
+        if self.store is not None and isinstance(facts, ProjectFacts):
+            key = self._notebooks_key(notebooks)
+            known = load_notebook_facts(self.store, self.root_key, key)
+            if known is not None:
+                return ChainMap(known, facts)  # type: ignore[arg-type]
+        records = index_records(files, self.root, self.store, workers, None, self.stored)
+        return self.with_notebooks(facts, records, notebooks)
+
+    def _notebooks_key(self, notebooks: Sequence[tuple[Path, str]]) -> str:
+        """What the notebooks' facts come from: this project (its key), each notebook's
+        place, package and bytes, and kmigrate's build."""
+        from kmigrate.commands.resolution_cache import build_key
+
+        parts = [build_key(), self.key]
+        for path, package in notebooks:
+            try:
+                digest = _digest(read_bytes(str(path)))
+            except SourceError:
+                digest = "unreadable"
+            parts.append(f"{_key(path)}\0{package}\0{digest}")
+        return _digest("\n".join(parts).encode("utf-8", "surrogatepass"))
 
 
 def _may_patch(record: ModuleRecord) -> bool:

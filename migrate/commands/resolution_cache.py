@@ -57,7 +57,7 @@ STATE_FORMAT = 2
 
 
 @functools.cache
-def _build_key() -> str:
+def build_key() -> str:
     """Stored resolutions are only reused by the kmigrate build that made them."""
     from kmigrate.commands.cache import code_fingerprint
 
@@ -311,7 +311,7 @@ def load_resolution(store: ResultCache, root_key: str) -> StoredResolution | Non
     """The stored resolution of the project at ``root_key``, or None (missing, made by
     another build, unsigned or malformed: a miss)."""
     stored = store.load_value(RESOLVED, root_key, StoredResolution)
-    if stored is None or stored.build != _build_key():
+    if stored is None or stored.build != build_key():
         return None
     return stored
 
@@ -441,7 +441,7 @@ def _store(
             index.import_paths(record),
         ]
     value = {
-        "build": _build_key(),
+        "build": build_key(),
         "project": project_key,
         "reusable": not index.order_sensitive,
         "patched": [list(p) for p in facts.patched],

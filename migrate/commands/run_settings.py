@@ -35,15 +35,22 @@ class RunSettings:
             raise click.UsageError(str(error)) from None
         self.select = _codes(select) or self.config.select
         self.ignore = _codes(ignore) + self.config.ignore
-        self._check_codes()
-        from kmigrate.commands.runner import default_jobs, select_ids
-
-        self.rule_ids = select_ids(self.select, self.ignore)
-        self.jobs = jobs or self.config.jobs or default_jobs()
         # --shard and --no-cache (common_run_options) arrive through the click context.
         meta = getattr(click.get_current_context(silent=True), "meta", {})
         self.shard: tuple[int, int] | None = meta.get(_SHARD_KEY)
         self.use_cache: bool = not meta.get(_NO_CACHE_KEY, False)
+        from kmigrate.commands.rule_catalog import rule_facts
+        from kmigrate.rules.registry import select_rules
+
+        # what selection and the reports read of every rule, without importing the
+        # rules when the cache holds it (a warm re-scan runs none)
+        self.rules = rule_facts(self.config.root if self.use_cache else None)
+        self._check_codes()
+        chosen = select_rules(self.select or None, self.ignore or None, self.rules)
+        self.rule_ids = tuple(rule.id for rule in chosen)
+        from kmigrate.commands.runner import default_jobs
+
+        self.jobs = jobs or self.config.jobs or default_jobs()
 
     def result_cache(self):
         """The result cache for these rules and this config; None with --no-cache."""
@@ -56,7 +63,7 @@ class RunSettings:
     def _check_codes(self) -> None:
         from kmigrate.rules.registry import unknown_codes
 
-        unknown = unknown_codes(self.select + self.ignore)
+        unknown = unknown_codes(self.select + self.ignore, self.rules)
         if unknown:
             raise click.UsageError(
                 f"unknown rule code(s): {', '.join(unknown)} (see `kmigrate rules`)"

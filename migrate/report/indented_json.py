@@ -8,7 +8,9 @@ carries the newline and the indentation of its depth; a list of such dicts (the
 findings) goes whole too, and only the seams between the dicts are laid out afterwards.
 
 This works because the C encoder never writes a raw newline inside a string (JSON
-escapes it): every raw newline in its output is one of our separators.
+escapes it): every raw newline in its output is one of our separators. For the same
+reason text laid out at one depth moves to another by replacing its newlines
+(:func:`shift`), which lets a caller hand in a part written earlier (:class:`Raw`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,26 @@ from typing import Any
 # Exactly these types (checked with ``type``, which is quick): a subclass, such as an
 # enum member, takes the general path, which writes the same text.
 _PLAIN_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+class Raw:
+    """A value already written, as :func:`dumps` would write it at the depth where it
+    sits (its nested lines indented for that depth), in ``pieces``: written out as it
+    is, each piece copied once, into the result (a report's 15 MB of findings)."""
+
+    __slots__ = ("pieces",)
+
+    def __init__(self, pieces: list[str]) -> None:
+        self.pieces = pieces
+
+    @property
+    def text(self) -> str:
+        return "".join(self.pieces)
+
+
+def shift(text: str, levels: int, indent: int = 2) -> str:
+    """``text`` (written by :func:`dumps`) laid out ``levels`` deeper."""
+    return text.replace("\n", "\n" + " " * (indent * levels))
 
 
 def _is_flat(items: Iterable[Any]) -> bool:
@@ -58,6 +80,9 @@ class _Writer:
         return encode
 
     def write(self, value: Any, depth: int, out: list[str]) -> None:
+        if type(value) is Raw:
+            out.extend(value.pieces)
+            return
         if isinstance(value, dict):
             items: Any = value.values()
         elif isinstance(value, (list, tuple)):
@@ -94,13 +119,34 @@ class _Writer:
         is_dict = isinstance(value, dict)
         separator = "," + self.newline(depth + 1)
         out.append("{" if is_dict else "[")
-        for index, item in enumerate(value.items() if is_dict else value):
-            out.append(separator if index else separator[1:])
-            if is_dict:
-                key, item = item
-                out.append(self.scalar(self.key_text(key)) + ": ")
-            self.write(item, depth + 1, out)
+        if is_dict:
+            self.items(list(value.items()), depth, separator, out)
+        else:
+            for index, item in enumerate(value):
+                out.append(separator if index else separator[1:])
+                self.write(item, depth + 1, out)
         out.append(self.newline(depth) + ("}" if is_dict else "]"))
+
+    def items(self, pairs: list[tuple[Any, Any]], depth: int, separator: str, out: list) -> None:
+        """A dict's items, each run of plain ones (string key, scalar value: a file's
+        counts beside its list of names) in one call of the C encoder, which lays them
+        out with the same separator."""
+        index = 0
+        while index < len(pairs):
+            out.append(separator if index else separator[1:])
+            end = index
+            while end < len(pairs) and type(pairs[end][0]) is str:
+                if type(pairs[end][1]) not in _PLAIN_SCALARS:
+                    break
+                end += 1
+            if end - index > 1:
+                out.append(self.encoder(depth)(dict(pairs[index:end]))[1:-1])
+                index = end
+                continue
+            key, item = pairs[index]
+            out.append(self.scalar(self.key_text(key)) + ": ")
+            self.write(item, depth + 1, out)
+            index += 1
 
     def key_text(self, key: Any) -> str:
         """A dict key as JSON writes it: strings as they are, ``1`` as ``"1"``,
@@ -112,8 +158,35 @@ class _Writer:
         raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
 
 
-def dumps(value: Any, indent: int = 2) -> str:
-    """``json.dumps(value, indent=indent, ensure_ascii=False)``, byte for byte."""
+def dumps(value: Any, indent: int = 2, end: str = "") -> str:
+    """``json.dumps(value, indent=indent, ensure_ascii=False) + end``, byte for byte."""
     out: list[str] = []
     _Writer(indent).write(value, 0, out)
+    out.append(end)
     return "".join(out)
+
+
+def dumps_items(values: list | tuple, depth: int, indent: int = 2) -> str:
+    """The items of the list ``values`` as :func:`dumps` lays them out in a list at
+    ``depth``, with the separators between them but without the brackets and the line
+    breaks next to them ("" for no items): parts that :func:`join_items` joins into a
+    list, so each part can be written once and kept."""
+    if not values:
+        return ""
+    text = dumps(values, indent)  # "[" newline item "," newline ... item newline "]"
+    return shift(text[2 + indent : -2], depth, indent)
+
+
+def join_items(parts: Iterable[str], depth: int, indent: int = 2) -> Raw:
+    """A list at ``depth`` from parts made by :func:`dumps_items` (at that depth): what
+    :func:`dumps` writes for the list of all their items, as pieces to write out."""
+    inner = "\n" + " " * (indent * (depth + 1))
+    pieces = ["[", inner]
+    separator = "," + inner
+    for part in parts:
+        if part:
+            pieces += (part, separator)
+    if len(pieces) == 2:
+        return Raw(["[]"])
+    pieces[-1] = "\n" + " " * (indent * depth) + "]"
+    return Raw(pieces)

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kmigrate.engine.model import RULE_CRASHED
 from kmigrate.report import indented_json
 from kmigrate.report.common import fingerprint_of
 from kmigrate.report.summary import FileStats, FolderStats, ReportData, Tally, format_minutes
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from kmigrate.commands.jobs import RunResult
     from kmigrate.engine.model import Finding
 
@@ -86,7 +87,7 @@ def summary_json(data: ReportData) -> dict[str, Any]:
         "files_portable": data.files_portable,
         "files_unparsed": data.files_unparsed,
         # A rule crashed on some file (KM902): its findings there are missing.
-        "incomplete": any(f.rule == RULE_CRASHED for f in data.findings),
+        "incomplete": data.incomplete,
         "findings": total.findings,
         "fixable": total.fixable,
         "manual": total.manual,
@@ -132,16 +133,48 @@ def summary_json(data: ReportData) -> dict[str, Any]:
 
 
 def report_json(data: ReportData) -> dict[str, Any]:
+    return _report(data, [finding_json(f) for f in data.findings])
+
+
+def _report(data: ReportData, findings: Any) -> dict[str, Any]:
     return {
         "version": SCHEMA_VERSION,
         "summary": summary_json(data),
         "files": [file_json(f) for f in data.files],
-        "findings": [finding_json(f) for f in data.findings],
+        "findings": findings,
     }
 
 
+# The depth of the "findings" list in the report: an item of the top-level object.
+_FINDINGS_DEPTH = 1
+
+
+def findings_items(findings: Sequence[Finding]) -> str:
+    """``findings`` (in report order) as the items of the report's ``findings`` list,
+    written as :func:`render` writes them: what the result cache keeps of a file
+    (``FileReport.digest``), so that a warm re-scan joins text instead of encoding
+    tens of thousands of findings again."""
+    return indented_json.dumps_items([finding_json(f) for f in findings], _FINDINGS_DEPTH)
+
+
+def _rendered_findings(data: ReportData) -> indented_json.Raw | None:
+    """The ``findings`` list joined from each file's written findings, when every file
+    has them (its findings, all of them: ``FindingsDigest.fits``); None otherwise."""
+    parts = []
+    previous = None
+    for stats in data.files:
+        if stats.findings_json is None or (previous is not None and stats.path <= previous):
+            return None  # a file's findings are one run of the sorted list: paths differ
+        parts.append(stats.findings_json)
+        previous = stats.path
+    return indented_json.join_items(parts, _FINDINGS_DEPTH)
+
+
 def render(data: ReportData, **_: object) -> str:
-    return indented_json.dumps(report_json(data)) + "\n"
+    findings = _rendered_findings(data)
+    if findings is None:
+        return indented_json.dumps(report_json(data), end="\n")
+    return indented_json.dumps(_report(data, findings), end="\n")
 
 
 def report_data(result: RunResult, **options: Any) -> dict[str, Any]:

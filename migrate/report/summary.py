@@ -23,11 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kmigrate.engine.model import Context, Finding, Severity
+from kmigrate.commands.jobs import FindingCounts
+from kmigrate.engine.model import RULE_CRASHED, Context, Finding, Severity
 from kmigrate.rules.effort import minutes_for
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
     from kmigrate.commands.backend_pins import BackendPin, BackendStatus
     from kmigrate.commands.jobs import FileReport, RunResult
@@ -59,9 +60,15 @@ def remedy_text(finding: Finding) -> str:
 
 def effort_of(finding: Finding, rule: type | None = None) -> float:
     """Minutes of a person's time (0 for what `kmigrate apply` fixes); see rules/effort.py."""
-    if finding.fixable:
+    return _kind_effort(finding.rule, finding.context, finding.severity, finding.fixable, rule)
+
+
+def _kind_effort(
+    rule_id: str, context: Context, severity: Severity, fixable: bool, rule: object | None
+) -> float:
+    if fixable:
         return 0.0
-    return minutes_for(finding.rule, finding.context.value, rule, finding.severity.value)
+    return minutes_for(rule_id, context.value, rule, severity.value)  # type: ignore[arg-type]
 
 
 def score(blocked: int, statements: int | None) -> float | None:
@@ -121,6 +128,9 @@ class FileStats(Tally):
     # TensorFlow names the file still uses after `kmigrate apply`; None when unknown
     # (unparsed file, notebook)
     tf_leftovers: list[str] | None = None
+    # the file's findings as the JSON report writes them, when its result carried them
+    # (``FileReport.digest``, made by the result cache); None: written from the findings
+    findings_json: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def tensorflow_free_after_apply(self) -> bool | None:
@@ -167,7 +177,6 @@ class RuleStats:
 
 @dataclass
 class ReportData:
-    findings: list[Finding]
     files: list[FileStats]
     folders: list[FolderStats]
     rules: list[RuleStats]
@@ -177,6 +186,22 @@ class ReportData:
     backend: BackendStatus | None = None
     rule_ids: tuple[str, ...] = ()
     top_files: list[FileStats] = field(default_factory=list)
+    # the run the findings come from: they are sorted when first asked for (the JSON
+    # report of a warm re-scan never asks: it joins each file's written findings)
+    source: RunResult | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def findings(self) -> list[Finding]:
+        """Every finding, in report order (by path, cell, line, column, rule, message)."""
+        known = self.__dict__.get("_findings")
+        if known is None:
+            known = self.__dict__["_findings"] = self.source.findings if self.source else []
+        return known
+
+    @property
+    def incomplete(self) -> bool:
+        """A rule crashed on some file (KM902): its findings there are missing."""
+        return any(r.rule == RULE_CRASHED for r in self.rules)
 
     # -- file counts ---------------------------------------------------------
     @property
@@ -246,7 +271,12 @@ class ReportData:
         return [f for f in self.folders if f.files_scored and f.score is not None]
 
 
-def _rule_classes(rule_ids: set[str]) -> dict[str, type]:
+def _rule_classes(rule_ids: set[str], known: Sequence[object] | None = None) -> dict[str, type]:
+    """The rule (its class, or what the caller knows of it: ``known``, objects with a
+    class's ``id``, ``name``, ``severity`` and ``effort_minutes``) of each id."""
+    if known is not None:
+        by_id = {getattr(rule, "id", None): rule for rule in known}
+        return {rule_id: by_id[rule_id] for rule_id in rule_ids if rule_id in by_id}  # type: ignore[misc]
     try:
         from kmigrate.rules.registry import rule_by_id
     except ImportError:  # pragma: no cover - rules are part of the package
@@ -284,48 +314,87 @@ def _footprint(report: FileReport, root: Path | None) -> int | None:
     return None
 
 
+def count_findings(findings: Iterable[Finding]) -> FindingCounts:
+    """``findings`` as the numbers need them: how many of each kind (rule, context,
+    severity, fixable), and the distinct lines holding one that blocks the code now (all
+    but ``info``) and after `apply` (the manual ones)."""
+    kinds: dict[tuple[str, Context, Severity, bool], int] = {}
+    blocking_lines: set[int] = set()
+    manual_lines: set[int] = set()
+    info = Severity.INFO
+    for finding in findings:
+        key = (finding.rule, finding.context, finding.severity, finding.fixable)
+        kinds[key] = kinds.get(key, 0) + 1
+        if finding.severity is not info:
+            blocking_lines.add(finding.span.line)
+            if not key[3]:
+                manual_lines.add(finding.span.line)
+    return FindingCounts(
+        tuple((*key, count) for key, count in kinds.items()),
+        len(blocking_lines),
+        len(manual_lines),
+    )
+
+
 class _FindingCosts:
     """Effort and manual-ness of findings, worked out once per kind of finding.
 
     A large run has tens of thousands of findings but a few hundred kinds (rule,
-    context, severity); the report asks about every finding twice (its file, its rule).
+    context, severity, fixable), and the numbers are counted by kind (:class:`FindingCounts`):
+    efforts are multiples of a quarter minute (rules/effort.py), so adding one kind's
+    effort ``n`` times and multiplying it by ``n`` give the same float.
     """
 
     def __init__(self, rules: dict[str, type]) -> None:
         self.rules = rules
         self._known: dict[tuple, tuple[float, bool]] = {}
 
-    def of(self, finding: Finding) -> tuple[float, bool]:
-        """(minutes of a person's time, whether it is manual) for ``finding``."""
-        key = (finding.rule, finding.context, finding.severity, finding.fixable)
+    def of(
+        self, rule_id: str, context: Context, severity: Severity, fixable: bool
+    ) -> tuple[float, bool]:
+        """(minutes of a person's time, whether it is manual) for one finding of a kind."""
+        key = (rule_id, context, severity, fixable)
         known = self._known.get(key)
         if known is None:
-            rule = self.rules.get(finding.rule)
-            known = self._known[key] = (effort_of(finding, rule), is_manual(finding))
+            rule = self.rules.get(rule_id)
+            manual = not fixable and severity is not Severity.INFO  # as is_manual says
+            known = self._known[key] = (_kind_effort(*key, rule), manual)
         return known
 
 
-def _file_stats(report: FileReport, root: Path | None, costs: _FindingCosts) -> FileStats:
+_NO_FINDINGS = FindingCounts((), 0, 0)
+
+
+def _counts(report: FileReport) -> FindingCounts:
+    """The report's finding counts: stored with its cached result, else counted."""
+    digest = getattr(report, "digest", None)
+    if digest is not None and digest.fits(report):
+        return digest.counts
+    return count_findings(report.findings) if report.findings else _NO_FINDINGS
+
+
+def _file_stats(
+    report: FileReport, root: Path | None, costs: _FindingCosts, counts: FindingCounts
+) -> FileStats:
     stats = FileStats(path=report.path, uses_tensorflow=report.uses_tensorflow)
     stats.parsed = report.parsed
-    blocking_lines: set[int] = set()
-    manual_lines: set[int] = set()
-    info = Severity.INFO
-    for finding in report.findings:
-        stats.findings += 1
-        if finding.fixable:
-            stats.fixable += 1
-        if finding.severity is not info:
-            blocking_lines.add(finding.span.line)
-        effort, manual = costs.of(finding)
+    for rule_id, context, severity, fixable, count in counts.kinds:
+        stats.findings += count
+        if fixable:
+            stats.fixable += count
+        effort, manual = costs.of(rule_id, context, severity, fixable)
         if manual:
-            stats.manual += 1
-            manual_lines.add(finding.span.line)
-        stats.effort_minutes += effort
-    stats.blocked_now = len(blocking_lines)
-    stats.blocked_after_apply = len(manual_lines)
+            stats.manual += count
+        stats.effort_minutes += effort * count
+    stats.blocked_now = counts.blocked_now
+    stats.blocked_after_apply = counts.blocked_after_apply
     stats.tf_statements = _footprint(report, root) if report.parsed else None
     stats.tf_leftovers = _tf_leftovers(report, root)
+    digest = getattr(report, "digest", None)
+    if digest is not None and digest.text is not None and digest.fits(report):
+        stats.findings_json = digest.text
+    elif not report.findings:
+        stats.findings_json = ""  # nothing to write (a file the pre-filter skips)
     return stats
 
 
@@ -366,13 +435,16 @@ def build_report(
     root: str | Path | None = None,
     backend: BackendStatus | None = None,
     top: int = TOP_FILES,
+    rules: Sequence[object] | None = None,
 ) -> ReportData:
-    """Compute every number the reports show from a run."""
+    """Compute every number the reports show from a run. ``rules``: what the caller
+    knows of every rule (``commands.rule_catalog``); None: read the rule classes."""
     root_path = Path(root) if root else None
-    findings = result.findings
-    rules = _rule_classes({f.rule for f in findings})
-    costs = _FindingCosts(rules)
-    files = [_file_stats(r, root_path, costs) for r in sorted(result.files, key=lambda r: r.path)]
+    reports = sorted(result.files, key=lambda r: r.path)
+    counted = [_counts(r) for r in reports]
+    rules_by_id = _rule_classes({kind[0] for c in counted for kind in c.kinds}, rules)
+    costs = _FindingCosts(rules_by_id)
+    files = [_file_stats(r, root_path, costs, c) for r, c in zip(reports, counted, strict=True)]
 
     total = Tally()
     folders: dict[str, FolderStats] = {}
@@ -397,24 +469,25 @@ def build_report(
     by_rule: dict[str, RuleStats] = {}
     contexts: Counter[Context] = Counter()
     severities: Counter[Severity] = Counter()
-    for finding in findings:
-        rule_stats = by_rule.get(finding.rule)
-        if rule_stats is None:
-            rule_stats = by_rule[finding.rule] = _rule_stats(finding, rules.get(finding.rule))
-        effort, manual = costs.of(finding)
-        rule_stats.count += 1
-        if finding.fixable:
-            rule_stats.fixable += 1
-        if manual:
-            rule_stats.manual += 1
-        rule_stats.effort_minutes += effort
-        contexts[finding.context] += 1
-        severities[finding.severity] += 1
+    for counts in counted:
+        for rule_id, context, severity, fixable, count in counts.kinds:
+            rule_stats = by_rule.get(rule_id)
+            if rule_stats is None:
+                rule = rules_by_id.get(rule_id)
+                rule_stats = by_rule[rule_id] = _rule_stats(rule_id, rule, result)
+            effort, manual = costs.of(rule_id, context, severity, fixable)
+            rule_stats.count += count
+            if fixable:
+                rule_stats.fixable += count
+            if manual:
+                rule_stats.manual += count
+            rule_stats.effort_minutes += effort * count
+            contexts[context] += count
+            severities[severity] += count
 
     offenders = [f for f in files if f.findings]
     offenders.sort(key=lambda f: (-f.effort_minutes, -f.manual, -f.findings, f.path))
     return ReportData(
-        findings=findings,
         files=files,
         folders=[folders[k] for k in sorted(folders)],
         rules=[by_rule[k] for k in sorted(by_rule)],
@@ -424,12 +497,17 @@ def build_report(
         backend=backend,
         rule_ids=tuple(result.rule_ids),
         top_files=offenders[:top],
+        source=result,
     )
 
 
-def _rule_stats(finding: Finding, rule: type | None) -> RuleStats:
-    severity = getattr(getattr(rule, "severity", None), "value", finding.severity.value)
-    return RuleStats(rule=finding.rule, name=getattr(rule, "name", ""), severity=severity)
+def _rule_stats(rule_id: str, rule: object | None, result: RunResult) -> RuleStats:
+    """A rule's line of the report: its name and severity are its class's; a rule this
+    kmigrate does not know (a merged report's) takes the severity of its first finding."""
+    severity = getattr(getattr(rule, "severity", None), "value", None)
+    if severity is None:
+        severity = next(f.severity.value for f in result.findings if f.rule == rule_id)
+    return RuleStats(rule=rule_id, name=getattr(rule, "name", ""), severity=severity)
 
 
 def format_minutes(minutes: float) -> str:
@@ -453,6 +531,7 @@ def build(
     root: object = None,
     backend_pins: Sequence[BackendPin] | None = None,
     top: int = TOP_FILES,
+    rules: Sequence[object] | None = None,
     **_: object,
 ) -> ReportData:
     """The numbers behind every format (see :mod:`kmigrate.report.summary`)."""
@@ -461,4 +540,4 @@ def build(
         from kmigrate.commands.backend_pins import BackendStatus
 
         backend = BackendStatus(tuple(backend_pins))
-    return build_report(result, root=root or None, backend=backend, top=top)
+    return build_report(result, root=root or None, backend=backend, top=top, rules=rules)
