@@ -10,35 +10,89 @@ promises them is this list; ``tests/test_architecture.py`` holds both sides to i
 LibCST is not imported here: ``scan`` and ``check`` never load it.
 """
 
-from kmigrate.engine.fingerprint import Occurrences
-from kmigrate.engine.model import (
-    MISSING,
-    NOT_LITERAL,
-    RULE_CRASHED,
-    UNPARSEABLE,
-    ArgOut,
-    CallEdit,
-    ClassEdit,
-    Context,
-    EditPlan,
-    EnsureImport,
-    Finding,
-    ReplaceNode,
-    Severity,
-    Span,
-)
-from kmigrate.engine.module_info import ModuleInfo
-from kmigrate.engine.names import (
-    code_children,
-    code_walk,
-    dotted_parts,
-    scope_bindings,
-    statements,
-)
-from kmigrate.engine.rule_api import Clean, Example, Flagged, Report, Rule
-from kmigrate.engine.sites import CallSite, ImportSite, Node, ReferenceSite, Scope
-from kmigrate.engine.spec import ContextSpec, ImportStyle
-from kmigrate.engine.suppress import ALL
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Where each public name lives. The names are loaded on first use (PEP 562), so a run
+# that needs only the data model (a warm re-scan, ``check`` answered by the cache) does
+# not pay for the resolver, the sites and the rule contract.
+_HOMES = {
+    "Occurrences": "fingerprint",
+    **dict.fromkeys(
+        (
+            "MISSING",
+            "NOT_LITERAL",
+            "RULE_CRASHED",
+            "UNPARSEABLE",
+            "ArgOut",
+            "CallEdit",
+            "ClassEdit",
+            "Context",
+            "EditPlan",
+            "EnsureImport",
+            "Finding",
+            "ReplaceNode",
+            "Severity",
+            "Span",
+        ),
+        "model",
+    ),
+    "ModuleInfo": "module_info",
+    **dict.fromkeys(
+        ("code_children", "code_walk", "dotted_parts", "scope_bindings", "statements"), "names"
+    ),
+    **dict.fromkeys(("Clean", "Example", "Flagged", "Report", "Rule"), "rule_api"),
+    **dict.fromkeys(("CallSite", "ImportSite", "Node", "ReferenceSite", "Scope"), "sites"),
+    **dict.fromkeys(("ContextSpec", "ImportStyle"), "spec"),
+    "ALL": "suppress",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOMES])
+
+
+if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
+    from kmigrate.engine.fingerprint import Occurrences
+    from kmigrate.engine.model import (
+        MISSING,
+        NOT_LITERAL,
+        RULE_CRASHED,
+        UNPARSEABLE,
+        ArgOut,
+        CallEdit,
+        ClassEdit,
+        Context,
+        EditPlan,
+        EnsureImport,
+        Finding,
+        ReplaceNode,
+        Severity,
+        Span,
+    )
+    from kmigrate.engine.module_info import ModuleInfo
+    from kmigrate.engine.names import (
+        code_children,
+        code_walk,
+        dotted_parts,
+        scope_bindings,
+        statements,
+    )
+    from kmigrate.engine.rule_api import Clean, Example, Flagged, Report, Rule
+    from kmigrate.engine.sites import CallSite, ImportSite, Node, ReferenceSite, Scope
+    from kmigrate.engine.spec import ContextSpec, ImportStyle
+    from kmigrate.engine.suppress import ALL
 
 __all__ = [
     "ALL",
