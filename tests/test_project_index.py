@@ -430,3 +430,36 @@ def test_a_wrong_guess_only_costs_a_second_analysis(tmp_path: Path, monkeypatch)
     ]
     saves = [f for f in found if f[0] == "train.py" and f[2] == "KM401"]
     assert saves and all("also uses" not in f[3] for f in saves)
+
+
+def _rows(result) -> list[tuple]:
+    """Everything a report shows of each finding."""
+    return [
+        (f.path, f.span, f.rule, f.context, f.message, f.fixable, f.symbol, f.fingerprint)
+        for f in result.findings
+    ]
+
+
+def _indexed_first(root: Path, monkeypatch) -> list[tuple]:
+    """The findings when every file is indexed before any analysis: each file analysed
+    once, with the project's facts (what the two phases must give)."""
+    from kmigrate.commands import project_scan
+
+    with monkeypatch.context() as patch:
+        patch.setattr(project_scan, "_PARSE_TWICE_UP_TO", 10_000)
+        return _rows(run_repo(root))
+
+
+def test_a_file_only_the_notes_of_the_project_change_is_analysed_once(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Alone, train.py's base `Head` is not ambiguous; in the project it is (two `helpers`
+    modules). The note only ends the messages of the findings in `Tail`: the runner adds
+    it to the first analysis instead of analysing the file again."""
+    root = _with_padding(copy_repo("same_name", tmp_path))
+    expected = _indexed_first(root, monkeypatch)
+    analysed = _count_analyses(monkeypatch)
+    assert _rows(run_repo(root)) == expected
+    assert analysed.count("train.py") == 1
+    (note,) = [row[4] for row in expected if row[0] == "train.py"]
+    assert note.endswith("context not decided)")

@@ -25,6 +25,7 @@ from kmigrate.engine.analyze import (
     RuleSet,
     analyze_module_text,
     fingerprint_findings,
+    replace_project_notes,
     unparseable_finding,
 )
 from kmigrate.engine.model import RULE_CRASHED, Finding
@@ -512,22 +513,32 @@ def _run_in_two_phases(
 
 
 def _same_outcome(report: FileReport, facts: ModuleFacts | None) -> bool:
-    """Whether analysing with the project's ``facts`` gives what the file's own gave."""
+    """Whether analysing with the project's ``facts`` gives what the file's own gave;
+    when only the notes differ, the report is made to give it here (notes only end
+    some findings' messages, after the analysis)."""
     own = report.own_facts
     if facts is None or own is None:  # not indexed, or not analysed (KM901...)
         return True
-    patched = {symbol for symbol, _ in facts.patched}
+    # a finding on a function the project replaces lost its fix: on either side
+    patched = {symbol for symbol, _ in (*own.patched, *facts.patched)}
     if any(f.symbol in patched for f in report.findings):
         return False
     # Of the file names shared with other modules, only those a rule asked about count.
     asked = report.shared_path_reads
-    return _asked_only(own, asked) == _asked_only(facts, asked)
+    if _asked_only(own, asked) != _asked_only(facts, asked):
+        return False
+    if own.notes != facts.notes:
+        replace_project_notes(report.findings, own.notes, facts.notes)
+    return True
 
 
 def _asked_only(facts: ModuleFacts, asked: tuple[str, ...]) -> ModuleFacts:
     shared = dict(facts.shared_paths)
     return replace(
-        facts, patched=(), shared_paths=tuple((name, shared.get(name, "")) for name in asked)
+        facts,
+        patched=(),
+        notes=(),
+        shared_paths=tuple((name, shared.get(name, "")) for name in asked),
     )
 
 
