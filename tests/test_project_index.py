@@ -463,3 +463,82 @@ def test_a_file_only_the_notes_of_the_project_change_is_analysed_once(
     assert analysed.count("train.py") == 1
     (note,) = [row[4] for row in expected if row[0] == "train.py"]
     assert note.endswith("context not decided)")
+
+
+@pytest.mark.parametrize("name", REPO_NAMES)
+def test_analysing_files_before_the_project_is_resolved_changes_nothing(
+    name: str, tmp_path: Path, monkeypatch
+) -> None:
+    """Whatever the first analyses guessed, and whatever the runner keeps of them, the
+    findings are those of analysing every file once with the project's facts."""
+    root = _with_padding(copy_repo(name, tmp_path))
+    assert _rows(run_repo(root)) == _indexed_first(root, monkeypatch)
+
+
+_BACKEND_PROJECT = {
+    "pkg/__init__.py": "",
+    "pkg/backend.py": """\
+        import tensorflow as tf
+        from tensorflow import keras
+        from tensorflow.keras import backend as K
+
+
+        class BaseLayer(keras.layers.Layer):
+            pass
+        """,
+    "pkg/blocks.py": """\
+        import tensorflow as tf
+
+        from pkg.backend import K, BaseLayer
+
+
+        class Block(BaseLayer):
+            def call(self, x):
+                return K.mean(tf.square(x), axis=-1)
+        """,
+    "train.py": """\
+        import tensorflow as tf
+        from pkg.backend import K
+
+
+        def loss(y, p):
+            return K.mean(K.square(y - p))
+
+
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        model.compile(loss=loss)
+        """,
+}
+
+
+def _backend_project(root: Path) -> Path:
+    for name, text in _BACKEND_PROJECT.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(textwrap.dedent(text))
+    return _with_padding(root)
+
+
+def _analyses_outside_padding(root: Path, expected: list[tuple], monkeypatch) -> list[str]:
+    """The files (but the padding) a run analyses, in order of name; its findings must
+    be ``expected``."""
+    analysed = _count_analyses(monkeypatch)
+    assert _rows(run_repo(root)) == expected
+    return sorted(p for p in analysed if not p.startswith("pad_"))
+
+
+def test_files_using_a_backend_module_of_the_project_are_analysed_once(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """`K` and `BaseLayer` come from pkg/backend.py: its entry is made before the first
+    analyses, which then see `Block` as a layer and `K` as the Keras backend."""
+    from kmigrate.commands import project_scan
+
+    root = _backend_project(tmp_path)
+    expected = _indexed_first(root, monkeypatch)
+    assert ("pkg/blocks.py", 8, "model") in {(r[0], r[1].line, r[3].value) for r in expected}
+    with monkeypatch.context() as no_guess:
+        no_guess.setattr(project_scan, "facts_guess", lambda *args: None)
+        alone = _analyses_outside_padding(root, expected, no_guess)
+    assert alone == ["pkg/backend.py", "pkg/blocks.py", "pkg/blocks.py", "train.py", "train.py"]
+    guessed = _analyses_outside_padding(root, expected, monkeypatch)
+    assert guessed == ["pkg/backend.py", "pkg/blocks.py", "train.py"]

@@ -29,12 +29,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kmigrate.commands.discover import discover
+from kmigrate.commands.facts_guess import (
+    BUDGET_SHARE,
+    FactsGuess,
+    choose_providers,
+    module_keys,
+    useful_imports,
+)
 from kmigrate.commands.resolution_cache import StoredResolution, load_resolution, resolve
 from kmigrate.engine.project_index import (
     ENTRY_FORMAT,
     ModuleFacts,
     ModuleRecord,
     ProjectFacts,
+    ProjectIndex,
     build_entry,
     file_users,
     load_entry,
@@ -416,6 +424,7 @@ def attach_facts(
     if later:
         by_path = {_key(p): (p, d) for p, d in files}
         pending = PendingProject(project, records, by_path, later, notebooks, entries)
+        pending.guess = facts_guess(records, by_path, later, root)
         guesses = guess_shared_paths(records, by_path, later, root)
         planned = PlannedJobs(
             dataclasses.replace(
@@ -531,6 +540,62 @@ def guess_shared_paths(
     return guesses
 
 
+def facts_guess(
+    records: Sequence[ModuleRecord],
+    files: dict[str, tuple[Path, bytes]],
+    later: set[str],
+    root: Path,
+) -> FactsGuess:
+    """What the files in ``later`` are analysed with before the project is resolved
+    (see :mod:`~kmigrate.commands.facts_guess`): the records read already, and the
+    entries of the files in ``later`` that the others need most, parsed here."""
+    from kmigrate.commands.jobs import package_of
+    from kmigrate.rules.context_spec import CONTEXT_SPEC
+
+    # an entry not read yet (a stored record) is not read for a guess
+    known = {
+        r.key: r for r in records if not isinstance(r, _StoredRecord) or "_entry" in r.__dict__
+    }
+    packages: dict[Path, str] = {}
+    layouts: dict[str, dict[str, Any]] = {}
+    by_name: dict[str, list[str]] = {}
+    for record in known.values():
+        for name in record.names:
+            by_name.setdefault(name, []).append(record.key)
+    for key in sorted(later):
+        if key in files:
+            path = files[key][0]
+            layouts[key] = layout = record_layout(path, root, package_of(path, packages))
+            for name in layout["names"]:
+                by_name.setdefault(name, []).append(key)
+    roots = {name.partition(".")[0] for name in by_name}
+    needs: dict[str, set[str]] = {}  # key -> keys of the files its facts may depend on
+    for key, layout in layouts.items():
+        imports = useful_imports(files[key][1], layout["package"], roots, by_name.__contains__)
+        if imports:
+            needs[key] = module_keys(imports, by_name) - {key}
+    paths = ProjectIndex([], CONTEXT_SPEC)
+    todo = [k for found in needs.values() for k in found if k in known]
+    while todo:  # a package's __init__.py re-exporting what its modules bind
+        key = todo.pop()
+        if key not in needs:
+            needs[key] = module_keys(paths.import_paths(known[key]), by_name) - {key}
+            todo.extend(k for k in needs[key] if k in known)
+    sizes = {key: len(files[key][1]) for key in layouts}
+    budget = int(sum(sizes.values()) * BUDGET_SHARE)
+    parsed = []
+    for key in choose_providers(needs, sizes, budget):
+        entry = entry_for_bytes(files[key][1])
+        if entry is not None:
+            parsed.append(ModuleRecord(entry=entry, **layouts[key]))
+
+    def layout(path: Path, package: str) -> dict[str, Any]:
+        found = layouts.get(_key(path))
+        return found if found is not None else record_layout(path, root, package)
+
+    return FactsGuess([*known.values(), *parsed], layout, layouts, CONTEXT_SPEC)
+
+
 def _may_hold_tensorflow(data: bytes) -> bool:
     from kmigrate.rules.context_spec import SOURCE_MARKERS
 
@@ -570,6 +635,7 @@ class PendingProject:
     deferred: set[str]  # keys of the files whose entry their analysis gives
     notebooks: list[tuple[Path, str]]  # (path, package) of the notebooks among the jobs
     entries: _Entries  # the run's entries, saved once the deferred ones are known
+    guess: FactsGuess | None = None  # what the deferred files are analysed with first
 
     def finish(self, first: Sequence[tuple[Job, Any]]) -> Mapping[str, ModuleFacts]:
         """The facts of every module, from the stored records and the entries the
@@ -588,7 +654,10 @@ class PendingProject:
             entry = given[key] if key in given else entry_for_bytes(data)
             if entry is None:
                 continue
-            records.append(_record(path, self.project.root, package_of(path, packages), entry))
+            layout = self.guess.layouts.get(key) if self.guess is not None else None
+            if layout is None:
+                layout = record_layout(path, self.project.root, package_of(path, packages))
+            records.append(ModuleRecord(entry=entry, **layout))
             self.entries.add(data, entry)
         self.entries.save()
         facts = self.project.resolve(records)

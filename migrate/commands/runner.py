@@ -6,10 +6,12 @@ results are sorted, so the output does not depend on the number of processes.
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 import gc
 import hashlib
 import os
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -33,6 +35,7 @@ from kmigrate.engine.sources import SourceError, decode_source, read_bytes
 
 if TYPE_CHECKING:
     from kmigrate.commands.cache import ResultCache
+    from kmigrate.commands.facts_guess import FactsGuess
     from kmigrate.commands.project_scan import PendingProject
     from kmigrate.engine.project_index import ModuleFacts
 
@@ -115,15 +118,22 @@ class _Unit:
             from kmigrate.rules.context_spec import CONTEXT_SPEC
 
             job = self.job
-            self._analysis = analyze_module_text(
+            facts, tree, entry = self.facts, None, None
+            if job.deferred and _FACTS_GUESS:
+                facts, tree, entry = _guessed_facts(self.text, job, _FACTS_GUESS[0])
+            analysis = analyze_module_text(
                 job.display,
                 self.text,
                 self.ruleset,
                 CONTEXT_SPEC,
                 job.package,
-                self.facts,
+                facts,
                 shared_guess=job.shared_guess,
+                tree=tree,
             )
+            if entry is not None:  # analysed with a guess: as if with its own facts
+                analysis.own_facts, analysis.index_entry = facts, entry
+            self._analysis = analysis
         return self._analysis
 
     def finish(self, findings: list[Finding]) -> list[Finding]:
@@ -136,6 +146,32 @@ class _Unit:
             fingerprint_findings(cell_findings)
             findings += cell_findings
         return [f for f in findings if not f.rule.startswith(job.ignored_codes or ("\0",))]
+
+
+# While the deferred files of a project are analysed: its FactsGuess (workers forked
+# then inherit it; elsewhere they analyse each file with its own facts alone).
+_FACTS_GUESS: list[FactsGuess] = []
+
+
+def _guessed_facts(
+    text: str, job: Job, guess: FactsGuess
+) -> tuple[ModuleFacts | None, ast.Module | None, dict | None]:
+    """(facts, tree, entry) to analyse a deferred job with: the guess of its project
+    facts, and its tree and index entry; (None, tree or None, None) when it cannot be
+    parsed or summarised (its analysis then says why, or uses what the file gives)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # as the analysis parses
+            tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None, None, None
+    try:
+        facts, entry = guess.facts(tree, job.path, job.package)
+    except RecursionError:
+        return None, tree, None
+    if job.shared_guess:
+        facts = replace(facts, shared_paths=job.shared_guess)
+    return facts, tree, entry
 
 
 def _load(job: Job, rule_ids: tuple[str, ...], data: bytes | None) -> _Unit | FileReport:
@@ -488,7 +524,12 @@ def _run_in_two_phases(
 ) -> RunResult:
     """Deferred jobs first, on their own; then the project is resolved and the rest run
     with its facts, along with the deferred files whose facts the project changes."""
-    first = run_jobs([j for j in jobs if j.deferred], rule_ids, workers, progress, None)
+    if pending.guess is not None:
+        _FACTS_GUESS.append(pending.guess)
+    try:
+        first = run_jobs([j for j in jobs if j.deferred], rule_ids, workers, progress, None)
+    finally:
+        _FACTS_GUESS.clear()
     by_path = {r.path: r for r in first.files}
     done = [(job, by_path[job.display]) for job in jobs if job.deferred]
     facts = pending.finish(done)
@@ -519,10 +560,12 @@ def _same_outcome(report: FileReport, facts: ModuleFacts | None) -> bool:
     own = report.own_facts
     if facts is None or own is None:  # not indexed, or not analysed (KM901...)
         return True
-    # a finding on a function the project replaces lost its fix: on either side
-    patched = {symbol for symbol, _ in (*own.patched, *facts.patched)}
-    if any(f.symbol in patched for f in report.findings):
-        return False
+    # a finding on a function the project replaces lost its fix, and its message says
+    # which module replaces it: the same only if both sides say the same
+    if own.patched != facts.patched:
+        before, after = dict(own.patched), dict(facts.patched)
+        if any(before.get(f.symbol) != after.get(f.symbol) for f in report.findings):
+            return False
     # Of the file names shared with other modules, only those a rule asked about count.
     asked = report.shared_path_reads
     if _asked_only(own, asked) != _asked_only(facts, asked):
