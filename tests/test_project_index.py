@@ -542,3 +542,28 @@ def test_files_using_a_backend_module_of_the_project_are_analysed_once(
     assert alone == ["pkg/backend.py", "pkg/blocks.py", "pkg/blocks.py", "train.py", "train.py"]
     guessed = _analyses_outside_padding(root, expected, monkeypatch)
     assert guessed == ["pkg/backend.py", "pkg/blocks.py", "train.py"]
+
+
+def test_both_phases_in_worker_processes_give_the_same_findings(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Workers started for the first analyses (and inheriting the guess) also make the
+    second ones: `act` is model code only because blocks.py calls it, which no guess
+    sees, so pkg/ops.py is analysed twice."""
+    from kmigrate.commands.config import Config
+    from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
+
+    root = _backend_project(tmp_path)
+    (root / "pkg/ops.py").write_text(
+        "import tensorflow as tf\n\n\ndef act(x):\n    return tf.nn.relu(x)\n"
+    )
+    blocks = root / "pkg/blocks.py"
+    blocks.write_text(
+        blocks.read_text().replace("BaseLayer\n", "BaseLayer\nfrom pkg.ops import act\n")
+        + "\n    def act(self, x):\n        return act(x)\n"
+    )
+    expected = _indexed_first(root, monkeypatch)
+    assert ("pkg/ops.py", 5, "model") in {(r[0], r[1].line, r[3].value) for r in expected}
+    assert _analyses_outside_padding(root, expected, monkeypatch).count("pkg/ops.py") == 2
+    jobs = plan_jobs([root], Config(root=root.resolve()), index_cache=False)
+    assert _rows(run_jobs(jobs, select_ids((), ()), workers=2)) == expected

@@ -488,9 +488,24 @@ def run_jobs(
     looks them up, so an all-cached run starts no process), and new scan results are
     stored by the workers. The result never depends on ``workers`` or on the cache.
     """
-    pending = getattr(jobs, "pending", None)
-    if pending is not None:
-        return _run_in_two_phases(jobs, pending, rule_ids, workers, progress, cache)
+    pool = _Pool(workers)
+    try:
+        pending = getattr(jobs, "pending", None)
+        if pending is not None:
+            return _run_in_two_phases(jobs, pending, rule_ids, pool, progress, cache)
+        return _run_jobs(jobs, rule_ids, pool, progress, cache)
+    finally:
+        pool.close()
+
+
+def _run_jobs(
+    jobs: Sequence[Job],
+    rule_ids: tuple[str, ...],
+    pool: _Pool,
+    progress: Progress | None,
+    cache: ResultCache | None,
+) -> RunResult:
+    """:func:`run_jobs` of plain jobs, in ``pool`` when it is worth it."""
     collected = _Collected(progress)
     pending: list[Job] = []
     try:
@@ -503,11 +518,11 @@ def run_jobs(
                 continue
             cached.path = job.display
             collected.add(cached)
-        if workers <= 1 or len(pending) < 8:
+        if pool.worth_it(len(pending)):
+            pool.run(pending, rule_ids, collected, cache)
+        else:
             for job in pending:
                 collected.add(_trimmed_result(job, rule_ids, cache))
-        else:
-            _run_in_pool(pending, rule_ids, workers, collected, cache)
     finally:
         collected.close()
     reports = sorted(collected.reports, key=lambda r: r.path)
@@ -518,16 +533,17 @@ def _run_in_two_phases(
     jobs: Sequence[Job],
     pending: PendingProject,
     rule_ids: tuple[str, ...],
-    workers: int,
+    pool: _Pool,
     progress: Progress | None,
     cache: ResultCache | None,
 ) -> RunResult:
     """Deferred jobs first, on their own; then the project is resolved and the rest run
-    with its facts, along with the deferred files whose facts the project changes."""
+    with its facts, along with the deferred files whose facts the project changes
+    (in the same processes: they are started once)."""
     if pending.guess is not None:
         _FACTS_GUESS.append(pending.guess)
     try:
-        first = run_jobs([j for j in jobs if j.deferred], rule_ids, workers, progress, None)
+        first = _run_jobs([j for j in jobs if j.deferred], rule_ids, pool, progress, None)
     finally:
         _FACTS_GUESS.clear()
     by_path = {r.path: r for r in first.files}
@@ -548,7 +564,7 @@ def _run_in_two_phases(
             kept.append(report)
             continue
         rest.append(final)
-    second = run_jobs(rest, rule_ids, workers, progress, cache)
+    second = _run_jobs(rest, rule_ids, pool, progress, cache)
     reports = sorted([*kept, *second.files], key=lambda r: r.path)
     return RunResult(reports, rule_ids)
 
@@ -589,33 +605,56 @@ def _index_key(path: str) -> str:
     return os.path.normpath(os.path.abspath(path))
 
 
-def _run_in_pool(
-    jobs: list[Job],
-    rule_ids: tuple[str, ...],
-    workers: int,
-    collected: _Collected,
-    cache: ResultCache | None,
-) -> None:
-    import multiprocessing
-    import sys
-    from concurrent.futures import ProcessPoolExecutor
+class _Pool:
+    """The worker processes of one run, started when first worth it and kept for its
+    later phases: a cold scan's second phase then costs no new start-up (a fork per
+    worker, and the wait for them to end), and runs in parallel however few its files."""
 
-    # Largest files first, in small chunks: no worker is left with a big file at the end.
-    jobs = sorted(jobs, key=_file_size, reverse=True)
-    context = None
-    if sys.platform.startswith("linux"):
-        # fork: workers inherit the imported rules and the built RuleSet instead of
-        # importing them again; frozen objects keep the shared pages shared.
-        context = multiprocessing.get_context("fork")
-        ruleset_for(rule_ids)
-        gc.freeze()
-    chunk = max(1, min(16, len(jobs) // (workers * 8)))
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context) as pool:
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self._executor: Any = None
+
+    def worth_it(self, count: int) -> bool:
+        if self._executor is not None:
+            return count > 0
+        return self.workers > 1 and count >= 8
+
+    def run(
+        self,
+        jobs: list[Job],
+        rule_ids: tuple[str, ...],
+        collected: _Collected,
+        cache: ResultCache | None,
+    ) -> None:
+        # Largest files first, in small chunks: no worker is left with a big file at the end.
+        jobs = sorted(jobs, key=_file_size, reverse=True)
+        if self._executor is None:
+            self._executor = self._start(rule_ids, len(jobs))
+        chunk = max(1, min(16, len(jobs) // (self.workers * 8)))
         count = len(jobs)
-        for report in pool.map(
+        for report in self._executor.map(
             _trimmed_result, jobs, [rule_ids] * count, [cache] * count, chunksize=chunk
         ):
             collected.add(report)
+
+    def _start(self, rule_ids: tuple[str, ...], count: int) -> Any:
+        import multiprocessing
+        import sys
+        from concurrent.futures import ProcessPoolExecutor
+
+        context = None
+        if sys.platform.startswith("linux"):
+            # fork: workers inherit the imported rules and the built RuleSet instead of
+            # importing them again; frozen objects keep the shared pages shared.
+            context = multiprocessing.get_context("fork")
+            ruleset_for(rule_ids)
+            gc.freeze()
+        return ProcessPoolExecutor(max_workers=min(self.workers, count), mp_context=context)
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown()
+            self._executor = None
 
 
 def _trimmed_result(
