@@ -544,16 +544,10 @@ def test_files_using_a_backend_module_of_the_project_are_analysed_once(
     assert guessed == ["pkg/backend.py", "pkg/blocks.py", "train.py"]
 
 
-def test_both_phases_in_worker_processes_give_the_same_findings(
-    tmp_path: Path, monkeypatch
-) -> None:
-    """Workers started for the first analyses (and inheriting the guess) also make the
-    second ones: `act` is model code only because blocks.py calls it, which no guess
-    sees, so pkg/ops.py is analysed twice."""
-    from kmigrate.commands.config import Config
-    from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
-
-    root = _backend_project(tmp_path)
+def _project_with_a_helper(root: Path) -> Path:
+    """The backend project, with a helper `act` that is model code only because
+    blocks.py calls it: no guess sees that, so pkg/ops.py is analysed twice."""
+    _backend_project(root)
     (root / "pkg/ops.py").write_text(
         "import tensorflow as tf\n\n\ndef act(x):\n    return tf.nn.relu(x)\n"
     )
@@ -562,8 +556,35 @@ def test_both_phases_in_worker_processes_give_the_same_findings(
         blocks.read_text().replace("BaseLayer\n", "BaseLayer\nfrom pkg.ops import act\n")
         + "\n    def act(self, x):\n        return act(x)\n"
     )
+    return root
+
+
+def test_both_phases_in_worker_processes_give_the_same_findings(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Workers started for the first analyses (and inheriting the guess) also make the
+    second ones."""
+    from kmigrate.commands.config import Config
+    from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
+
+    root = _project_with_a_helper(tmp_path)
     expected = _indexed_first(root, monkeypatch)
     assert ("pkg/ops.py", 5, "model") in {(r[0], r[1].line, r[3].value) for r in expected}
     assert _analyses_outside_padding(root, expected, monkeypatch).count("pkg/ops.py") == 2
     jobs = plan_jobs([root], Config(root=root.resolve()), index_cache=False)
     assert _rows(run_jobs(jobs, select_ids((), ()), workers=2)) == expected
+
+
+def test_progress_counts_each_file_once(tmp_path: Path) -> None:
+    """Also a file analysed twice, and one without TensorFlow (pkg/__init__.py)."""
+    from kmigrate.commands.config import Config
+    from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
+
+    root = _project_with_a_helper(tmp_path)
+    jobs = plan_jobs([root], Config(root=root.resolve()), index_cache=False)
+    assert getattr(jobs, "pending", None) is not None and "pkg/__init__.py" in {
+        j.display for j in jobs
+    }
+    advanced: list[int] = []
+    run_jobs(jobs, select_ids((), ()), 1, advanced.append)
+    assert sum(advanced) == len(jobs)

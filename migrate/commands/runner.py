@@ -12,7 +12,7 @@ import gc
 import hashlib
 import os
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence, Set
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -459,15 +459,17 @@ class _Collected:
     unfrozen at the end (unless the caller had frozen objects itself).
     """
 
-    def __init__(self, progress: Progress | None) -> None:
+    def __init__(self, progress: Progress | None, counted: Set[str] = frozenset()) -> None:
+        """``counted``: paths whose progress was counted already (analysed again)."""
         self.reports: list[FileReport | FixResult] = []
         self.progress = progress
+        self.counted = counted
         self.owns_freeze = gc.get_freeze_count() == 0
 
     def add(self, report: FileReport | FixResult) -> None:
         self.reports.append(report)
         gc.freeze()
-        if self.progress:
+        if self.progress and report.path not in self.counted:
             self.progress(1)
 
     def close(self) -> None:
@@ -504,9 +506,11 @@ def _run_jobs(
     pool: _Pool,
     progress: Progress | None,
     cache: ResultCache | None,
+    counted: Set[str] = frozenset(),
 ) -> RunResult:
-    """:func:`run_jobs` of plain jobs, in ``pool`` when it is worth it."""
-    collected = _Collected(progress)
+    """:func:`run_jobs` of plain jobs, in ``pool`` when it is worth it (``counted``: see
+    :class:`_Collected`)."""
+    collected = _Collected(progress, counted)
     pending: list[Job] = []
     try:
         if cache is not None:
@@ -556,15 +560,21 @@ def _run_in_two_phases(
     for job in jobs:
         final = replace(job, facts=facts.get(_index_key(job.path)), deferred=False, shared_guess=())
         report = by_path.get(job.display) if job.deferred else None
+        data = pending.bytes_of(job)
         if report is not None and _same_outcome(report, final.facts):
             report.own_facts = report.index_entry = None
-            data = pending.bytes_of(job)
             if cache is not None and data is not None and _may_hold_tensorflow(data, final):
                 cache.store(cache.entry_key(final, data), report)
             kept.append(report)
-            continue
-        rest.append(final)
-    second = _run_jobs(rest, rule_ids, pool, progress, cache)
+        elif report is None and data is not None and not _may_hold_tensorflow(data, final):
+            # no TensorFlow in it, nor reached through the project: the pre-filter's
+            # empty report, made here (the bytes are at hand) rather than in a worker
+            kept.append(run_job(final, rule_ids, data))
+            if progress:
+                progress(1)
+        else:
+            rest.append(final)
+    second = _run_jobs(rest, rule_ids, pool, progress, cache, by_path.keys())
     reports = sorted([*kept, *second.files], key=lambda r: r.path)
     return RunResult(reports, rule_ids)
 
