@@ -174,6 +174,7 @@ def index_records(
     deferred: Callable[[Path, bytes], bool] | None = None,
     stored: StoredResolution | None = None,
     entries: _Entries | None = None,
+    packages: dict[Path, str] | None = None,
 ) -> list[ModuleRecord]:
     """One record per parseable file; entries from ``store`` (the signed index cache)
     when stored. Files for which ``deferred`` says so and whose entry is not stored are
@@ -181,11 +182,12 @@ def index_records(
     then saves the new entries; otherwise they are saved here).
 
     Files unchanged since the ``stored`` resolution get a record that reads its entry
-    only when resolution needs it: after an edit, most entries are never read."""
+    only when resolution needs it: after an edit, most entries are never read.
+    ``packages``: each folder's package, as far as worked out already (filled in)."""
     from kmigrate.commands.jobs import package_of
 
     entries = entries if entries is not None else _Entries(store)
-    packages: dict[Path, str] = {}
+    packages = packages if packages is not None else {}
     records: list[ModuleRecord] = []
     missing: list[tuple[Path, str, bytes]] = []
     left_out = False
@@ -221,9 +223,10 @@ def index_records(
 
 # Entries of fewer bytes than this are made here rather than in worker processes: the
 # files left to index on a cold scan are those without TensorFlow (``__init__.py``,
-# setup scripts), often small, and starting processes for them cost tensorflow/addons
-# 30 ms to parse its 31 files (28 kB) in 7.
-_POOL_FROM_BYTES = 200_000
+# setup scripts), often small: starting processes for them took tensorflow/addons 30 ms
+# to parse its 31 files (28 kB) in 7, and the generated corpus (185 files, 240 kB) a
+# little longer than here, for more CPU time.
+_POOL_FROM_BYTES = 500_000
 
 # A run that makes more entries than this (a cold run) stores them all in the pack, in
 # one write, instead of a thousand small files; fewer are stored one by one.
@@ -424,13 +427,16 @@ def attach_facts(
 
     entries = _Entries(store)
     later_if = deferred if len(scanned) > _PARSE_TWICE_UP_TO else None
-    records = index_records(files, root, store, workers, later_if, project.stored, entries)
+    packages: dict[Path, str] = {}
+    records = index_records(
+        files, root, store, workers, later_if, project.stored, entries, packages
+    )
     known = {record.key for record in records}
     later = {k for j in jobs if (k := _key(j.path)) in scanned and k not in known}
     if later:
         by_path = {_key(p): (p, d) for p, d in files}
         pending = PendingProject(project, records, by_path, later, notebooks, entries)
-        pending.guess = facts_guess(records, by_path, later, root)
+        pending.guess = facts_guess(records, by_path, later, root, packages)
         guesses = guess_shared_paths(records, by_path, later, root)
         planned = PlannedJobs(
             dataclasses.replace(
@@ -551,10 +557,12 @@ def facts_guess(
     files: dict[str, tuple[Path, bytes]],
     later: set[str],
     root: Path,
+    packages: dict[Path, str] | None = None,
 ) -> FactsGuess:
     """What the files in ``later`` are analysed with before the project is resolved
     (see :mod:`~kmigrate.commands.facts_guess`): the records read already, and the
-    entries of the files in ``later`` that the others need most, parsed here."""
+    entries of the files in ``later`` that the others need most, parsed here.
+    ``packages``: each folder's package, as far as worked out already."""
     from kmigrate.commands.jobs import package_of
     from kmigrate.rules.context_spec import CONTEXT_SPEC
 
@@ -562,7 +570,7 @@ def facts_guess(
     known = {
         r.key: r for r in records if not isinstance(r, _StoredRecord) or "_entry" in r.__dict__
     }
-    packages: dict[Path, str] = {}
+    packages = packages if packages is not None else {}
     layouts: dict[str, dict[str, Any]] = {}
     by_name: dict[str, list[str]] = {}
     for record in known.values():
