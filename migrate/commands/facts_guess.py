@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 # (``import a, b``, a backslash continuation): a wrong guess costs a parse or an
 # analysis, never a wrong answer.
 _FROM_IMPORT = re.compile(rb"from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\r\n]*)")
-_CLASS_BASES = re.compile(rb"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.M)
+_CLASS_BASES = re.compile(rb"class[ \t]+\w+[ \t]*\(([^)]*)\)")
 _NAME = re.compile(rb"[A-Za-z_]\w*")
 
 # The files indexed before the first analyses are parsed twice: their bytes stay below
@@ -130,7 +130,7 @@ def useful_imports(
     about the file's own facts."""
     paths: set[str] = set()
     bases: set[bytes] | None = None
-    for match in _from_imports(data):
+    for match in _statements(data, b"from", _FROM_IMPORT):
         module = _absolute(match.group(1).decode("ascii", "replace"), package)
         if module.partition(".")[0] not in roots:
             continue
@@ -152,22 +152,22 @@ def useful_imports(
     return paths
 
 
-def _from_imports(data: bytes) -> Iterator[re.Match[bytes]]:
-    """The ``from ... import ...`` statements starting a line of ``data`` (found with
-    ``bytes.find``: a multi-line regex tries every position, five times slower)."""
-    at = data.find(b"from")
+def _statements(data: bytes, keyword: bytes, pattern: re.Pattern[bytes]) -> Iterator[re.Match]:
+    """Matches of ``pattern`` at each ``keyword`` that starts a line of ``data`` (found
+    with ``bytes.find``: a multi-line regex tries every position, five times slower)."""
+    at = data.find(keyword)
     while at != -1:
         if not data[data.rfind(b"\n", 0, at) + 1 : at].strip(b" \t"):
-            match = _FROM_IMPORT.match(data, at)
+            match = pattern.match(data, at)
             if match is not None:
                 yield match
-        at = data.find(b"from", at + 4)
+        at = data.find(keyword, at + len(keyword))
 
 
 def _class_bases(data: bytes) -> set[bytes]:
     """The first names of the class bases in one file's bytes (``mod`` of ``mod.Base``)."""
     bases = set()
-    for match in _CLASS_BASES.finditer(data):
+    for match in _statements(data, b"class", _CLASS_BASES):
         for base in match.group(1).split(b","):
             if b"=" not in base and (name := _NAME.search(base)) is not None:
                 bases.add(name.group())
