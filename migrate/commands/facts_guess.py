@@ -2,14 +2,16 @@
 
 A cold scan analyses most files before their project is resolved (see
 project_scan.PendingProject), with the facts each file gives about itself; a file whose
-project facts turn out different is analysed again. Most differences come from the few
-modules the others import names from: a backend module re-exporting ``K`` and
+project facts turn out different is analysed again. Many differences come from the
+few modules the others import names from: a backend module re-exporting ``K`` and
 ``keras``, a module of base layers. So before the first analyses, those modules are
-indexed (their bytes are read already; the most imported first, within a budget), and
-each file is analysed with the facts it gets from a small index of itself and the
-modules its imports reach among them. It is only a guess: the runner still compares it
-with the resolved project and analyses again where it differs, so the output never
-depends on it, only the number of analyses does.
+indexed (their bytes are read already: those the most bytes of other files need first,
+within a budget), and each file is analysed with the facts it gets from a small index
+of itself and the modules its imports reach among them. It is only a guess: the runner
+still compares it with the resolved project and analyses again where it differs, so
+the output never depends on it, only the number of analyses does. (Functions that are
+model code because another module's layer calls them cannot be guessed this way: the
+callers are not indexed yet.)
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ BUDGET_SHARE = 0.25
 
 class FactsGuess:
     """The project modules known before the first analyses, and each file's facts
-    from the part of them its imports reach (plain data: workers inherit it)."""
+    from the part of them its imports reach (workers forked while the runner holds it
+    inherit it; others analyse files with their own facts alone)."""
 
     def __init__(
         self,
