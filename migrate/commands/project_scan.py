@@ -487,8 +487,10 @@ class _Project:
         facts: Mapping[str, ModuleFacts],
         records: Sequence[ModuleRecord],
         notebooks: Sequence[tuple[Path, str]],
+        made: Mapping[Path, Any] | None = None,
     ) -> Mapping[str, ModuleFacts]:
-        """``facts`` and those of the ``notebooks`` (path, package) in this project."""
+        """``facts`` and those of the ``notebooks`` (path, package) in this project
+        (``made``: their entries made by workers, see ``notebook_facts.made_entry``)."""
         from kmigrate.commands.notebook_facts import notebook_facts, notebook_record
 
         if not notebooks or not isinstance(facts, ProjectFacts):
@@ -496,7 +498,7 @@ class _Project:
         found = []
         for path, package in notebooks:
             layout = record_layout(path, self.root, package)
-            record = notebook_record(path, layout, self.store)
+            record = notebook_record(path, layout, self.store, (made or {}).get(path))
             if record is not None:
                 found.append(record)
         return ChainMap(notebook_facts(found, records, facts, _may_patch), facts)  # type: ignore[arg-type]
@@ -651,9 +653,12 @@ class PendingProject:
     entries: _Entries  # the run's entries, saved once the deferred ones are known
     guess: FactsGuess | None = None  # what the deferred files are analysed with first
 
-    def finish(self, first: Sequence[tuple[Job, Any]]) -> Mapping[str, ModuleFacts]:
+    def finish(
+        self, first: Sequence[tuple[Job, Any]], notebooks: Mapping[Path, Any] | None = None
+    ) -> Mapping[str, ModuleFacts]:
         """The facts of every module, from the stored records and the entries the
-        first analyses (job, report) returned."""
+        first analyses (job, report) returned (``notebooks``: the notebooks' entries,
+        when workers made them meanwhile: ``notebook_facts.made_entry``)."""
         from kmigrate.commands.jobs import package_of
 
         packages: dict[Path, str] = {}
@@ -675,7 +680,7 @@ class PendingProject:
             self.entries.add(data, entry)
         self.entries.save()
         facts = self.project.resolve(records)
-        self.facts = self.project.with_notebooks(facts, records, self.notebooks)
+        self.facts = self.project.with_notebooks(facts, records, self.notebooks, notebooks)
         return self.facts
 
     def facts_of(self, job: Job) -> ModuleFacts | None:

@@ -544,15 +544,18 @@ def _run_in_two_phases(
     """Deferred jobs first, on their own; then the project is resolved and the rest run
     with its facts, along with the deferred files whose facts the project changes
     (in the same processes: they are started once)."""
+    deferred = [j for j in jobs if j.deferred]
     if pending.guess is not None:
         _FACTS_GUESS.append(pending.guess)
     try:
-        first = _run_jobs([j for j in jobs if j.deferred], rule_ids, pool, progress, None)
+        # the notebooks' entries, which resolution needs, made by the workers meanwhile
+        notebooks = pool.submit_first(deferred, rule_ids, pending.notebooks)
+        first = _run_jobs(deferred, rule_ids, pool, progress, None)
     finally:
         _FACTS_GUESS.clear()
     by_path = {r.path: r for r in first.files}
     done = [(job, by_path[job.display]) for job in jobs if job.deferred]
-    facts = pending.finish(done)
+    facts = pending.finish(done, {path: made.result() for path, made in notebooks.items()})
     kept: list[FileReport] = []
     rest: list[Job] = []
     if cache is not None:
@@ -646,6 +649,19 @@ class _Pool:
             _trimmed_result, jobs, [rule_ids] * count, [cache] * count, chunksize=chunk
         ):
             collected.add(report)
+
+    def submit_first(
+        self, jobs: list[Job], rule_ids: tuple[str, ...], notebooks: Sequence[tuple[Path, str]]
+    ) -> dict[Path, Any]:
+        """Futures of the ``notebooks``' (path, package) index entries, asked of the
+        workers ahead of ``jobs`` (when these are worth starting them for)."""
+        from kmigrate.commands.notebook_facts import made_entry
+
+        if not notebooks or not self.worth_it(len(jobs)):
+            return {}
+        if self._executor is None:
+            self._executor = self._start(rule_ids, len(jobs))
+        return {path: self._executor.submit(made_entry, str(path)) for path, _ in notebooks}
 
     def _start(self, rule_ids: tuple[str, ...], count: int) -> Any:
         import multiprocessing
