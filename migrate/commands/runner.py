@@ -628,6 +628,7 @@ class _Pool:
         self._executor: Any = None
 
     def worth_it(self, count: int) -> bool:
+        """Whether ``count`` jobs go to the workers: any, once they are started."""
         if self._executor is not None:
             return count > 0
         return self.workers > 1 and count >= 8
