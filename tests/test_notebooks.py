@@ -379,3 +379,37 @@ def test_an_unchanged_project_keeps_its_notebooks_facts(tmp_path: Path, monkeypa
     row[0] = [1]  # a class name that is not a string
     assert store.store_value(notebook_facts.NOTEBOOKS, root_key, value)
     assert facts().model_functions == ("helper2",)
+
+
+def test_a_notebook_in_a_project_scanned_by_workers_is_still_model_code(tmp_path: Path) -> None:
+    """A cold scan of many files: the workers make the notebook's entry while they
+    analyse the modules, and resolution uses it."""
+    from kmigrate.commands.config import Config
+    from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
+
+    _project_with_notebook(tmp_path)
+    for i in range(10):  # enough TensorFlow files for two phases in worker processes
+        (tmp_path / f"pad_{i}.py").write_text("import tensorflow as tf\n\nX = tf.constant(1)\n")
+    ids = select_ids((), ())
+    results = []
+    for workers in (1, 2):
+        jobs = plan_jobs([tmp_path], Config(root=tmp_path), index_cache=False)
+        assert getattr(jobs, "pending", None) is not None
+        results.append(run_jobs(jobs, ids, workers).findings)
+    assert results[0] == results[1]
+    (finding,) = [f for f in results[1] if f.symbol == "tf.reduce_mean"]
+    assert (finding.path, finding.context.value, finding.fixable) == ("demo.ipynb", "model", True)
+
+
+def test_a_notebook_entry_made_elsewhere_is_used_only_for_the_same_bytes(tmp_path: Path) -> None:
+    from kmigrate.commands.notebook_facts import made_entry, notebook_entry
+
+    path = _project_with_notebook(tmp_path)
+    made = made_entry(str(path))
+    assert made is not None and made[1] is not None
+    assert notebook_entry(path, None, made) == made[1] == notebook_entry(path)
+    text = path.read_text()
+    path.write_text(text.replace("def helper(x)", "def other(x)"))
+    fresh = notebook_entry(path)
+    assert "other" in fresh["functions"]
+    assert notebook_entry(path, None, made) == fresh  # made from other bytes: not used

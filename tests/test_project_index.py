@@ -437,3 +437,161 @@ def test_a_wrong_guess_only_costs_a_second_analysis(tmp_path: Path, monkeypatch)
     ]
     saves = [f for f in found if f[0] == "train.py" and f[2] == "KM401"]
     assert saves and all("also uses" not in f[3] for f in saves)
+
+
+def _rows(result) -> list[tuple]:
+    """Everything a report shows of each finding."""
+    return [
+        (f.path, f.span, f.rule, f.context, f.message, f.fixable, f.symbol, f.fingerprint)
+        for f in result.findings
+    ]
+
+
+def _indexed_first(root: Path, monkeypatch) -> list[tuple]:
+    """The findings when every file is indexed before any analysis: each file analysed
+    once, with the project's facts (what the two phases must give)."""
+    from kmigrate.commands import project_scan
+
+    with monkeypatch.context() as patch:
+        patch.setattr(project_scan, "_PARSE_TWICE_UP_TO", 10_000)
+        return _rows(run_repo(root))
+
+
+def test_a_file_only_the_notes_of_the_project_change_is_analysed_once(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Alone, train.py's base `Head` is not ambiguous; in the project it is (two `helpers`
+    modules). The note only ends the messages of the findings in `Tail`: the runner adds
+    it to the first analysis instead of analysing the file again."""
+    root = _with_padding(copy_repo("same_name", tmp_path))
+    expected = _indexed_first(root, monkeypatch)
+    analysed = _count_analyses(monkeypatch)
+    assert _rows(run_repo(root)) == expected
+    assert analysed.count("train.py") == 1
+    (note,) = [row[4] for row in expected if row[0] == "train.py"]
+    assert note.endswith("context not decided)")
+
+
+@pytest.mark.parametrize("name", REPO_NAMES)
+def test_analysing_files_before_the_project_is_resolved_changes_nothing(
+    name: str, tmp_path: Path, monkeypatch
+) -> None:
+    """Whatever the first analyses guessed, and whatever the runner keeps of them, the
+    findings are those of analysing every file once with the project's facts."""
+    root = _with_padding(copy_repo(name, tmp_path))
+    assert _rows(run_repo(root)) == _indexed_first(root, monkeypatch)
+
+
+_BACKEND_PROJECT = {
+    "pkg/__init__.py": "",
+    "pkg/backend.py": """\
+        import tensorflow as tf
+        from tensorflow import keras
+        from tensorflow.keras import backend as K
+
+
+        class BaseLayer(keras.layers.Layer):
+            pass
+        """,
+    "pkg/blocks.py": """\
+        import tensorflow as tf
+
+        from pkg.backend import K, BaseLayer
+
+
+        class Block(BaseLayer):
+            def call(self, x):
+                return K.mean(tf.square(x), axis=-1)
+        """,
+    "train.py": """\
+        import tensorflow as tf
+        from pkg.backend import K
+
+
+        def loss(y, p):
+            return K.mean(K.square(y - p))
+
+
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        model.compile(loss=loss)
+        """,
+}
+
+
+def _backend_project(root: Path) -> Path:
+    for name, text in _BACKEND_PROJECT.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(textwrap.dedent(text))
+    return _with_padding(root)
+
+
+def _analyses_outside_padding(root: Path, expected: list[tuple], monkeypatch) -> list[str]:
+    """The files (but the padding) a run analyses, in order of name; its findings must
+    be ``expected``."""
+    analysed = _count_analyses(monkeypatch)
+    assert _rows(run_repo(root)) == expected
+    return sorted(p for p in analysed if not p.startswith("pad_"))
+
+
+def test_files_using_a_backend_module_of_the_project_are_analysed_once(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """`K` and `BaseLayer` come from pkg/backend.py: its entry is made before the first
+    analyses, which then see `Block` as a layer and `K` as the Keras backend."""
+    from kmigrate.commands import project_scan
+
+    root = _backend_project(tmp_path)
+    expected = _indexed_first(root, monkeypatch)
+    assert ("pkg/blocks.py", 8, "model") in {(r[0], r[1].line, r[3].value) for r in expected}
+    with monkeypatch.context() as no_guess:
+        no_guess.setattr(project_scan, "facts_guess", lambda *args: None)
+        alone = _analyses_outside_padding(root, expected, no_guess)
+    assert alone == ["pkg/backend.py", "pkg/blocks.py", "pkg/blocks.py", "train.py", "train.py"]
+    guessed = _analyses_outside_padding(root, expected, monkeypatch)
+    assert guessed == ["pkg/backend.py", "pkg/blocks.py", "train.py"]
+
+
+def _project_with_a_helper(root: Path) -> Path:
+    """The backend project, with a helper `act` that is model code only because
+    blocks.py calls it: no guess sees that, so pkg/ops.py is analysed twice."""
+    _backend_project(root)
+    (root / "pkg/ops.py").write_text(
+        "import tensorflow as tf\n\n\ndef act(x):\n    return tf.nn.relu(x)\n"
+    )
+    blocks = root / "pkg/blocks.py"
+    blocks.write_text(
+        blocks.read_text().replace("BaseLayer\n", "BaseLayer\nfrom pkg.ops import act\n")
+        + "\n    def act(self, x):\n        return act(x)\n"
+    )
+    return root
+
+
+def test_both_phases_in_worker_processes_give_the_same_findings(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Workers started for the first analyses (and inheriting the guess) also make the
+    second ones."""
+    from kmigrate.commands.config import Config
+    from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
+
+    root = _project_with_a_helper(tmp_path)
+    expected = _indexed_first(root, monkeypatch)
+    assert ("pkg/ops.py", 5, "model") in {(r[0], r[1].line, r[3].value) for r in expected}
+    assert _analyses_outside_padding(root, expected, monkeypatch).count("pkg/ops.py") == 2
+    jobs = plan_jobs([root], Config(root=root.resolve()), index_cache=False)
+    assert _rows(run_jobs(jobs, select_ids((), ()), workers=2)) == expected
+
+
+def test_progress_counts_each_file_once(tmp_path: Path) -> None:
+    """Also a file analysed twice, and one without TensorFlow (pkg/__init__.py)."""
+    from kmigrate.commands.config import Config
+    from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
+
+    root = _project_with_a_helper(tmp_path)
+    jobs = plan_jobs([root], Config(root=root.resolve()), index_cache=False)
+    assert getattr(jobs, "pending", None) is not None and "pkg/__init__.py" in {
+        j.display for j in jobs
+    }
+    advanced: list[int] = []
+    run_jobs(jobs, select_ids((), ()), 1, advanced.append)
+    assert sum(advanced) == len(jobs)

@@ -10,6 +10,7 @@ the project's modules are told (their facts are those of the project without it)
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -27,10 +28,13 @@ from kmigrate.engine.project_index import (
 )
 
 
-def notebook_entry(path: Path, store: ValueStore | None = None) -> dict | None:
+def notebook_entry(
+    path: Path, store: ValueStore | None = None, made: tuple[str, dict | None] | None = None
+) -> dict | None:
     """The index entry of the notebook's code cells, from ``store`` when stored there
     (by the notebook's bytes); None when it is not a readable Python notebook (its
-    analysis says why)."""
+    analysis says why). ``made``: what :func:`made_entry` gave in a worker, used if
+    the notebook still has the bytes it read."""
     from kmigrate.engine.sources import SourceError, read_bytes
 
     try:
@@ -40,10 +44,29 @@ def notebook_entry(path: Path, store: ValueStore | None = None) -> dict | None:
     marked = b"notebook\0" + data  # not the entry of a module with these bytes
     entry = load_entry(store, marked) if store is not None else None
     if entry is None:
-        entry = _entry_of_cells(data)
+        if made is not None and made[0] == _digest(data):
+            entry = made[1]
+        else:
+            entry = _entry_of_cells(data)
         if entry is not None and store is not None:
             store_entry(store, marked, entry)
     return entry
+
+
+def made_entry(path: str) -> tuple[str, dict | None] | None:
+    """(digest of the bytes read, their entry) of a notebook, made in a worker process
+    while others are analysed; None when it cannot be read."""
+    from kmigrate.engine.sources import SourceError, read_bytes
+
+    try:
+        data = read_bytes(path)
+    except SourceError:
+        return None
+    return _digest(data), _entry_of_cells(data)
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def _entry_of_cells(data: bytes) -> dict | None:
@@ -101,11 +124,15 @@ def _key(record: ModuleRecord) -> str:
 
 
 def notebook_record(
-    path: Path, layout: dict[str, Any], store: ValueStore | None = None
+    path: Path,
+    layout: dict[str, Any],
+    store: ValueStore | None = None,
+    made: tuple[str, dict | None] | None = None,
 ) -> ModuleRecord | None:
     """The notebook as a record with the given ``layout`` (see
-    ``project_scan.record_layout``) and no module names: nothing imports it."""
-    entry = notebook_entry(path, store)
+    ``project_scan.record_layout``) and no module names: nothing imports it.
+    ``made``: see :func:`notebook_entry`."""
+    entry = notebook_entry(path, store, made)
     if entry is None:
         return None
     return ModuleRecord(entry=entry, **{**layout, "names": ()})

@@ -29,12 +29,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kmigrate.commands.discover import discover
+from kmigrate.commands.facts_guess import (
+    BUDGET_SHARE,
+    FactsGuess,
+    choose_providers,
+    module_keys,
+    useful_imports,
+)
 from kmigrate.commands.resolution_cache import StoredResolution, load_resolution, resolve
 from kmigrate.engine.project_index import (
     ENTRY_FORMAT,
     ModuleFacts,
     ModuleRecord,
     ProjectFacts,
+    ProjectIndex,
     build_entry,
     file_users,
     load_entry,
@@ -153,6 +161,7 @@ def index_records(
     deferred: Callable[[Path, bytes], bool] | None = None,
     stored: StoredResolution | None = None,
     entries: _Entries | None = None,
+    packages: dict[Path, str] | None = None,
 ) -> list[ModuleRecord]:
     """One record per parseable file; entries from ``store`` (the signed index cache)
     when stored. Files for which ``deferred`` says so and whose entry is not stored are
@@ -160,11 +169,12 @@ def index_records(
     then saves the new entries; otherwise they are saved here).
 
     Files unchanged since the ``stored`` resolution get a record that reads its entry
-    only when resolution needs it: after an edit, most entries are never read."""
+    only when resolution needs it: after an edit, most entries are never read.
+    ``packages``: each folder's package, as far as worked out already (filled in)."""
     from kmigrate.commands.jobs import package_of
 
     entries = entries if entries is not None else _Entries(store)
-    packages: dict[Path, str] = {}
+    packages = packages if packages is not None else {}
     records: list[ModuleRecord] = []
     missing: list[tuple[Path, str, bytes]] = []
     left_out = False
@@ -185,7 +195,7 @@ def index_records(
             continue
         entries.used[digest] = entry
         records.append(_record(path, root, package, entry))
-    if len(missing) >= 16 and workers > 1:
+    if workers > 1 and sum(len(data) for _, _, data in missing) >= _POOL_FROM_BYTES:
         built = _build_in_pool([str(p) for p, _, _ in missing], workers)
     else:
         built = [entry_for_bytes(data) for _, _, data in missing]
@@ -197,6 +207,13 @@ def index_records(
         entries.save()
     return records
 
+
+# Entries of fewer bytes than this are made here rather than in worker processes: the
+# files left to index on a cold scan are those without TensorFlow (``__init__.py``,
+# setup scripts), often small: starting processes for them took tensorflow/addons 30 ms
+# to parse its 31 files (28 kB) in 7, and the generated corpus (185 files, 240 kB) a
+# little longer than here, for more CPU time.
+_POOL_FROM_BYTES = 500_000
 
 # A run that makes more entries than this (a cold run) stores them all in the pack, in
 # one write, instead of a thousand small files; fewer are stored one by one.
@@ -396,12 +413,16 @@ def attach_facts(
 
     entries = _Entries(store)
     later_if = deferred if len(scanned) > _PARSE_TWICE_UP_TO else None
-    records = index_records(files, root, store, workers, later_if, project.stored, entries)
+    packages: dict[Path, str] = {}
+    records = index_records(
+        files, root, store, workers, later_if, project.stored, entries, packages
+    )
     known = {record.key for record in records}
     later = {k for j in jobs if (k := _key(j.path)) in scanned and k not in known}
     if later:
         by_path = {_key(p): (p, d) for p, d in files}
         pending = PendingProject(project, records, by_path, later, notebooks, entries)
+        pending.guess = facts_guess(records, by_path, later, root, packages)
         guesses = guess_shared_paths(records, by_path, later, root)
         planned = PlannedJobs(
             dataclasses.replace(
@@ -452,9 +473,11 @@ class _Project:
         facts: Mapping[str, ModuleFacts],
         records: Sequence[ModuleRecord],
         notebooks: Sequence[tuple[Path, str]],
+        made: Mapping[Path, Any] | None = None,
     ) -> Mapping[str, ModuleFacts]:
         """``facts`` and those of the ``notebooks`` (path, package) in this project (kept
-        for the next run: see :meth:`with_known_notebooks`)."""
+        for the next run: see :meth:`with_known_notebooks`; ``made``: their entries made
+        by workers, see ``notebook_facts.made_entry``)."""
         from kmigrate.commands.notebook_facts import (
             notebook_facts,
             notebook_record,
@@ -466,7 +489,7 @@ class _Project:
         found = []
         for path, package in notebooks:
             layout = record_layout(path, self.root, package)
-            record = notebook_record(path, layout, self.store)
+            record = notebook_record(path, layout, self.store, (made or {}).get(path))
             if record is not None:
                 found.append(record)
         known = notebook_facts(found, records, facts, _may_patch)
@@ -559,6 +582,64 @@ def guess_shared_paths(
     return guesses
 
 
+def facts_guess(
+    records: Sequence[ModuleRecord],
+    files: dict[str, tuple[Path, bytes]],
+    later: set[str],
+    root: Path,
+    packages: dict[Path, str] | None = None,
+) -> FactsGuess:
+    """What the files in ``later`` are analysed with before the project is resolved
+    (see :mod:`~kmigrate.commands.facts_guess`): the records read already, and the
+    entries of the files in ``later`` that the others need most, parsed here.
+    ``packages``: each folder's package, as far as worked out already."""
+    from kmigrate.commands.jobs import package_of
+    from kmigrate.rules.context_spec import CONTEXT_SPEC
+
+    # an entry not read yet (a stored record) is not read for a guess
+    known = {
+        r.key: r for r in records if not isinstance(r, _StoredRecord) or "_entry" in r.__dict__
+    }
+    packages = packages if packages is not None else {}
+    layouts: dict[str, dict[str, Any]] = {}
+    by_name: dict[str, list[str]] = {}
+    for record in known.values():
+        for name in record.names:
+            by_name.setdefault(name, []).append(record.key)
+    for key in sorted(later):
+        if key in files:
+            path = files[key][0]
+            layouts[key] = layout = record_layout(path, root, package_of(path, packages))
+            for name in layout["names"]:
+                by_name.setdefault(name, []).append(key)
+    roots = {name.partition(".")[0] for name in by_name}
+    needs: dict[str, set[str]] = {}  # key -> keys of the files its facts may depend on
+    for key, layout in layouts.items():
+        imports = useful_imports(files[key][1], layout["package"], roots, by_name.__contains__)
+        if imports:
+            needs[key] = module_keys(imports, by_name) - {key}
+    paths = ProjectIndex([], CONTEXT_SPEC)
+    todo = [k for found in needs.values() for k in found if k in known]
+    while todo:  # a package's __init__.py re-exporting what its modules bind
+        key = todo.pop()
+        if key not in needs:
+            needs[key] = module_keys(paths.import_paths(known[key]), by_name) - {key}
+            todo.extend(k for k in needs[key] if k in known)
+    sizes = {key: len(files[key][1]) for key in layouts}
+    budget = int(sum(sizes.values()) * BUDGET_SHARE)
+    parsed = []
+    for key in choose_providers(needs, sizes, budget):
+        entry = entry_for_bytes(files[key][1])
+        if entry is not None:
+            parsed.append(ModuleRecord(entry=entry, **layouts[key]))
+
+    def layout(path: Path, package: str) -> dict[str, Any]:
+        found = layouts.get(_key(path))
+        return found if found is not None else record_layout(path, root, package)
+
+    return FactsGuess([*known.values(), *parsed], layout, layouts, CONTEXT_SPEC)
+
+
 def _may_hold_tensorflow(data: bytes) -> bool:
     from kmigrate.rules.context_spec import SOURCE_MARKERS
 
@@ -598,10 +679,14 @@ class PendingProject:
     deferred: set[str]  # keys of the files whose entry their analysis gives
     notebooks: list[tuple[Path, str]]  # (path, package) of the notebooks among the jobs
     entries: _Entries  # the run's entries, saved once the deferred ones are known
+    guess: FactsGuess | None = None  # what the deferred files are analysed with first
 
-    def finish(self, first: Sequence[tuple[Job, Any]]) -> Mapping[str, ModuleFacts]:
+    def finish(
+        self, first: Sequence[tuple[Job, Any]], notebooks: Mapping[Path, Any] | None = None
+    ) -> Mapping[str, ModuleFacts]:
         """The facts of every module, from the stored records and the entries the
-        first analyses (job, report) returned."""
+        first analyses (job, report) returned (``notebooks``: the notebooks' entries,
+        when workers made them meanwhile: ``notebook_facts.made_entry``)."""
         from kmigrate.commands.jobs import package_of
 
         packages: dict[Path, str] = {}
@@ -616,11 +701,14 @@ class PendingProject:
             entry = given[key] if key in given else entry_for_bytes(data)
             if entry is None:
                 continue
-            records.append(_record(path, self.project.root, package_of(path, packages), entry))
+            layout = self.guess.layouts.get(key) if self.guess is not None else None
+            if layout is None:
+                layout = record_layout(path, self.project.root, package_of(path, packages))
+            records.append(ModuleRecord(entry=entry, **layout))
             self.entries.add(data, entry)
         self.entries.save()
         facts = self.project.resolve(records)
-        self.facts = self.project.with_notebooks(facts, records, self.notebooks)
+        self.facts = self.project.with_notebooks(facts, records, self.notebooks, notebooks)
         return self.facts
 
     def facts_of(self, job: Job) -> ModuleFacts | None:

@@ -6,11 +6,13 @@ results are sorted, so the output does not depend on the number of processes.
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 import gc
 import hashlib
 import os
-from collections.abc import Callable, Iterable, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Sequence, Set
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +27,7 @@ from kmigrate.engine.analyze import (
     RuleSet,
     analyze_module_text,
     fingerprint_findings,
+    replace_project_notes,
     unparseable_finding,
 )
 from kmigrate.engine.model import RULE_CRASHED, Finding
@@ -32,6 +35,7 @@ from kmigrate.engine.sources import SourceError, decode_source, read_bytes
 
 if TYPE_CHECKING:
     from kmigrate.commands.cache import ResultCache
+    from kmigrate.commands.facts_guess import FactsGuess
     from kmigrate.commands.project_scan import PendingProject
     from kmigrate.engine.project_index import ModuleFacts
 
@@ -114,15 +118,22 @@ class _Unit:
             from kmigrate.rules.context_spec import CONTEXT_SPEC
 
             job = self.job
-            self._analysis = analyze_module_text(
+            facts, tree, entry = self.facts, None, None
+            if job.deferred and _FACTS_GUESS:
+                facts, tree, entry = _guessed_facts(self.text, job, _FACTS_GUESS[0])
+            analysis = analyze_module_text(
                 job.display,
                 self.text,
                 self.ruleset,
                 CONTEXT_SPEC,
                 job.package,
-                self.facts,
+                facts,
                 shared_guess=job.shared_guess,
+                tree=tree,
             )
+            if entry is not None:  # analysed with a guess: as if with its own facts
+                analysis.own_facts, analysis.index_entry = facts, entry
+            self._analysis = analysis
         return self._analysis
 
     def finish(self, findings: list[Finding]) -> list[Finding]:
@@ -135,6 +146,32 @@ class _Unit:
             fingerprint_findings(cell_findings)
             findings += cell_findings
         return [f for f in findings if not f.rule.startswith(job.ignored_codes or ("\0",))]
+
+
+# While the deferred files of a project are analysed: its FactsGuess (workers forked
+# then inherit it; elsewhere they analyse each file with its own facts alone).
+_FACTS_GUESS: list[FactsGuess] = []
+
+
+def _guessed_facts(
+    text: str, job: Job, guess: FactsGuess
+) -> tuple[ModuleFacts | None, ast.Module | None, dict | None]:
+    """(facts, tree, entry) to analyse a deferred job with: the guess of its project
+    facts, and its tree and index entry; (None, tree or None, None) when it cannot be
+    parsed or summarised (its analysis then says why, or uses what the file gives)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # as the analysis parses
+            tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None, None, None
+    try:
+        facts, entry = guess.facts(tree, job.path, job.package)
+    except RecursionError:
+        return None, tree, None
+    if job.shared_guess:
+        facts = replace(facts, shared_paths=job.shared_guess)
+    return facts, tree, entry
 
 
 def _load(job: Job, rule_ids: tuple[str, ...], data: bytes | None) -> _Unit | FileReport:
@@ -422,15 +459,17 @@ class _Collected:
     unfrozen at the end (unless the caller had frozen objects itself).
     """
 
-    def __init__(self, progress: Progress | None) -> None:
+    def __init__(self, progress: Progress | None, counted: Set[str] = frozenset()) -> None:
+        """``counted``: paths whose progress was counted already (analysed again)."""
         self.reports: list[FileReport | FixResult] = []
         self.progress = progress
+        self.counted = counted
         self.owns_freeze = gc.get_freeze_count() == 0
 
     def add(self, report: FileReport | FixResult) -> None:
         self.reports.append(report)
         gc.freeze()
-        if self.progress:
+        if self.progress and report.path not in self.counted:
             self.progress(1)
 
     def close(self) -> None:
@@ -451,10 +490,27 @@ def run_jobs(
     looks them up, so an all-cached run starts no process), and new scan results are
     stored by the workers. The result never depends on ``workers`` or on the cache.
     """
-    pending = getattr(jobs, "pending", None)
-    if pending is not None:
-        return _run_in_two_phases(jobs, pending, rule_ids, workers, progress, cache)
-    collected = _Collected(progress)
+    pool = _Pool(workers)
+    try:
+        pending = getattr(jobs, "pending", None)
+        if pending is not None:
+            return _run_in_two_phases(jobs, pending, rule_ids, pool, progress, cache)
+        return _run_jobs(jobs, rule_ids, pool, progress, cache)
+    finally:
+        pool.close()
+
+
+def _run_jobs(
+    jobs: Sequence[Job],
+    rule_ids: tuple[str, ...],
+    pool: _Pool,
+    progress: Progress | None,
+    cache: ResultCache | None,
+    counted: Set[str] = frozenset(),
+) -> RunResult:
+    """:func:`run_jobs` of plain jobs, in ``pool`` when it is worth it (``counted``: see
+    :class:`_Collected`)."""
+    collected = _Collected(progress, counted)
     pending: list[Job] = []
     try:
         if cache is not None:
@@ -466,11 +522,11 @@ def run_jobs(
                 continue
             cached.path = job.display
             collected.add(cached)
-        if workers <= 1 or len(pending) < 8:
+        if pool.worth_it(len(pending)):
+            pool.run(pending, rule_ids, collected, cache)
+        else:
             for job in pending:
                 collected.add(_trimmed_result(job, rule_ids, cache))
-        else:
-            _run_in_pool(pending, rule_ids, workers, collected, cache)
     finally:
         collected.close()
     reports = sorted(collected.reports, key=lambda r: r.path)
@@ -481,16 +537,25 @@ def _run_in_two_phases(
     jobs: Sequence[Job],
     pending: PendingProject,
     rule_ids: tuple[str, ...],
-    workers: int,
+    pool: _Pool,
     progress: Progress | None,
     cache: ResultCache | None,
 ) -> RunResult:
     """Deferred jobs first, on their own; then the project is resolved and the rest run
-    with its facts, along with the deferred files whose facts the project changes."""
-    first = run_jobs([j for j in jobs if j.deferred], rule_ids, workers, progress, None)
+    with its facts, along with the deferred files whose facts the project changes
+    (in the same processes: they are started once)."""
+    deferred = [j for j in jobs if j.deferred]
+    if pending.guess is not None:
+        _FACTS_GUESS.append(pending.guess)
+    try:
+        # the notebooks' entries, which resolution needs, made by the workers meanwhile
+        notebooks = pool.submit_first(deferred, rule_ids, pending.notebooks)
+        first = _run_jobs(deferred, rule_ids, pool, progress, None)
+    finally:
+        _FACTS_GUESS.clear()
     by_path = {r.path: r for r in first.files}
     done = [(job, by_path[job.display]) for job in jobs if job.deferred]
-    facts = pending.finish(done)
+    facts = pending.finish(done, {path: made.result() for path, made in notebooks.items()})
     kept: list[FileReport] = []
     rest: list[Job] = []
     if cache is not None:
@@ -498,36 +563,54 @@ def _run_in_two_phases(
     for job in jobs:
         final = replace(job, facts=facts.get(_index_key(job.path)), deferred=False, shared_guess=())
         report = by_path.get(job.display) if job.deferred else None
+        data = pending.bytes_of(job)
         if report is not None and _same_outcome(report, final.facts):
             report.own_facts = report.index_entry = None
-            data = pending.bytes_of(job)
             if cache is not None and data is not None and _may_hold_tensorflow(data, final):
                 cache.store(cache.entry_key(final, data), report)
             kept.append(report)
-            continue
-        rest.append(final)
-    second = run_jobs(rest, rule_ids, workers, progress, cache)
+        elif report is None and data is not None and not _may_hold_tensorflow(data, final):
+            # no TensorFlow in it, nor reached through the project: the pre-filter's
+            # empty report, made here (the bytes are at hand) rather than in a worker
+            kept.append(run_job(final, rule_ids, data))
+            if progress:
+                progress(1)
+        else:
+            rest.append(final)
+    second = _run_jobs(rest, rule_ids, pool, progress, cache, by_path.keys())
     reports = sorted([*kept, *second.files], key=lambda r: r.path)
     return RunResult(reports, rule_ids)
 
 
 def _same_outcome(report: FileReport, facts: ModuleFacts | None) -> bool:
-    """Whether analysing with the project's ``facts`` gives what the file's own gave."""
+    """Whether analysing with the project's ``facts`` gives what the file's own gave;
+    when only the notes differ, the report is made to give it here (notes only end
+    some findings' messages, after the analysis)."""
     own = report.own_facts
     if facts is None or own is None:  # not indexed, or not analysed (KM901...)
         return True
-    patched = {symbol for symbol, _ in facts.patched}
-    if any(f.symbol in patched for f in report.findings):
-        return False
+    # a finding on a function the project replaces lost its fix, and its message says
+    # which module replaces it: the same only if both sides say the same
+    if own.patched != facts.patched:
+        before, after = dict(own.patched), dict(facts.patched)
+        if any(before.get(f.symbol) != after.get(f.symbol) for f in report.findings):
+            return False
     # Of the file names shared with other modules, only those a rule asked about count.
     asked = report.shared_path_reads
-    return _asked_only(own, asked) == _asked_only(facts, asked)
+    if _asked_only(own, asked) != _asked_only(facts, asked):
+        return False
+    if own.notes != facts.notes:
+        replace_project_notes(report.findings, own.notes, facts.notes)
+    return True
 
 
 def _asked_only(facts: ModuleFacts, asked: tuple[str, ...]) -> ModuleFacts:
     shared = dict(facts.shared_paths)
     return replace(
-        facts, patched=(), shared_paths=tuple((name, shared.get(name, "")) for name in asked)
+        facts,
+        patched=(),
+        notes=(),
+        shared_paths=tuple((name, shared.get(name, "")) for name in asked),
     )
 
 
@@ -535,33 +618,70 @@ def _index_key(path: str) -> str:
     return os.path.normpath(os.path.abspath(path))
 
 
-def _run_in_pool(
-    jobs: list[Job],
-    rule_ids: tuple[str, ...],
-    workers: int,
-    collected: _Collected,
-    cache: ResultCache | None,
-) -> None:
-    import multiprocessing
-    import sys
-    from concurrent.futures import ProcessPoolExecutor
+class _Pool:
+    """The worker processes of one run, started when first worth it and kept for its
+    later phases: a cold scan's second phase then costs no new start-up (a fork per
+    worker, and the wait for them to end), and runs in parallel however few its files."""
 
-    # Largest files first, in small chunks: no worker is left with a big file at the end.
-    jobs = sorted(jobs, key=_file_size, reverse=True)
-    context = None
-    if sys.platform.startswith("linux"):
-        # fork: workers inherit the imported rules and the built RuleSet instead of
-        # importing them again; frozen objects keep the shared pages shared.
-        context = multiprocessing.get_context("fork")
-        ruleset_for(rule_ids)
-        gc.freeze()
-    chunk = max(1, min(16, len(jobs) // (workers * 8)))
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context) as pool:
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self._executor: Any = None
+
+    def worth_it(self, count: int) -> bool:
+        """Whether ``count`` jobs go to the workers: any, once they are started."""
+        if self._executor is not None:
+            return count > 0
+        return self.workers > 1 and count >= 8
+
+    def run(
+        self,
+        jobs: list[Job],
+        rule_ids: tuple[str, ...],
+        collected: _Collected,
+        cache: ResultCache | None,
+    ) -> None:
+        # Largest files first, in small chunks: no worker is left with a big file at the end.
+        jobs = sorted(jobs, key=_file_size, reverse=True)
+        if self._executor is None:
+            self._executor = self._start(rule_ids, len(jobs))
+        chunk = max(1, min(16, len(jobs) // (self.workers * 8)))
         count = len(jobs)
-        for report in pool.map(
+        for report in self._executor.map(
             _trimmed_result, jobs, [rule_ids] * count, [cache] * count, chunksize=chunk
         ):
             collected.add(report)
+
+    def submit_first(
+        self, jobs: list[Job], rule_ids: tuple[str, ...], notebooks: Sequence[tuple[Path, str]]
+    ) -> dict[Path, Any]:
+        """Futures of the ``notebooks``' (path, package) index entries, asked of the
+        workers ahead of ``jobs`` (when these are worth starting them for)."""
+        from kmigrate.commands.notebook_facts import made_entry
+
+        if not notebooks or not self.worth_it(len(jobs)):
+            return {}
+        if self._executor is None:
+            self._executor = self._start(rule_ids, len(jobs))
+        return {path: self._executor.submit(made_entry, str(path)) for path, _ in notebooks}
+
+    def _start(self, rule_ids: tuple[str, ...], count: int) -> Any:
+        import multiprocessing
+        import sys
+        from concurrent.futures import ProcessPoolExecutor
+
+        context = None
+        if sys.platform.startswith("linux"):
+            # fork: workers inherit the imported rules and the built RuleSet instead of
+            # importing them again; frozen objects keep the shared pages shared.
+            context = multiprocessing.get_context("fork")
+            ruleset_for(rule_ids)
+            gc.freeze()
+        return ProcessPoolExecutor(max_workers=min(self.workers, count), mp_context=context)
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown()
+            self._executor = None
 
 
 def _trimmed_result(

@@ -567,7 +567,32 @@ def _apply_project_notes(findings: list[Finding], facts: ModuleFacts) -> None:
             )
         note = notes.get(owner)
         if note is not None:
-            finding.message += f" ({note})"
+            finding.message += _note_text(note)
+
+
+def _note_text(note: str) -> str:
+    return f" ({note})"
+
+
+def replace_project_notes(
+    findings: Iterable[Finding],
+    old: tuple[tuple[str, str], ...],
+    new: tuple[tuple[str, str], ...],
+) -> None:
+    """Turn findings analysed with the project notes ``old`` into those analysed with
+    ``new`` (``ModuleFacts.notes``), in place, without analysing again: a note only ends
+    the messages of the findings in its class or function (see
+    :func:`_apply_project_notes`, which adds it last; crash findings get none)."""
+    before, after = dict(old), dict(new)
+    for finding in findings:
+        owner = finding.scope_name.split(".", 1)[0]
+        note, wanted = before.get(owner), after.get(owner)
+        if note == wanted or finding.rule == RULE_CRASHED:
+            continue
+        if note is not None:
+            finding.message = finding.message.removesuffix(_note_text(note))
+        if wanted is not None:
+            finding.message += _note_text(wanted)
 
 
 def _site_symbol(site: Node) -> str:
