@@ -33,6 +33,7 @@ from kmigrate.engine.project_index import (
 
 if TYPE_CHECKING:
     from kmigrate.engine.spec import ContextSpec
+    from kmigrate.engine.tree_index import TreeIndex
 
 # Read from bytes, so these also see strings and comments, and miss the odd spelling
 # (``import a, b``, a backslash continuation): a wrong guess costs a parse or an
@@ -72,10 +73,13 @@ class FactsGuess:
         self._paths = ProjectIndex([], spec)  # for import_paths, which reads only the record
         self._reach: dict[str, dict[str, ModuleRecord]] = {}
 
-    def facts(self, tree: ast.Module, path: str, package: str) -> tuple[ModuleFacts, dict]:
-        """The facts of the module at ``path`` (parsed: ``tree``) as an index of itself
-        and the known modules its imports reach gives them, and its index entry."""
-        entry = build_entry(tree, self.spec)
+    def facts(
+        self, tree: ast.Module, path: str, package: str, index: TreeIndex | None = None
+    ) -> tuple[ModuleFacts, dict]:
+        """The facts of the module at ``path`` (parsed: ``tree``, whose :class:`TreeIndex`
+        is ``index`` when the caller has it) as an index of itself and the known modules
+        its imports reach gives them, and its index entry."""
+        entry = build_entry(tree, self.spec, index)
         record = ModuleRecord(entry=entry, **self.layout(Path(path), package))
         index = ProjectIndex([record, *self.reached(record)], self.spec)
         files = {record.key: (record.shown or record.key, entry["paths"])}

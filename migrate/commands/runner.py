@@ -32,6 +32,7 @@ from kmigrate.engine.analyze import (
 )
 from kmigrate.engine.model import RULE_CRASHED, Finding
 from kmigrate.engine.sources import SourceError, decode_source, read_bytes
+from kmigrate.engine.tree_index import TreeIndex
 
 if TYPE_CHECKING:
     from kmigrate.commands.cache import ResultCache
@@ -118,9 +119,9 @@ class _Unit:
             from kmigrate.rules.context_spec import CONTEXT_SPEC
 
             job = self.job
-            facts, tree, entry = self.facts, None, None
+            facts, tree, tree_index, entry = self.facts, None, None, None
             if job.deferred and _FACTS_GUESS:
-                facts, tree, entry = _guessed_facts(self.text, job, _FACTS_GUESS[0])
+                facts, tree, tree_index, entry = _guessed_facts(self.text, job, _FACTS_GUESS[0])
             analysis = analyze_module_text(
                 job.display,
                 self.text,
@@ -130,6 +131,7 @@ class _Unit:
                 facts,
                 shared_guess=job.shared_guess,
                 tree=tree,
+                tree_index=tree_index,
             )
             if entry is not None:  # analysed with a guess: as if with its own facts
                 analysis.own_facts, analysis.index_entry = facts, entry
@@ -155,23 +157,24 @@ _FACTS_GUESS: list[FactsGuess] = []
 
 def _guessed_facts(
     text: str, job: Job, guess: FactsGuess
-) -> tuple[ModuleFacts | None, ast.Module | None, dict | None]:
-    """(facts, tree, entry) to analyse a deferred job with: the guess of its project
-    facts, and its tree and index entry; (None, tree or None, None) when it cannot be
-    parsed or summarised (its analysis then says why, or uses what the file gives)."""
+) -> tuple[ModuleFacts | None, ast.Module | None, TreeIndex | None, dict | None]:
+    """(facts, tree, tree index, entry) to analyse a deferred job with: the guess of its
+    project facts, its tree and that tree's index, and its index entry; Nones for what
+    cannot be made (unparseable: its analysis then says why)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # as the analysis parses
             tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
-        return None, None, None
+        return None, None, None, None
+    index = TreeIndex(tree)
     try:
-        facts, entry = guess.facts(tree, job.path, job.package)
+        facts, entry = guess.facts(tree, job.path, job.package, index)
     except RecursionError:
-        return None, tree, None
+        return None, tree, index, None
     if job.shared_guess:
         facts = replace(facts, shared_paths=job.shared_guess)
-    return facts, tree, entry
+    return facts, tree, index, entry
 
 
 def _load(job: Job, rule_ids: tuple[str, ...], data: bytes | None) -> _Unit | FileReport:

@@ -391,6 +391,7 @@ def analyze_module_text(
     facts: ModuleFacts | None = None,
     shared_guess: tuple[tuple[str, str], ...] = (),
     tree: ast.Module | None = None,
+    tree_index: TreeIndex | None = None,
 ) -> FileAnalysis:
     """Run the selected rules over one module's text. Never raises for bad input.
 
@@ -399,7 +400,8 @@ def analyze_module_text(
     backends); None when analysed alone, then the module's own facts are worked out,
     with ``shared_guess`` as the file names other modules use (the runner's guess,
     checked against the project's answer once it is resolved).
-    ``tree``: ``ast.parse(text)`` when the caller has it (``apply``'s editor does)."""
+    ``tree``: ``ast.parse(text)`` when the caller has it (``apply``'s editor does), and
+    ``tree_index`` its :class:`TreeIndex` when the caller made one."""
     result = FileAnalysis(path=path)
     try:
         tree = _parse(text) if tree is None else tree
@@ -417,7 +419,7 @@ def analyze_module_text(
         )
         fingerprint_findings(result.findings)
         return result
-    tree_index = TreeIndex(tree)
+    tree_index = tree_index or TreeIndex(tree)
     if facts is None:
         try:
             facts, result.index_entry = module_facts_for_text(tree, spec, package, tree_index)
