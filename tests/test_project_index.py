@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from kmigrate.engine.project_index import (
+    ModuleFacts,
     ModuleRecord,
     ProjectIndex,
     build_entry,
@@ -470,6 +471,34 @@ def test_a_file_only_the_notes_of_the_project_change_is_analysed_once(
     assert analysed.count("train.py") == 1
     (note,) = [row[4] for row in expected if row[0] == "train.py"]
     assert note.endswith("context not decided)")
+
+
+def test_swapped_notes_are_not_written_from_the_first_analysis_text() -> None:
+    """A worker writes each report's findings as JSON text for the report; when the
+    runner then swaps a note in their messages, that text must not be used."""
+    from kmigrate.commands.cache import digest_findings
+    from kmigrate.commands.jobs import FileReport, RunResult
+    from kmigrate.commands.runner import _same_outcome
+    from kmigrate.engine.model import Context, Finding, Severity, Span
+    from kmigrate.report import build, render_data
+
+    finding = Finding(
+        rule="KM201",
+        severity=Severity.WARNING,
+        message="`tf.abs` is TensorFlow-only (old note)",
+        path="m.py",
+        span=Span(3, 4, 3, 12),
+        context=Context.OTHER,
+        symbol="tf.abs",
+        scope_name="Tail.call",
+    )
+    report = FileReport("m.py", [finding], uses_tensorflow=True)
+    report.own_facts = ModuleFacts(notes=(("Tail", "old note"),))
+    digest_findings(report)
+    assert "old note" in report.digest.text
+    assert _same_outcome(report, ModuleFacts(notes=(("Tail", "new note"),)))
+    written = render_data(build(RunResult([report])), "json")
+    assert "(new note)" in written and "old note" not in written
 
 
 @pytest.mark.parametrize("name", REPO_NAMES)

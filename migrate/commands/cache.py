@@ -545,6 +545,8 @@ def digest_findings(report: Any) -> None:
 
     if not isinstance(report, FileReport):
         return
+    if report.digest is not None and report.digest.fits(report):
+        return  # made by the worker already
     findings = report.findings
     text = None
     if all(finding.path == report.path for finding in findings):

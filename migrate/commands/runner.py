@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kmigrate.commands.cache import trim_for_reports
+from kmigrate.commands.cache import digest_findings, trim_for_reports
 from kmigrate.commands.config import Config
 from kmigrate.commands.discover import discover, display_path
 from kmigrate.commands.jobs import FileReport, FixResult, Job, RunResult, package_of
@@ -604,6 +604,7 @@ def _same_outcome(report: FileReport, facts: ModuleFacts | None) -> bool:
         return False
     if own.notes != facts.notes:
         replace_project_notes(report.findings, own.notes, facts.notes)
+        report.digest = None  # its text holds the old messages
     return True
 
 
@@ -691,11 +692,15 @@ def _trimmed_result(
     job: Job, rule_ids: tuple[str, ...], cache: ResultCache | None
 ) -> FileReport | FixResult:
     """:func:`run_cached_job`; a scan's report trimmed to what reports read
-    (:func:`~kmigrate.commands.cache.trim_for_reports`) in the worker, so that the parent unpickles
-    no edit plans, and the result is the same whether it came from the cache or not."""
+    (:func:`~kmigrate.commands.cache.trim_for_reports`) in the worker, so that the parent
+    unpickles no edit plans, and the result is the same whether it came from the cache or
+    not; with its findings' counts and JSON text
+    (:func:`~kmigrate.commands.cache.digest_findings`), which the parent would otherwise
+    work out alone, one file after the other, for the report."""
     report = run_cached_job(job, rule_ids, cache)
     if not job.fix:
         trim_for_reports(report)
+        digest_findings(report)  # the report's counts and text, made here in parallel
     return report
 
 
