@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from kmigrate.engine.names import scope_bindings
+from kmigrate.engine.project_index import build_entry
 from kmigrate.engine.tree_index import TreeIndex, innermost
+from kmigrate.rules.context_spec import CONTEXT_SPEC
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -146,6 +148,12 @@ def test_scope_bindings_match_the_walk_per_scope(name: str, tree: ast.Module) ->
             walked.globals_,
             walked.is_class,
         )
+
+
+@pytest.mark.parametrize("name,tree", MODULES, ids=[m[0] for m in MODULES])
+def test_index_entries_are_the_same_with_and_without_the_index(name: str, tree) -> None:
+    """An entry made on its own walks the subtrees; with the analysis' index it bisects."""
+    assert build_entry(tree, CONTEXT_SPEC, TreeIndex(tree)) == build_entry(tree, CONTEXT_SPEC)
 
 
 def test_scope_bindings_are_copies() -> None:

@@ -23,11 +23,13 @@ import hashlib
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from kmigrate.engine.names import dotted_parts
+from kmigrate.engine.names import code_children, dotted_parts
 from kmigrate.engine.spec import ContextSpec, function_refs
-from kmigrate.engine.tree_index import TreeIndex
+
+if TYPE_CHECKING:
+    from kmigrate.engine.tree_index import TreeIndex
 
 ENTRY_FORMAT = 3
 MAX_DEPTH = 24  # alias and re-export chains longer than this are left unresolved
@@ -68,7 +70,7 @@ def _module_statements(body: list[ast.stmt]) -> Iterable[ast.stmt]:
 
 
 class _EntryBuilder:
-    def __init__(self, spec: ContextSpec, index: TreeIndex) -> None:
+    def __init__(self, spec: ContextSpec, index: TreeIndex | None) -> None:
         self.spec = spec
         self.index = index
         self.model_refs: set[str] = set()
@@ -79,15 +81,35 @@ class _EntryBuilder:
         """Dotted callees of every call below ``node``; also notes the functions handed
         to Keras (``loss=f``, ``Lambda(f)``) or to a dataset (``.map(f)``)."""
         found: set[str] = set()
-        index = self.index
-        for call in index.below(ast.Call, node):
+        calls, constants = self._nodes_below(node)
+        for call in calls:
             self._on_call(call, found)  # type: ignore[arg-type]
         suffixes = self.spec.saved_file_suffixes
-        for constant in index.below(ast.Constant, node):
+        for constant in constants:
             value = constant.value  # type: ignore[attr-defined]
             if value.__class__ is str and value.endswith(suffixes):
                 self.paths.add(value)
         return sorted(found)
+
+    def _nodes_below(self, node: ast.AST) -> tuple[list[ast.AST], list[ast.AST]]:
+        """The calls and the constants below ``node``: from the module's tree index when
+        the analysis made one, else by walking the subtree (an entry made on its own,
+        for a file no rule analyses, costs less without an index of every node)."""
+        if self.index is not None:
+            return self.index.below(ast.Call, node), self.index.below(ast.Constant, node)
+        calls: list[ast.AST] = []
+        constants: list[ast.AST] = []
+        todo = [node]
+        while todo:
+            child = todo.pop()
+            cls = child.__class__
+            if cls is ast.Call:
+                calls.append(child)
+            elif cls is ast.Constant:
+                constants.append(child)
+                continue  # nothing below a constant
+            todo.extend(code_children(child))
+        return calls, constants
 
     def _on_call(self, call: ast.Call, found: set[str]) -> None:
         spec = self.spec
@@ -115,7 +137,7 @@ def build_entry(tree: ast.Module, spec: ContextSpec, index: TreeIndex | None = N
     """The index entry of one parsed module: JSON-able, independent of the file's path
     (relative imports keep their level; the package is applied at resolution).
     ``index``: the module's :class:`TreeIndex` when the caller has it."""
-    builder = _EntryBuilder(spec, index or TreeIndex(tree))
+    builder = _EntryBuilder(spec, index)
     imports: list[list] = []
     assigns: list[list[str]] = []
     patches: list[list[str]] = []  # ``K.reshape = reshape``: the project replaces K.reshape
