@@ -11,16 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from kmigrate.engine.project_index import (
-    ModuleFacts,
-    ModuleRecord,
-    ProjectIndex,
-    build_entry,
-    load_entry,
-    module_names,
-    store_entry,
-    valid_entry,
-)
+from kmigrate.engine.project_entry import build_entry, load_entry, store_entry, valid_entry
+from kmigrate.engine.project_index import ModuleFacts, ModuleRecord, ProjectIndex, module_names
 from kmigrate.rules.context_spec import CONTEXT_SPEC
 from tests.repo_fixtures import (
     REPO_NAMES,

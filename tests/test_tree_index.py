@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from kmigrate.engine.names import scope_bindings
-from kmigrate.engine.project_index import build_entry
+from kmigrate.engine.project_entry import build_entry
 from kmigrate.engine.tree_index import TreeIndex, innermost
 from kmigrate.rules.context_spec import CONTEXT_SPEC
 

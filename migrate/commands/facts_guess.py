@@ -22,12 +22,12 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kmigrate.engine.project_entry import build_entry
 from kmigrate.engine.project_index import (
     ModuleFacts,
     ModuleRecord,
     ProjectFacts,
     ProjectIndex,
-    build_entry,
     closure,
 )
 

@@ -16,16 +16,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from kmigrate.engine.project_index import (
-    ModuleFacts,
-    ModuleRecord,
-    ProjectFacts,
-    ProjectIndex,
-    ValueStore,
-    build_entry,
-    load_entry,
-    store_entry,
-)
+from kmigrate.engine.project_entry import ValueStore, build_entry, load_entry, store_entry
+from kmigrate.engine.project_index import ModuleFacts, ModuleRecord, ProjectFacts, ProjectIndex
 
 
 def notebook_entry(

@@ -37,20 +37,22 @@ from kmigrate.commands.facts_guess import (
     useful_imports,
 )
 from kmigrate.commands.resolution_cache import StoredResolution, load_resolution, resolve
-from kmigrate.engine.project_index import (
+from kmigrate.engine.project_entry import (
     ENTRY_FORMAT,
+    build_entry,
+    load_entry,
+    store_entry,
+    valid_entry,
+)
+from kmigrate.engine.project_index import (
     ModuleFacts,
     ModuleRecord,
     ProjectFacts,
     ProjectIndex,
-    build_entry,
     file_users,
-    load_entry,
     module_names,
     relative_package,
     shared_with,
-    store_entry,
-    valid_entry,
 )
 from kmigrate.engine.sources import SourceError, decode_source, read_bytes
 

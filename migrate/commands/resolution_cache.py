@@ -5,7 +5,7 @@ The pre-commit hook checks the file that was just edited: every run sees a proje
 file away from the last one. Resolving a thousand-file project costs a fifth of a
 second; one file's :class:`~kmigrate.engine.project_index.LocalFacts` cost a few
 milliseconds. So the last resolution is kept (one signed value in the index store):
-per file its content digest, its shape (:func:`~kmigrate.engine.project_index.entry_shape`),
+per file its content digest, its shape (:func:`~kmigrate.engine.project_entry.entry_shape`),
 the names it is imported by, the import paths it resolves names through, the modules
 those reach, its file names and its local facts.
 
@@ -38,14 +38,13 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from kmigrate.engine.project_entry import ENTRY_FORMAT, entry_shape
 from kmigrate.engine.project_index import (
-    ENTRY_FORMAT,
     LocalFacts,
     ModuleRecord,
     ProjectFacts,
     ProjectIndex,
     closure,
-    entry_shape,
     path_reaches,
 )
 

@@ -1,0 +1,294 @@
+"""The project index's per-file part: what one module defines, imports, binds and
+calls, as a JSON-able entry, and the signed store that keeps entries by file content.
+
+An entry depends on the file's bytes only (relative imports keep their level; the
+package is applied when :mod:`kmigrate.engine.project_index` resolves the project), so it
+is made once per file version: by the analysis, which has the tree and its
+:class:`~kmigrate.engine.tree_index.TreeIndex` at hand, or on its own for a file no rule
+analyses. No TensorFlow knowledge lives here either: what counts as a Keras callee, a
+data API or a saved-model file name comes from the rules'
+:class:`~kmigrate.engine.spec.ContextSpec`.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from kmigrate.engine.names import code_children, dotted_parts
+from kmigrate.engine.spec import ContextSpec, function_refs
+
+if TYPE_CHECKING:
+    from kmigrate.engine.tree_index import TreeIndex
+
+ENTRY_FORMAT = 3
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+# ---------------------------------------------------------------------------
+# Per-file entries (plain data)
+# ---------------------------------------------------------------------------
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts = dotted_parts(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+    return ".".join(parts) if parts else None
+
+
+def _module_statements(body: list[ast.stmt]) -> Iterable[ast.stmt]:
+    """Top-level statements, including those in ``if``/``try``/``with`` blocks at module
+    level (conditional imports and try/except fallbacks bind module names too)."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, ast.If):
+            yield from _module_statements(stmt.body)
+            yield from _module_statements(stmt.orelse)
+        elif isinstance(stmt, ast.Try) or stmt.__class__.__name__ == "TryStar":
+            yield from _module_statements(stmt.body)
+            for handler in stmt.handlers:
+                yield from _module_statements(handler.body)
+            yield from _module_statements(stmt.orelse)
+            yield from _module_statements(stmt.finalbody)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            yield from _module_statements(stmt.body)
+
+
+class _EntryBuilder:
+    def __init__(self, spec: ContextSpec, index: TreeIndex | None) -> None:
+        self.spec = spec
+        self.index = index
+        self.model_refs: set[str] = set()
+        self.data_refs: set[str] = set()
+        self.paths: set[str] = set()  # literal saved-model / weights file names
+
+    def calls_in(self, node: ast.AST) -> list[str]:
+        """Dotted callees of every call below ``node``; also notes the functions handed
+        to Keras (``loss=f``, ``Lambda(f)``) or to a dataset (``.map(f)``)."""
+        found: set[str] = set()
+        calls, constants = self._nodes_below(node)
+        for call in calls:
+            self._on_call(call, found)  # type: ignore[arg-type]
+        suffixes = self.spec.saved_file_suffixes
+        for constant in constants:
+            value = constant.value  # type: ignore[attr-defined]
+            if value.__class__ is str and value.endswith(suffixes):
+                self.paths.add(value)
+        return sorted(found)
+
+    def _nodes_below(self, node: ast.AST) -> tuple[list[ast.AST], list[ast.AST]]:
+        """The calls and the constants below ``node``: from the module's tree index when
+        the analysis made one, else by walking the subtree (an entry made on its own,
+        for a file no rule analyses, costs less without an index of every node)."""
+        if self.index is not None:
+            return self.index.below(ast.Call, node), self.index.below(ast.Constant, node)
+        calls: list[ast.AST] = []
+        constants: list[ast.AST] = []
+        todo = [node]
+        while todo:
+            child = todo.pop()
+            cls = child.__class__
+            if cls is ast.Call:
+                calls.append(child)
+            elif cls is ast.Constant:
+                constants.append(child)
+                continue  # nothing below a constant
+            todo.extend(code_children(child))
+        return calls, constants
+
+    def _on_call(self, call: ast.Call, found: set[str]) -> None:
+        spec = self.spec
+        callee = _dotted(call.func)
+        if callee is not None:
+            found.add(callee)
+        for keyword in call.keywords:
+            if keyword.arg in spec.model_function_keywords:
+                self._refs(keyword.value, self.model_refs)
+        if callee and call.args and ("." + callee).endswith(spec.model_function_callees):
+            self._refs(call.args[0], self.model_refs)
+        if isinstance(call.func, ast.Attribute) and call.func.attr in spec.data_methods:
+            for arg in call.args[:1]:
+                self._refs(arg, self.data_refs)
+
+    @staticmethod
+    def _refs(expr: ast.AST, into: set[str]) -> None:
+        for ref in function_refs(expr):
+            name = _dotted(ref)
+            if name is not None:
+                into.add(name)
+
+
+def build_entry(tree: ast.Module, spec: ContextSpec, index: TreeIndex | None = None) -> dict:
+    """The index entry of one parsed module: JSON-able, independent of the file's path
+    (relative imports keep their level; the package is applied at resolution).
+    ``index``: the module's :class:`TreeIndex` when the caller has it."""
+    builder = _EntryBuilder(spec, index)
+    imports: list[list] = []
+    assigns: list[list[str]] = []
+    patches: list[list[str]] = []  # ``K.reshape = reshape``: the project replaces K.reshape
+    classes: dict[str, dict] = {}
+    functions: dict[str, list[str]] = {}
+    exported: list[str] | None = None
+    for stmt in _module_statements(tree.body):
+        cls = stmt.__class__
+        if cls is ast.Import:
+            for alias in stmt.names:  # type: ignore[attr-defined]
+                local = alias.asname or alias.name.split(".")[0]
+                target = alias.name if alias.asname else local
+                imports.append([local, target, None, 0])
+        elif cls is ast.ImportFrom:
+            for alias in stmt.names:  # type: ignore[attr-defined]
+                local = "*" if alias.name == "*" else alias.asname or alias.name
+                imports.append([local, stmt.module or "", alias.name, stmt.level])  # type: ignore[attr-defined]
+        elif cls is ast.Assign or cls is ast.AnnAssign:
+            targets = stmt.targets if cls is ast.Assign else [stmt.target]  # type: ignore[attr-defined]
+            value = stmt.value  # type: ignore[attr-defined]
+            for target in targets:
+                patched = _dotted(target) if isinstance(target, ast.Attribute) else None
+                if patched is not None and patched.count(".") == 1:
+                    patches.append([*patched.split("."), _dotted(value) or ""])
+                if not isinstance(target, ast.Name) or value is None:
+                    continue
+                if target.id == "__all__":
+                    exported = _string_list(value)
+                    continue
+                source = _dotted(value)
+                if source is not None:
+                    assigns.append([target.id, source])
+        elif cls in _FUNCTIONS:
+            functions[stmt.name] = builder.calls_in(stmt)  # type: ignore[attr-defined]
+        elif cls is ast.ClassDef:
+            methods = {
+                item.name: builder.calls_in(item)
+                for item in stmt.body  # type: ignore[attr-defined]
+                if isinstance(item, _FUNCTIONS)
+            }
+            bases = [_dotted(b) or "" for b in stmt.bases]  # type: ignore[attr-defined]
+            classes[stmt.name] = {"bases": bases, "methods": methods}  # type: ignore[attr-defined]
+        if cls not in _FUNCTIONS and cls is not ast.ClassDef:
+            for part in _own_parts(stmt):  # module-level code: only the references it hands over
+                builder.calls_in(part)
+    return {
+        "format": ENTRY_FORMAT,
+        "imports": imports,
+        "assigns": assigns,
+        "patches": patches,
+        "classes": classes,
+        "functions": functions,
+        "all": exported,
+        "model_refs": sorted(builder.model_refs),
+        "data_refs": sorted(builder.data_refs),
+        "paths": sorted(builder.paths),
+    }
+
+
+def _own_parts(stmt: ast.stmt) -> list[ast.AST]:
+    """What of a module-level statement :func:`_module_statements` does not yield on its
+    own: an ``if``'s test, a ``with``'s items, a ``try``'s exception types; the whole
+    statement for any other kind. Walking a block's statements twice finds nothing new."""
+    if isinstance(stmt, ast.If):
+        return [stmt.test]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return list(stmt.items)
+    if isinstance(stmt, ast.Try) or stmt.__class__.__name__ == "TryStar":
+        return [h.type for h in stmt.handlers if h.type is not None]  # type: ignore[attr-defined]
+    return [stmt]
+
+
+def _string_list(node: ast.AST) -> list[str] | None:
+    if isinstance(node, (ast.List, ast.Tuple)) and all(
+        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts
+    ):
+        return [e.value for e in node.elts]  # type: ignore[attr-defined]
+    return None
+
+
+def valid_entry(value: object) -> bool:
+    """Whether ``value`` has the shape :func:`build_entry` gives (a cached entry is data
+    from disk: anything else is a miss, never trusted)."""
+    if not isinstance(value, dict) or value.get("format") != ENTRY_FORMAT:
+        return False
+    try:
+        ok = all(
+            isinstance(i, list) and len(i) == 4 and isinstance(i[0], str) and isinstance(i[1], str)
+            for i in value["imports"]
+        )
+        ok = ok and all(
+            isinstance(a, list) and len(a) == 2 and all(isinstance(s, str) for s in a)
+            for a in value["assigns"]
+        )
+        ok = ok and all(len(p) == 3 and _strings(p) for p in value["patches"])
+        ok = ok and all(
+            isinstance(c, dict)
+            and _strings(c["bases"])
+            and isinstance(c["methods"], dict)
+            and all(_strings(v) for v in c["methods"].values())
+            for c in value["classes"].values()
+        )
+        ok = ok and all(_strings(v) for v in value["functions"].values())
+        ok = ok and (value["all"] is None or _strings(value["all"]))
+        ok = ok and _strings(value["paths"])
+        return ok and _strings(value["model_refs"]) and _strings(value["data_refs"])
+    except (KeyError, TypeError, AttributeError):
+        return False
+
+
+def _strings(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(s, str) for s in value)
+
+
+def entry_shape(entry: dict) -> str:
+    """A digest of what resolution reads from ``entry`` when *other* modules resolve
+    names through it: what it imports, binds, patches, exports, and its classes' bases.
+    Calls, references and file names are left out: they only shape the module's own
+    :class:`LocalFacts`."""
+    shape = [
+        entry["imports"],
+        entry["assigns"],
+        entry["patches"],
+        sorted((name, info["bases"]) for name, info in entry["classes"].items()),
+        list(entry["functions"]),
+        entry["all"],
+    ]
+    return hashlib.blake2b(repr(shape).encode(), digest_size=12).hexdigest()
+
+
+# ---------------------------------------------------------------------------
+# The per-file cache: entries go through a signed plain-data store (the result cache's
+# ``load_value``/``store_value``: JSON bound to this machine, see docs/security.md) and
+# are validated again here; anything else is a miss.
+# ---------------------------------------------------------------------------
+
+ENTRY_NAMESPACE = "index"
+
+
+class ValueStore(Protocol):
+    """The part of :class:`kmigrate.commands.cache.ResultCache` the index uses."""
+
+    def load_value(self, namespace: str, key: str, decode: Callable[[Any], Any]) -> Any: ...
+
+    def store_value(self, namespace: str, key: str, value: Any) -> bool: ...
+
+
+def entry_key(data: bytes) -> str:
+    """An entry depends on the file's bytes only (the builder's format and spec name
+    the store's folder)."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _checked_entry(value: object) -> dict:
+    if not valid_entry(value):
+        raise ValueError("not an index entry")
+    return value  # type: ignore[return-value]
+
+
+def load_entry(store: ValueStore, data: bytes) -> dict | None:
+    """The stored entry of a file with bytes ``data``, or None: missing, unsigned,
+    malformed or of another format are all a miss."""
+    return store.load_value(ENTRY_NAMESPACE, entry_key(data), _checked_entry)
+
+
+def store_entry(store: ValueStore, data: bytes, entry: dict) -> None:
+    """Store ``entry`` for ``data``; a failed write only means no caching."""
+    store.store_value(ENTRY_NAMESPACE, entry_key(data), entry)
