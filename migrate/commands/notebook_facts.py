@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from kmigrate.commands.plain_data import checked_list, checked_pair, checked_text
 from kmigrate.engine.project_entry import ValueStore, build_entry, load_entry, store_entry
 from kmigrate.engine.project_index import ModuleFacts, ModuleRecord, ProjectFacts, ProjectIndex
 
@@ -148,7 +149,7 @@ def load_notebook_facts(store: ValueStore, root_key: str, key: str) -> dict | No
     def decode(value: Any) -> dict[str, ModuleFacts]:
         if type(value) is not dict or value["key"] != key or type(value["facts"]) is not dict:
             raise ValueError("not the notebooks' facts of this project")
-        return {_checked_text(name): _decode_facts(row) for name, row in value["facts"].items()}
+        return {checked_text(name): _decode_facts(row) for name, row in value["facts"].items()}
 
     return store.load_value(NOTEBOOKS, root_key, decode)
 
@@ -171,24 +172,7 @@ def _decode_facts(row: Any) -> ModuleFacts:
         raise ValueError("not a module's facts")
     found: dict[str, tuple] = {}
     for index, name in enumerate(_NAME_FIELDS):
-        found[name] = tuple(map(_checked_text, _checked_list(row[index])))
+        found[name] = tuple(map(checked_text, checked_list(row[index])))
     for index, name in enumerate(_PAIR_FIELDS, len(_NAME_FIELDS)):
-        found[name] = tuple(map(_checked_pair, _checked_list(row[index])))
+        found[name] = tuple(map(checked_pair, checked_list(row[index])))
     return ModuleFacts(**found)
-
-
-def _checked_list(value: Any) -> list:
-    if type(value) is not list:
-        raise ValueError("not a list")
-    return value
-
-
-def _checked_text(value: Any) -> str:
-    if type(value) is not str:
-        raise ValueError("not a string")
-    return value
-
-
-def _checked_pair(value: Any) -> tuple[str, str]:
-    first, second = _checked_list(value)
-    return _checked_text(first), _checked_text(second)

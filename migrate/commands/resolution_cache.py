@@ -38,6 +38,7 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from kmigrate.commands.plain_data import checked_list, checked_pair, checked_text
 from kmigrate.engine.project_entry import ENTRY_FORMAT, entry_shape
 from kmigrate.engine.project_index import (
     LocalFacts,
@@ -75,15 +76,15 @@ class StoredResolution:
     each file's row decoded into objects only when asked for."""
 
     def __init__(self, value: dict) -> None:
-        self.build: str = _text(value["build"])
-        self.project: str = _text(value["project"])
+        self.build: str = checked_text(value["build"])
+        self.project: str = checked_text(value["project"])
         self.reusable = value["reusable"] is True
-        self.patched = tuple(_pair(p) for p in _list(value["patched"]))
-        slots = _list(value["keys"])  # None: the hole a removed file left
-        files = _list(value["files"])
+        self.patched = tuple(checked_pair(p) for p in checked_list(value["patched"]))
+        slots = checked_list(value["keys"])  # None: the hole a removed file left
+        files = checked_list(value["files"])
         if len(files) != len(slots):
             raise ValueError("files and keys differ")
-        self.slots: list[str | None] = [None if k is None else _text(k) for k in slots]
+        self.slots: list[str | None] = [None if k is None else checked_text(k) for k in slots]
         self.files: dict[str, list] = {}
         for key, row in zip(self.slots, files, strict=True):
             if key is not None:
@@ -97,33 +98,33 @@ class StoredResolution:
     # "slot:name" strings: the stored graph is closed without decoding a row.
     def digest(self, key: str) -> str | None:
         row = self.files.get(key)
-        return None if row is None else _text(row[0])
+        return None if row is None else checked_text(row[0])
 
     def shape(self, key: str) -> str:
-        return _text(self.files[key][1])
+        return checked_text(self.files[key][1])
 
     def patches(self, key: str) -> bool:
         return self.files[key][2] is True
 
     def uses(self, key: str) -> list[str]:
         found = []
-        for slot in _list(self.files[key][3]):
+        for slot in checked_list(self.files[key][3]):
             used = self.slots[_index(slot)]
             if used is not None:
                 found.append(used)
         return found
 
     def paths(self, key: str) -> list[str]:
-        return [_text(p) for p in _list(self.files[key][4])]
+        return [checked_text(p) for p in checked_list(self.files[key][4])]
 
     def shown(self, key: str) -> str:
-        return _text(self.files[key][5])
+        return checked_text(self.files[key][5])
 
     def layout(self, key: str) -> str:
-        return _text(self.files[key][9])
+        return checked_text(self.files[key][9])
 
     def import_paths(self, key: str) -> list[str]:
-        return [_text(p) for p in _list(self.files[key][10])]
+        return [checked_text(p) for p in checked_list(self.files[key][10])]
 
     def names(self, key: str) -> tuple[str, ...]:
         """The module names in the stored layout (for files since renamed or gone)."""
@@ -160,7 +161,7 @@ def _check_row(row: Any, slots: list[str | None]) -> None:
         raise ValueError("not a file's row")
     if patches is not True and patches is not False:
         raise ValueError("not a flag")
-    for slot in _list(uses):
+    for slot in checked_list(uses):
         if type(slot) is not int or not 0 <= slot < len(slots):
             raise ValueError("not a slot")
     for texts in (paths, model, data, imports):
@@ -170,19 +171,19 @@ def _check_row(row: Any, slots: list[str | None]) -> None:
     classes, bindings, notes, functions, edges, model_seeds, data_seeds = local
     _texts(classes)
     _texts(functions)
-    for pair in (*_list(bindings), *_list(notes)):
-        _pair(pair)
+    for pair in (*checked_list(bindings), *checked_list(notes)):
+        checked_pair(pair)
     if type(edges) is not dict:
         raise ValueError("not a dict")
     for out in (*edges.values(), model_seeds, data_seeds):
-        for node in _list(out):
-            slot, colon, _ = _text(node).partition(":")
+        for node in checked_list(out):
+            slot, colon, _ = checked_text(node).partition(":")
             if not (colon and slot.isdigit() and int(slot) < len(slots) and slots[int(slot)]):
                 raise ValueError("not a node")
 
 
 def _texts(value: Any) -> None:
-    for item in _list(value):
+    for item in checked_list(value):
         if type(item) is not str:
             raise ValueError("not a string")
 
@@ -197,7 +198,9 @@ class _StoredFacts(ProjectFacts):
 
     def reached_functions(self, key: str) -> tuple[set[str], set[str]]:
         row = self.stored.files[key]
-        return {_text(f) for f in _list(row[7])}, {_text(f) for f in _list(row[8])}
+        return {checked_text(f) for f in checked_list(row[7])}, {
+            checked_text(f) for f in checked_list(row[8])
+        }
 
 
 class _Rows(Mapping[str, LocalFacts]):
@@ -473,8 +476,8 @@ def _decode_local(value: Any, slots: list[str | None]) -> LocalFacts:
 
     def nodes(items: Any) -> tuple[tuple[str, str], ...]:
         found = []
-        for node in _list(items):
-            slot, _, name = _text(node).partition(":")
+        for node in checked_list(items):
+            slot, _, name = checked_text(node).partition(":")
             key = slots[_index(int(slot))]
             if key is None:
                 raise ValueError("a node in a removed file")
@@ -484,34 +487,17 @@ def _decode_local(value: Any, slots: list[str | None]) -> LocalFacts:
     if type(edges) is not dict:
         raise ValueError("not a dict")
     return LocalFacts(
-        model_classes=tuple(_text(c) for c in _list(classes)),
-        bindings=tuple(_pair(p) for p in _list(bindings)),
-        notes=tuple(_pair(p) for p in _list(notes)),
-        functions=tuple(_text(f) for f in _list(functions)),
-        edges=tuple((_text(name), nodes(out)) for name, out in edges.items()),
+        model_classes=tuple(checked_text(c) for c in checked_list(classes)),
+        bindings=tuple(checked_pair(p) for p in checked_list(bindings)),
+        notes=tuple(checked_pair(p) for p in checked_list(notes)),
+        functions=tuple(checked_text(f) for f in checked_list(functions)),
+        edges=tuple((checked_text(name), nodes(out)) for name, out in edges.items()),
         model_seeds=nodes(model_seeds),
         data_seeds=nodes(data_seeds),
     )
-
-
-def _text(value: Any) -> str:
-    if type(value) is not str:
-        raise ValueError("not a string")
-    return value
-
-
-def _list(value: Any) -> list:
-    if type(value) is not list:
-        raise ValueError("not a list")
-    return value
 
 
 def _index(value: Any) -> int:
     if type(value) is not int or value < 0:
         raise ValueError("not an index")
     return value
-
-
-def _pair(value: Any) -> tuple[str, str]:
-    first, second = _list(value)
-    return _text(first), _text(second)

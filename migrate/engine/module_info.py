@@ -186,15 +186,12 @@ class ModuleInfo:
         for depth in range(len(path) - 1, 0, -1):
             if path[depth] is node:
                 return path[depth - 1]
-        return self._parents_map().get(id(node))
+        return self.index.parent(node)
 
     def nodes_in(self, node: ast.AST, *kinds: type) -> list[ast.AST]:
         """Nodes of the given classes in ``node``'s subtree (``node`` included), in
         walk order: a bisection of the module's index, not a walk of the subtree."""
         return self.index.below_any(node, kinds)
-
-    def _parents_map(self) -> dict[int, ast.AST]:
-        return self.index.parents
 
     def nodes(self, *kinds: type) -> list[ast.AST]:
         """Every node of the given classes in the module (``Load()``/``Add()`` leaves

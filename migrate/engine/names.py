@@ -296,9 +296,10 @@ def _own_body_nodes(scope: ast.AST) -> Iterator[ast.AST]:
         stack.extend(code_children(node))
 
 
-def _function_params(scope: ast.AST) -> Iterable[str]:
+def function_params(scope: ast.AST) -> list[str]:
+    """The names a function's or lambda's parameters bind (none for other scopes)."""
     if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-        return ()
+        return []
     args = scope.args
     names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
     if args.vararg:
@@ -316,7 +317,7 @@ def scope_bindings(scope: ast.AST, package: str = "") -> ScopeBindings:
     """
     bindings = ScopeBindings(is_class=isinstance(scope, ast.ClassDef))
     others = bindings.others
-    others.update(_function_params(scope))
+    others.update(function_params(scope))
     # The walk of _own_body_nodes, inlined and dispatched on exact node types: this
     # runs over every node of every file, and most nodes bind nothing.
     if isinstance(scope, ast.Lambda):

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import ast
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import repeat
 from typing import TypeVar
 
-from kmigrate.engine.names import ScopeBindings, code_children, import_bindings
+from kmigrate.engine.names import ScopeBindings, code_children, function_params, import_bindings
 
 T = TypeVar("T")
 Region = tuple[int, int, T]  # (first number, last number, what the range belongs to)
@@ -80,8 +80,7 @@ class TreeIndex:
         walk order. Do not change the list."""
         if len(kinds) == 1:
             return self.kinds.get(kinds[0], _EMPTY)[0]
-        found = [pair for kind in kinds for pair in zip(*self.kinds.get(kind, _EMPTY)[::-1])]
-        return [node for _, node in sorted(found, key=_first)]
+        return [node for _, node in self.numbered(*kinds)]
 
     def numbered(self, *kinds: type) -> list[tuple[int, ast.AST]]:
         """(number, node) of the given classes, by number."""
@@ -163,24 +162,24 @@ class TreeIndex:
         regions: list[Region[ScopeBindings]] = []
         for _, scope in self.numbered(*_SCOPES):
             bindings = scopes[id(scope)] = ScopeBindings(is_class=isinstance(scope, ast.ClassDef))
-            bindings.others.update(_parameters(scope))
+            bindings.others.update(function_params(scope))
             region = self._body_region(scope)
             if region is not None:
                 regions.append((*region, bindings))
         regions.sort(key=_first)
         names = [(n, x) for n, x in self.numbered(ast.Name) if x.ctx.__class__ is not ast.Load]  # type: ignore[attr-defined]
-        for node, bindings in _innermost(names, regions):
+        for node, bindings in innermost(names, regions):
             if bindings is not None:
                 bindings.others.add(node.id)  # type: ignore[attr-defined]
-        for node, bindings in _innermost(
+        for node, bindings in innermost(
             self.numbered(*_NAMED_DEFINITIONS, *_NAMED_BINDERS), regions
         ):
             if bindings is not None and node.name:  # type: ignore[attr-defined]
                 bindings.others.add(node.name)  # type: ignore[attr-defined]
-        for node, bindings in _innermost(self.numbered(ast.Global, ast.Nonlocal), regions):
+        for node, bindings in innermost(self.numbered(ast.Global, ast.Nonlocal), regions):
             if bindings is not None:
                 bindings.globals_.update(node.names)  # type: ignore[attr-defined]
-        for node, bindings in _innermost(self.numbered(ast.Import, ast.ImportFrom), regions):
+        for node, bindings in innermost(self.numbered(ast.Import, ast.ImportFrom), regions):
             if bindings is not None:
                 for local, qualified in import_bindings(node, package):  # type: ignore[arg-type]
                     bindings.imports.setdefault(local, qualified)
@@ -190,18 +189,12 @@ class TreeIndex:
 
 
 def innermost(
-    targets: Sequence[tuple[int, T]], regions: Sequence[Region], strict: bool = False
-) -> list[tuple[T, object]]:
+    targets: Iterable[tuple[int, T]], regions: Sequence[Region], strict: bool = False
+) -> Iterator[tuple[T, object]]:
     """Each target (by number) with what the innermost region around it belongs to
     (None when none is). ``regions``: sorted by first number, nested or apart, as
     subtrees are. ``strict``: a region does not hold its own first node (a function is
     not its own owner)."""
-    return list(_innermost(targets, regions, strict))
-
-
-def _innermost(
-    targets: Iterable[tuple[int, T]], regions: Sequence[Region], strict: bool = False
-) -> Iterable[tuple[T, object]]:
     open_regions: list[tuple[int, int, object]] = []
     next_region = 0
     for number, target in targets:
@@ -214,18 +207,6 @@ def _innermost(
         while open_regions and open_regions[-1][1] < number:
             open_regions.pop()
         yield target, (open_regions[-1][2] if open_regions else None)
-
-
-def _parameters(scope: ast.AST) -> list[str]:
-    if not isinstance(scope, _FUNCTIONS):
-        return []
-    args = scope.args
-    names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
-    if args.vararg:
-        names.append(args.vararg.arg)
-    if args.kwarg:
-        names.append(args.kwarg.arg)
-    return names
 
 
 def _first(pair: tuple) -> int:
