@@ -206,6 +206,7 @@ class Measurement:
     command: str
     samples: list[Sample] = field(default_factory=list)
     note: str = ""
+    crashed: str = ""  # the error that ended a run early: its times mean nothing
 
     @property
     def wall(self) -> float:
@@ -244,6 +245,19 @@ def measure(
     measurement.samples.append(sample)
     print(f"  {measurement.name}: {sample.wall:.2f} s wall, {sample.cpu:.2f} s CPU", flush=True)
     return sample
+
+
+def crash_of(sample: Sample) -> str:
+    """The last line of a Python traceback the command printed, or "".
+
+    ``tf_upgrade_v2`` exits 1 both for files it cannot parse (it goes on) and when it
+    crashes on one (pasta fails on some f-strings): a crashed run stopped early, and
+    its time is no measure of the tree."""
+    text = sample.stderr
+    if "Traceback (most recent call last)" not in text:
+        return ""
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[-1].strip() if lines else "a traceback"
 
 
 def repeat(
@@ -460,7 +474,12 @@ def run_tree(tree: Tree, args: argparse.Namespace, scratch: Path) -> dict:
         for number in range(heavy_runs):
             print(f"[{tree.label}] round {number + 1} of {heavy_runs}: apply, tf_upgrade_v2")
             for key, command, before, codes in heavy:
-                measure(results[key], command, root, env, before, ok_codes=codes)
+                if results[key].crashed:
+                    continue
+                sample = measure(results[key], command, root, env, before, ok_codes=codes)
+                results[key].crashed = crash_of(sample)
+                if results[key].crashed:
+                    results[key].note = f"crashed: {results[key].crashed[:120]}"
         if "apply" in results:
             rewritten = _changed_files(root, applied)
             cpu = results["apply"].cpu
@@ -538,7 +557,18 @@ def ratios(results: dict[str, Measurement], tree: Tree) -> list[tuple[str, str, 
     """(what, target, measured, status) rows."""
     rows = []
     scan2, parse = results["scan2"], results["parse"]
-    if "tf_upgrade" in results:
+    peer = results.get("tf_upgrade")
+    if peer is not None and peer.crashed:
+        rows.append(
+            (
+                "`scan --jobs 2` cold vs `tf_upgrade_v2 --intree`",
+                f">= {TARGET_PEER_SPEEDUP:.0f}x faster",
+                f"no comparison: tf_upgrade_v2 crashed after {peer.wall:.1f} s "
+                f"(`{peer.crashed[:80]}`)",
+                "",
+            )
+        )
+    elif peer is not None:
         speedup = results["tf_upgrade"].wall / scan2.wall
         rows.append(
             (
@@ -682,6 +712,8 @@ def _summary(all_data: list[dict]) -> list[str]:
         results, tree = data["results"], data["tree"]
         peer = results.get("tf_upgrade")
         scan2 = results["scan2"]
+        if peer is not None and peer.crashed:
+            peer = None  # no ratio against a run that stopped early
         scan_ratio = f"{peer.wall / scan2.wall:.1f}x" if peer else "-"
         apply = results.get("apply")
         apply_ratio = f"{peer.wall / apply.wall:.1f}x" if peer and apply else "-"
