@@ -616,3 +616,29 @@ def test_progress_counts_each_file_once(tmp_path: Path) -> None:
     advanced: list[int] = []
     run_jobs(jobs, select_ids((), ()), 1, advanced.append)
     assert sum(advanced) == len(jobs)
+
+
+def test_a_layer_on_a_base_from_an_unseen_package_says_so(tmp_path: Path) -> None:
+    """``class Attention(Base)`` with ``Base(params_flow.Layer)``: kmigrate cannot see
+    whether the third-party base is a Keras layer. It keeps the class as plain code and
+    says why in each finding, instead of the silent "TensorFlow runs it as it is"."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "base.py").write_text("import flowlib as fl\n\n\nclass Base(fl.Layer):\n    pass\n")
+    body = "(self, x):\n        return tf.reduce_sum(x)\n\n\n"
+    (package / "attention.py").write_text(
+        "import unittest\n\nimport tensorflow as tf\n\nfrom pkg.base import Base\n\n\n"
+        f"class Attention(Base):\n    def call{body}"
+        f"class Helper(Base):\n    def run{body}"
+        f"class Case(unittest.TestCase):\n    def call{body}"
+        f"class TfCase(tf.test.TestCase):\n    def call{body}"
+    )
+    found = {
+        f.scope_name.split(".")[0]: f for f in run_repo(tmp_path).findings if f.rule == "KM201"
+    }
+    noted = found["Attention"]
+    assert "its base `flowlib.Layer` is from a package outside this project" in noted.message
+    assert noted.context.value == "other" and not noted.fixable
+    for name in ("Helper", "Case", "TfCase"):  # no `call`, the standard library, TensorFlow
+        assert "outside this project" not in found[name].message

@@ -19,6 +19,8 @@ API comes from the rules' :class:`~kmigrate.engine.contexts.ContextSpec`.
 from __future__ import annotations
 
 import ast
+import builtins
+import sys
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +38,7 @@ _UNKNOWN = ("unknown",)
 # resolves to) but a distinct object, so that the index can tell it met one.
 _PENDING = tuple(["unknown"])
 _CHECKING = object()  # the same for a class whose bases are being resolved
+_BUILTIN_NAMES = frozenset(dir(builtins))  # `object`, `Exception`: never a foreign base
 
 
 # ---------------------------------------------------------------------------
@@ -159,6 +162,16 @@ class ProjectIndex:
         self._roots = {name.partition(".")[0] for name in self.by_name}
         self._memo: dict[tuple[int, str], Target] = {}
         self._model_class: dict[tuple[int, str], bool] = {}
+        # a class's first base, at any depth, from a package outside the project that is
+        # neither TensorFlow/Keras nor the standard library (``params_flow.Layer``)
+        self._foreign_base: dict[tuple[int, str], str] = {}
+        self._framework_roots = frozenset(
+            symbol.partition(".")[0]
+            for symbol in (
+                *(short for _, short in spec.canonical_prefixes),
+                *spec.model_base_prefixes,
+            )
+        )
         self._notes: dict[int, dict[str, str]] = {}
         self._patched: dict[str, tuple[str, Target]] | None = None
         self._facts: ProjectFacts | None = None
@@ -330,7 +343,9 @@ class ProjectIndex:
             return known
         self._model_class[key] = _CHECKING  # a cyclic hierarchy is no model class
         result = False
-        for base in record.entry["classes"].get(name, {}).get("bases", ()):
+        foreign = ""
+        info = record.entry["classes"].get(name, {})
+        for base in info.get("bases", ()):
             if not base:
                 continue
             target = self.resolve(record, base)
@@ -342,8 +357,33 @@ class ProjectIndex:
             if self._is_model(target):
                 result = True
                 break
+            foreign = foreign or self._foreign(target)
         self._model_class[key] = result
+        if not result and foreign:
+            self._foreign_base[key] = foreign
+            if "call" in info.get("methods", {}):
+                self._notes.setdefault(id(record), {}).setdefault(
+                    name,
+                    f"`{name}` defines `call` like a Keras layer, but its base `{foreign}` "
+                    "is from a package outside this project that kmigrate cannot see into: "
+                    "it is treated as plain code; context not decided",
+                )
         return result
+
+    def _foreign(self, target: Target) -> str:
+        """The base from outside the project that ``target`` is or derives from, when
+        it is not TensorFlow/Keras (kmigrate knows those) nor the standard library."""
+        if target[0] == "class":
+            return self._foreign_base.get((id(target[1]), target[2]), "")
+        if target[0] != "external":
+            return ""
+        qualified = target[1]
+        root = qualified.partition(".")[0]
+        if root in sys.stdlib_module_names or root in _BUILTIN_NAMES:
+            return ""
+        if self.canonical(qualified).partition(".")[0] in self._framework_roots:
+            return ""
+        return qualified
 
     # -- what one module decides ----------------------------------------------
     def local(self, record: ModuleRecord) -> LocalFacts:
