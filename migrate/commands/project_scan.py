@@ -29,13 +29,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kmigrate.commands.discover import discover
-from kmigrate.commands.facts_guess import (
-    BUDGET_SHARE,
-    FactsGuess,
-    choose_providers,
-    module_keys,
-    useful_imports,
-)
 from kmigrate.commands.resolution_cache import StoredResolution, load_resolution, resolve
 from kmigrate.engine.project_entry import (
     ENTRY_FORMAT,
@@ -59,6 +52,7 @@ from kmigrate.engine.sources import SourceError, decode_source, read_bytes
 if TYPE_CHECKING:
     from kmigrate.commands.cache import ResultCache
     from kmigrate.commands.config import Config
+    from kmigrate.commands.facts_guess import FactsGuess
     from kmigrate.commands.jobs import Job
 
 MAX_INDEXED_FILES = 20_000  # beyond this, files are analysed alone
@@ -595,6 +589,14 @@ def facts_guess(
     (see :mod:`~kmigrate.commands.facts_guess`): the records read already, and the
     entries of the files in ``later`` that the others need most, parsed here.
     ``packages``: each folder's package, as far as worked out already."""
+    # only a run with files to analyse first guesses: a warm one never imports it
+    from kmigrate.commands.facts_guess import (
+        BUDGET_SHARE,
+        FactsGuess,
+        choose_providers,
+        module_keys,
+        useful_imports,
+    )
     from kmigrate.commands.jobs import package_of
     from kmigrate.rules.context_spec import CONTEXT_SPEC
 
