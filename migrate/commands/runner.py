@@ -355,9 +355,11 @@ def plan_jobs(
     each with what the project index decided about it (``index``; its entries cached
     under the project's cache folder unless ``index_cache`` is off)."""
     jobs = []
+    walked = []  # every file found, also outside the shard: the index may reuse the walk
     packages: dict[Path, str] = {}
     folders: dict[Path, str] = {}
     for path in discover(paths, config.root, config.exclude):
+        walked.append(path)
         display = _display_path(path, config.root, folders)
         if not in_shard(display, shard):
             continue
@@ -373,7 +375,7 @@ def plan_jobs(
     if index and jobs:
         from kmigrate.commands.project_scan import attach_facts
 
-        jobs = attach_facts(jobs, paths, config, index_cache, workers)
+        jobs = attach_facts(jobs, paths, config, index_cache, workers, walked)
     return jobs
 
 
