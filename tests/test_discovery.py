@@ -85,3 +85,41 @@ def test_the_index_reuses_the_walk_of_the_project_folder(tmp_path: Path, monkeyp
     # a sub-folder's walk is not the project's: the index walks the project itself
     walked = list(discover([root / "pkg"], root, exclude))
     assert project_scan.index_scope([root / "pkg"], root, exclude, walked) == own
+
+
+def test_plain_gitignore_lines_match_as_their_expressions_do() -> None:
+    """Names and name endings are compared as text, the other lines as expressions:
+    both ways agree on every path."""
+    import re
+
+    from kmigrate.commands.discover import _glob_to_regex, parse_gitignore
+
+    lines = ["build", ".tox/", "*.so", "*", "*.egg-info/", "!keep.so", "__pycache__", "*~"]
+    paths = [
+        "build",
+        "src/build",
+        "src/build.py",
+        "rebuild",
+        ".tox",
+        "a/.tox/b",
+        "lib.so",
+        "x/lib.so",
+        "lib.so.1",
+        "pkg.egg-info",
+        "keep.so",
+        "a/keep.so",
+        "__pycache__",
+        "deep/__pycache__",
+        "notes.txt~",
+        "so",
+    ]
+    for line in lines:
+        (pattern,) = parse_gitignore(line)
+        assert pattern.regex is None  # compared as text
+        body = line.lstrip("!").rstrip("/")
+        regex = re.compile(f"^(?:.*/)?{_glob_to_regex(body)}$")
+        for path in paths:
+            assert pattern.matches(path) == bool(regex.match(path)), (line, path)
+    for line in ["docs/_build/", "*.py[cod]", "a?c", "**/tmp", "/top_only.py"]:
+        (pattern,) = parse_gitignore(line)
+        assert pattern.regex is not None
