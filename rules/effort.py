@@ -15,8 +15,9 @@ but someone has to decide about them, so they count at a reduced rate.
 
 from __future__ import annotations
 
-from kmigrate.rules.km9_internal.rule_crashed import RuleCrashed
-from kmigrate.rules.km9_internal.unparseable_file import UnparseableFile
+# The ids of KM901/KM902 from the engine, which emits them, rather than from their rule
+# classes: the report reads this table on every run, and a warm one imports no rule.
+from kmigrate.engine import RULE_CRASHED, UNPARSEABLE
 
 # Per family (the first three characters of the id: "KM2" covers KM2xx).
 FAMILY_MINUTES: dict[str, float] = {
@@ -35,8 +36,8 @@ RULE_MINUTES: dict[str, float] = {
     "KM102": 2,  # an import the rewriter had to leave
     "KM103": 5,  # a Keras 2 module path that Keras 3 removed
     "KM104": 20,  # code pinned to Keras 2 (tf_keras / TF_USE_LEGACY_KERAS): a decision, then work
-    UnparseableFile.id: 30,
-    RuleCrashed.id: 5,  # a rule crashed: report it, look at the file by hand
+    UNPARSEABLE: 30,
+    RULE_CRASHED: 5,  # a rule crashed: report it, look at the file by hand
 }
 
 DEFAULT_MINUTES: float = 10

@@ -10,17 +10,21 @@ from __future__ import annotations
 
 import functools
 import importlib
-import pkgutil
 from collections.abc import Iterable, Iterator, Sequence
-from types import ModuleType
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import kmigrate.rules
-from kmigrate.rules.base import Rule
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from kmigrate.rules.base import Rule
 
 
 def _family_modules() -> Iterator[ModuleType]:
     """Each ``km*`` module, and each public module of a ``km*`` package, in name order."""
+    import pkgutil  # (here, as Rule below: selecting from stored rule facts needs neither)
+
     for info in sorted(pkgutil.iter_modules(kmigrate.rules.__path__), key=lambda i: i.name):
         if not info.name.startswith("km"):
             continue
@@ -37,6 +41,8 @@ def _family_modules() -> Iterator[ModuleType]:
 @functools.lru_cache(maxsize=1)
 def all_rules() -> tuple[type[Rule], ...]:
     """All registered rule classes, sorted by id; duplicate ids are a bug."""
+    from kmigrate.rules.base import Rule
+
     found: dict[str, type[Rule]] = {}
     for module in _family_modules():
         for value in vars(module).values():

@@ -57,3 +57,69 @@ def test_exclude_globs_from_config(tmp_path: Path) -> None:
 def test_explicit_files_are_always_yielded(tmp_path: Path) -> None:
     path = touch(tmp_path, "build/generated.py")
     assert list(discover([path], tmp_path)) == [path]
+
+
+def test_the_index_reuses_the_walk_of_the_project_folder(tmp_path: Path, monkeypatch) -> None:
+    """``scan .`` walks the project once: the index's files are the plan's walk spelled
+    from the root, the same files in the same order as a walk of its own."""
+    from kmigrate.commands import project_scan
+
+    root = tmp_path / "project"
+    touch(root, ".gitignore", "generated/\n")
+    touch(root, "generated/a.py")
+    touch(root, "pkg/__init__.py", "")
+    touch(root, "pkg/layers.py")
+    touch(root, "pkg/skip/x.py")
+    touch(root, "nb/demo.ipynb", "{}")
+    touch(root, "stub.pyi", "")
+    (root / "linked").symlink_to(root / "pkg", target_is_directory=True)
+    (root / "alias.py").symlink_to(root / "pkg" / "layers.py")
+    exclude = ["pkg/skip"]
+    own = project_scan.index_scope([root], root, exclude)
+    assert [p.relative_to(root).as_posix() for p in own] == ["pkg/__init__.py", "pkg/layers.py"]
+    for named in (Path("."), root, tmp_path / "project" / ".." / "project"):
+        if not named.is_absolute():
+            monkeypatch.chdir(root)
+        walked = list(discover([named], root, exclude))
+        assert project_scan.index_scope([named], root, exclude, walked) == own
+    # a sub-folder's walk is not the project's: the index walks the project itself
+    walked = list(discover([root / "pkg"], root, exclude))
+    assert project_scan.index_scope([root / "pkg"], root, exclude, walked) == own
+
+
+def test_plain_gitignore_lines_match_as_their_expressions_do() -> None:
+    """Names and name endings are compared as text, the other lines as expressions:
+    both ways agree on every path."""
+    import re
+
+    from kmigrate.commands.discover import _glob_to_regex, parse_gitignore
+
+    lines = ["build", ".tox/", "*.so", "*", "*.egg-info/", "!keep.so", "__pycache__", "*~"]
+    paths = [
+        "build",
+        "src/build",
+        "src/build.py",
+        "rebuild",
+        ".tox",
+        "a/.tox/b",
+        "lib.so",
+        "x/lib.so",
+        "lib.so.1",
+        "pkg.egg-info",
+        "keep.so",
+        "a/keep.so",
+        "__pycache__",
+        "deep/__pycache__",
+        "notes.txt~",
+        "so",
+    ]
+    for line in lines:
+        (pattern,) = parse_gitignore(line)
+        assert pattern.regex is None  # compared as text
+        body = line.lstrip("!").rstrip("/")
+        regex = re.compile(f"^(?:.*/)?{_glob_to_regex(body)}$")
+        for path in paths:
+            assert pattern.matches(path) == bool(regex.match(path)), (line, path)
+    for line in ["docs/_build/", "*.py[cod]", "a?c", "**/tmp", "/top_only.py"]:
+        (pattern,) = parse_gitignore(line)
+        assert pattern.regex is not None

@@ -368,16 +368,16 @@ def test_a_model_saved_in_one_file_and_loaded_in_another_is_not_renamed_alone(
 
 
 def _count_analyses(monkeypatch) -> list[str]:
-    from kmigrate.commands import runner
+    from kmigrate.engine import analyze  # the runner imports it where a file is analysed
 
     analysed: list[str] = []
-    original = runner.analyze_module_text
+    original = analyze.analyze_module_text
 
     def counting(path, *args, **kwargs):
         analysed.append(path)
         return original(path, *args, **kwargs)
 
-    monkeypatch.setattr(runner, "analyze_module_text", counting)
+    monkeypatch.setattr(analyze, "analyze_module_text", counting)
     return analysed
 
 

@@ -312,12 +312,12 @@ def find_backend_pins(
     resolver = _Resolver()
     real_root = root.resolve()
     for candidate in candidates:
+        if not _may_be_config(candidate.name):
+            continue  # by its name alone, before resolving it: most files of a tree
         resolved = resolver.resolve(candidate)
         if resolved is None or resolved in seen:
             continue
         seen.add(resolved)
-        if not _may_be_config(candidate.name):
-            continue
         relative = _relative(candidate, Path(resolved), real_root)
         kind = _config_kind(relative)
         if kind is None:

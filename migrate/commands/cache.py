@@ -53,6 +53,7 @@ cache folder that is a symlink is not used at all.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import hmac
 import json
@@ -117,9 +118,14 @@ def trim_for_reports(report: Any) -> None:
 # -- keys ------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=1)
 def code_fingerprint() -> str:
     """A digest of kmigrate's own files (name, size, mtime): edits to a rule or to
-    the engine invalidate every cached result, even without a version bump."""
+    the engine invalidate every cached result, even without a version bump.
+
+    Worked out once per process: the rule table, the result cache and the stored
+    resolution all key on it (a process runs the code it loaded, even if the files
+    change under it)."""
     import kmigrate
     import kmigrate.rules
 

@@ -16,10 +16,8 @@ from pathlib import Path
 import click
 
 from kmigrate.commands.run_settings import RunSettings, common_run_options, run_with_progress
-from kmigrate.engine.model import RULE_CRASHED
-from kmigrate.rules.km9_internal.unused_suppression import UnusedSuppression
+from kmigrate.engine.model import RULE_CRASHED, UNUSED_SUPPRESSION
 
-UNUSED_SUPPRESSION = UnusedSuppression.id
 CHECK_FORMATS = ("concise", "github", "json")
 
 
@@ -105,6 +103,7 @@ def _is_checked(settings: RunSettings, jobs, result):
 def unused_suppression_findings(settings: RunSettings, jobs, result) -> list:
     """KM903 findings for the suppression comments that suppressed nothing."""
     from kmigrate.engine.sources import SourceError, read_source
+    from kmigrate.rules.km9_internal.unused_suppression import UnusedSuppression
 
     by_display = {j.display: j for j in jobs}
     findings = []

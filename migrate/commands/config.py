@@ -19,11 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 
 class ConfigError(Exception):
     """Invalid configuration; the message names the key and the file."""
@@ -74,6 +69,11 @@ def load_config(start: Path, explicit: Path | None = None) -> Config:
     if path is None:
         root = start.resolve()
         return Config(root=root if root.is_dir() else root.parent)
+    # imported here: most scanned trees have no pyproject.toml, and the parser costs 2 ms
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as error:

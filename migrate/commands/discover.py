@@ -44,9 +44,29 @@ SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 @dataclass(frozen=True)
 class _Pattern:
-    regex: re.Pattern[str]
+    """One ``.gitignore`` line. Most are a name (``build``, ``.tox``) or a name's end
+    (``*.so``), matched at any depth: those are compared as text, which costs nothing
+    to set up; the others are regular expressions (compiling the sixty lines of the
+    usual Python template as expressions took 3 ms of every run)."""
+
+    regex: re.Pattern[str] | None  # None: ``text`` says what matches
     negated: bool
     dir_only: bool
+    text: str = ""  # the last part of the path, or its end when ``suffix``
+    suffix: bool = False
+
+    def matches(self, relative: str) -> bool:
+        if self.regex is not None:
+            return self.regex.match(relative) is not None
+        name = relative.rpartition("/")[2]
+        return name.endswith(self.text) if self.suffix else name == self.text
+
+
+_GLOB_CHARS = frozenset("*?[\\")
+
+
+def _plain(text: str) -> bool:
+    return not _GLOB_CHARS.intersection(text)
 
 
 def _glob_to_regex(pattern: str) -> str:
@@ -104,6 +124,12 @@ def parse_gitignore(text: str) -> list[_Pattern]:
         line = line.rstrip("/")
         anchored = "/" in line
         line = line.lstrip("/")
+        if not anchored and line and _plain(line):
+            patterns.append(_Pattern(None, negated, dir_only, line))
+            continue
+        if not anchored and line.startswith("*") and _plain(line[1:]):
+            patterns.append(_Pattern(None, negated, dir_only, line[1:], suffix=True))
+            continue
         body = _glob_to_regex(line)
         regex = f"^{body}$" if anchored else f"^(?:.*/)?{body}$"
         try:
@@ -123,7 +149,7 @@ def _ignored(patterns: list[tuple[Path, list[_Pattern]]], path: Path, is_dir: bo
         for rule in rules:
             if rule.dir_only and not is_dir:
                 continue
-            if rule.regex.match(relative):
+            if rule.matches(relative):
                 ignored = not rule.negated
     return ignored
 

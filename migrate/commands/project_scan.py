@@ -24,18 +24,11 @@ import os
 import re
 import warnings
 from collections import ChainMap
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kmigrate.commands.discover import discover
-from kmigrate.commands.facts_guess import (
-    BUDGET_SHARE,
-    FactsGuess,
-    choose_providers,
-    module_keys,
-    useful_imports,
-)
 from kmigrate.commands.resolution_cache import StoredResolution, load_resolution, resolve
 from kmigrate.engine.project_entry import (
     ENTRY_FORMAT,
@@ -59,6 +52,7 @@ from kmigrate.engine.sources import SourceError, decode_source, read_bytes
 if TYPE_CHECKING:
     from kmigrate.commands.cache import ResultCache
     from kmigrate.commands.config import Config
+    from kmigrate.commands.facts_guess import FactsGuess
     from kmigrate.commands.jobs import Job
 
 MAX_INDEXED_FILES = 20_000  # beyond this, files are analysed alone
@@ -89,13 +83,28 @@ def index_store(root: Path) -> ResultCache | None:
     return side_store(root, INDEX_FOLDER, _spec_key())
 
 
-def index_scope(paths: Sequence[Path], root: Path, exclude: Sequence[str]) -> list[Path]:
-    """The files of the project the named ``paths`` belong to."""
+def index_scope(
+    paths: Sequence[Path],
+    root: Path,
+    exclude: Sequence[str],
+    walked: Sequence[Path] | None = None,
+) -> list[Path]:
+    """The files of the project the named ``paths`` belong to.
+
+    ``walked``: what discovery found under ``paths``. When they are the project's folder
+    itself (``kmigrate scan .``, ``check`` without files), that walk is the project's:
+    the same files in the same order, spelled from the folder as named rather than from
+    the root, so it is reused instead of walking the tree a second time."""
     root = root.resolve()
-    inside = all(_is_within(Path(p).resolve(), root) for p in paths)
+    resolved = [Path(p).resolve() for p in paths]
+    inside = all(_is_within(p, root) for p in resolved)
     starts = [root] if inside else list(paths)
+    if walked is not None and resolved == [root]:
+        candidates: Iterable[Path] = (root / path.relative_to(paths[0]) for path in walked)
+    else:
+        candidates = discover(starts, root, exclude)
     found = []
-    for path in discover(starts, root, exclude):
+    for path in candidates:
         if path.suffix == ".py":
             found.append(path)
             if len(found) > MAX_INDEXED_FILES:
@@ -387,11 +396,17 @@ def _key(path: Path | str) -> str:
 
 
 def attach_facts(
-    jobs: list[Job], paths: Sequence[Path], config: Config, use_cache: bool, workers: int
+    jobs: list[Job],
+    paths: Sequence[Path],
+    config: Config,
+    use_cache: bool,
+    workers: int,
+    walked: Sequence[Path] | None = None,
 ) -> list[Job]:
-    """``jobs`` with the project index's facts about each module."""
+    """``jobs`` with the project index's facts about each module (``walked``: every file
+    discovery found under ``paths``, see :func:`index_scope`)."""
     root = config.root.resolve()
-    files = read_files(index_scope(paths, root, config.exclude))
+    files = read_files(index_scope(paths, root, config.exclude, walked))
     if not files:
         return jobs
     store = index_store(root) if use_cache else None
@@ -595,6 +610,14 @@ def facts_guess(
     (see :mod:`~kmigrate.commands.facts_guess`): the records read already, and the
     entries of the files in ``later`` that the others need most, parsed here.
     ``packages``: each folder's package, as far as worked out already."""
+    # only a run with files to analyse first guesses: a warm one never imports it
+    from kmigrate.commands.facts_guess import (
+        BUDGET_SHARE,
+        FactsGuess,
+        choose_providers,
+        module_keys,
+        useful_imports,
+    )
     from kmigrate.commands.jobs import package_of
     from kmigrate.rules.context_spec import CONTEXT_SPEC
 

@@ -2,6 +2,10 @@
 
 Work is per file and independent, so it spreads over processes (``--jobs``); the
 results are sorted, so the output does not depend on the number of processes.
+
+The analysis (``kmigrate.engine.analyze`` and what it imports) is imported by the
+functions that analyse a file, not at the top: a warm re-scan or ``check`` takes every
+result from the cache and never needs it (docs/performance.md, start-up).
 """
 
 from __future__ import annotations
@@ -18,27 +22,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kmigrate.commands.cache import digest_findings, trim_for_reports
-from kmigrate.commands.config import Config
 from kmigrate.commands.discover import discover, display_path
 from kmigrate.commands.jobs import FileReport, FixResult, Job, RunResult, package_of
-from kmigrate.engine.analyze import (
-    UNPARSEABLE,
-    FileAnalysis,
-    RuleSet,
-    analyze_module_text,
-    fingerprint_findings,
-    replace_project_notes,
-    unparseable_finding,
-)
-from kmigrate.engine.model import RULE_CRASHED, Finding
+from kmigrate.engine.model import RULE_CRASHED, UNPARSEABLE, Finding
 from kmigrate.engine.sources import SourceError, decode_source, read_bytes
-from kmigrate.engine.tree_index import TreeIndex
 
 if TYPE_CHECKING:
     from kmigrate.commands.cache import ResultCache
+    from kmigrate.commands.config import Config
     from kmigrate.commands.facts_guess import FactsGuess
     from kmigrate.commands.project_scan import PendingProject
+    from kmigrate.engine.analyze import FileAnalysis, RuleSet
     from kmigrate.engine.project_index import ModuleFacts
+    from kmigrate.engine.tree_index import TreeIndex
 
 Progress = Callable[[int], None]
 
@@ -50,6 +46,7 @@ def ruleset_for(rule_ids: Sequence[str]) -> RuleSet:
     """One RuleSet per selection per process (workers build their own once)."""
     key = tuple(rule_ids)
     if key not in _RULESETS:
+        from kmigrate.engine.analyze import RuleSet  # analysis only (module docstring)
         from kmigrate.rules.registry import all_rules
 
         wanted = set(key)
@@ -58,6 +55,8 @@ def ruleset_for(rule_ids: Sequence[str]) -> RuleSet:
 
 
 def _file_finding(display: str, message: str) -> Finding:
+    from kmigrate.engine.analyze import unparseable_finding  # analysis only (module docstring)
+
     return unparseable_finding(display, message)
 
 
@@ -116,6 +115,7 @@ class _Unit:
         """The analysis of the text as it is, worked out once (a fix that is refused
         reports the untouched file, whose analysis the crash check already made)."""
         if self._analysis is None:
+            from kmigrate.engine.analyze import analyze_module_text
             from kmigrate.rules.context_spec import CONTEXT_SPEC
 
             job = self.job
@@ -143,6 +143,8 @@ class _Unit:
         the cells' own findings), without the codes ``per-file-ignores`` drops."""
         job = self.job
         if self.notebook is not None:
+            from kmigrate.engine.analyze import fingerprint_findings
+
             findings = self.notebook.map_findings(findings)
             cell_findings = self.notebook.cell_findings(job.display)
             fingerprint_findings(cell_findings)
@@ -167,6 +169,8 @@ def _guessed_facts(
             tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return None, None, None, None
+    from kmigrate.engine.tree_index import TreeIndex  # analysis only (module docstring)
+
     index = TreeIndex(tree)
     try:
         facts, entry = guess.facts(tree, job.path, job.package, index)
@@ -181,7 +185,6 @@ def _load(job: Job, rule_ids: tuple[str, ...], data: bytes | None) -> _Unit | Fi
     """Read, pre-filter, size-check and decode the file (and open a notebook): a
     :class:`_Unit`, or the file's final report when there is nothing to analyse
     (empty) or the file cannot be used (a KM901 finding says why)."""
-    from kmigrate.commands.notebook import NotebookError, load_notebook
     from kmigrate.engine.sources import MAX_FILE_MB, megabytes, read_bytes, size_limit
     from kmigrate.rules.context_spec import SOURCE_MARKERS
 
@@ -209,6 +212,8 @@ def _load(job: Job, rule_ids: tuple[str, ...], data: bytes | None) -> _Unit | Fi
     notebook = None
     text = source.text
     if job.path.endswith(".ipynb"):
+        from kmigrate.commands.notebook import NotebookError, load_notebook
+
         try:
             notebook = load_notebook(text)
         except NotebookError as error:
@@ -350,9 +355,11 @@ def plan_jobs(
     each with what the project index decided about it (``index``; its entries cached
     under the project's cache folder unless ``index_cache`` is off)."""
     jobs = []
+    walked = []  # every file found, also outside the shard: the index may reuse the walk
     packages: dict[Path, str] = {}
     folders: dict[Path, str] = {}
     for path in discover(paths, config.root, config.exclude):
+        walked.append(path)
         display = _display_path(path, config.root, folders)
         if not in_shard(display, shard):
             continue
@@ -368,7 +375,7 @@ def plan_jobs(
     if index and jobs:
         from kmigrate.commands.project_scan import attach_facts
 
-        jobs = attach_facts(jobs, paths, config, index_cache, workers)
+        jobs = attach_facts(jobs, paths, config, index_cache, workers, walked)
     return jobs
 
 
@@ -603,6 +610,8 @@ def _same_outcome(report: FileReport, facts: ModuleFacts | None) -> bool:
     if _asked_only(own, asked) != _asked_only(facts, asked):
         return False
     if own.notes != facts.notes:
+        from kmigrate.engine.analyze import replace_project_notes
+
         replace_project_notes(report.findings, own.notes, facts.notes)
         report.digest = None  # its text holds the old messages
     return True
@@ -721,6 +730,7 @@ def scan_text(
     text: str, select: Sequence[str] | None = None, path: str = "<memory>"
 ) -> list[Finding]:
     """Findings for module ``text`` with the selected rules; for tests and tools."""
+    from kmigrate.engine.analyze import analyze_module_text, fingerprint_findings
     from kmigrate.rules.context_spec import CONTEXT_SPEC
 
     ruleset = ruleset_for(select_ids(select or (), ()))

@@ -165,9 +165,11 @@ class EditPlan:
     description: str = ""
 
 
-# The findings the engine makes itself (rules/km9_internal/ describes them to users).
+# The findings about the run itself (rules/km9_internal/ describes them to users): the
+# engine makes the first two; the third turns what ``suppress`` saw into findings.
 UNPARSEABLE = "KM901"  # the file cannot be read, decoded or parsed
 RULE_CRASHED = "KM902"  # a rule raised on the file: its findings there are incomplete
+UNUSED_SUPPRESSION = "KM903"  # a ``# kmigrate: ignore`` comment that suppressed nothing
 
 # The keys of a JSON finding (docs/report.md, migrate/report/schema.json), in the order
 # reports write them; anything else a finding carries (a notebook cell ...) lives in

@@ -15,7 +15,6 @@ import codecs
 import contextlib
 import io
 import os
-import signal
 import stat
 import tempfile
 import threading
@@ -124,6 +123,8 @@ def deferred_signals() -> Iterator[None]:
 
     Only in the main thread (signal handlers live there); elsewhere a no-op.
     """
+    import signal  # only writes need it: a scan that reads files starts without it
+
     if threading.current_thread() is not threading.main_thread():
         yield
         return

@@ -15,12 +15,11 @@ Format-specific ones: ``color`` and ``width`` (table), ``max_items`` (markdown).
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
-
-from kmigrate.report.summary import ReportData, build
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kmigrate.commands.jobs import RunResult
+    from kmigrate.report.summary import ReportData, build
 
 FORMATS: dict[str, str] = {
     "table": "kmigrate.report.table:render",
@@ -34,6 +33,16 @@ FORMATS: dict[str, str] = {
 __all__ = ["FORMATS", "build", "one_line_summary", "render", "render_data"]
 
 
+def __getattr__(name: str) -> Any:
+    """``build`` and ``ReportData`` from the summary, loaded on first use (PEP 562):
+    ``check`` prints findings with :mod:`kmigrate.report.common` alone."""
+    if name in ("build", "ReportData"):
+        from kmigrate.report import summary
+
+        return getattr(summary, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def render_data(data: ReportData, fmt: str, **options: object) -> str:
     """Render already computed report data in format ``fmt`` (one of :data:`FORMATS`)."""
     module_name, _, attr = FORMATS[fmt].partition(":")
@@ -43,6 +52,8 @@ def render_data(data: ReportData, fmt: str, **options: object) -> str:
 
 def render(result: RunResult, fmt: str, **options: object) -> str:
     """The report of ``result`` in format ``fmt`` (one of :data:`FORMATS`)."""
+    from kmigrate.report.summary import build
+
     return render_data(build(result, **options), fmt, **options)
 
 

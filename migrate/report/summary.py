@@ -405,11 +405,11 @@ def _tf_leftovers(report: FileReport, root: Path | None) -> list[str] | None:
         return []
     if not report.parsed or report.path.endswith(".ipynb"):
         return None
-    from kmigrate.report.footprint import leftovers, tensorflow_uses_of_text
-
     known = getattr(report, "tf_leftovers", None)
     if known is not None:
         return known
+    from kmigrate.report.footprint import leftovers, tensorflow_uses_of_text
+
     uses = tensorflow_uses_of_text(_source_text(report, root))
     if uses is None:
         return None

@@ -12,14 +12,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from kmigrate.engine import ALL, Context, Finding, Occurrences, Severity, Span
+from kmigrate.engine import ALL, UNUSED_SUPPRESSION, Context, Finding, Occurrences, Severity, Span
 from kmigrate.rules.base import Clean, Flagged, Rule
 
 _COMMENT = re.compile(r"#\s*kmigrate:\s*ignore", re.IGNORECASE)
 
 
 class UnusedSuppression(Rule):
-    id = "KM903"
+    id = UNUSED_SUPPRESSION
     name = "unused-suppression"
     summary = "A `# kmigrate: ignore[...]` comment suppresses nothing on its line."
     rationale = (

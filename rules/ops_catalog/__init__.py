@@ -6,7 +6,7 @@ entries because their signatures differ), either how a call maps onto a Keras 3
 function or why it cannot be mapped and what to write instead. ``rules/km2_ops/``
 interprets the table; ``scripts/gen_ops_doc.py`` renders it as ``docs/ops.md``.
 
-An entry is written with three small strings, parsed once:
+An entry is written with three small strings, parsed once, when it is first used:
 
 - ``sig``: the TF signature exactly as ``inspect.signature`` shows it in the installed
   TensorFlow 2.21 / tf_keras 2.21 (``tests/differential/test_signatures.py`` checks

@@ -68,9 +68,9 @@ class OpEntry:
     """One TF symbol (with its aliases) and how it converts."""
 
     symbols: tuple[str, ...]
-    params: tuple[Param, ...] = ()
+    sig: str = ""  # the TF signature as written: see ``params``
     target: str | None = None  # "keras.ops.mean"; None for manual entries and templates
-    out: tuple[OutArg, ...] = ()
+    out_text: str | None = None  # the Keras arguments as written: see ``out``
     template: str | None = None
     builder: str | None = None
     legacy: Mapping[str, str] = field(default_factory=dict)  # old keyword -> parameter
@@ -86,6 +86,20 @@ class OpEntry:
     @property
     def symbol(self) -> str:
         return self.symbols[0]
+
+    # ``sig`` and ``out_text`` are parsed when an entry is first used, not when the
+    # catalog is imported: a run looks up a few entries of three hundred, and parsing
+    # them all was half of the catalog's import (every run that analyses a file).
+    @functools.cached_property
+    def params(self) -> tuple[Param, ...]:
+        return _parse_sig(self.sig) if self.sig else ()
+
+    @functools.cached_property
+    def out(self) -> tuple[OutArg, ...]:
+        text = self.out_text
+        if self.target is not None and text is None:  # the required parameters, in order
+            text = ", ".join(p.name for p in self.params if p.default is None and not p.varargs)
+        return _parse_out(text, self.params) if text else ()
 
     @functools.cached_property
     def param_names(self) -> tuple[str, ...]:
@@ -258,10 +272,6 @@ def op(
     **extra: Any,
 ) -> OpEntry:
     """An automatic entry. ``out`` defaults to the required parameters, positionally."""
-    params = _parse_sig(sig)
-    if target is not None and out is None:  # the required parameters, in order
-        out = ", ".join(p.name for p in params if p.default is None and not p.varargs)
-    parsed = _parse_out(out, params) if out else ()
     for key in ("accept",):
         if key in extra:
             extra[key] = {k: tuple(v) for k, v in extra[key].items()}
@@ -269,9 +279,9 @@ def op(
         extra["drop"] = frozenset({"name", *extra["drop"]})
     return OpEntry(
         symbols=tuple(symbols.split()),
-        params=params,
+        sig=sig,
         target=_target(target),
-        out=parsed,
+        out_text=out,
         **extra,
     )
 
