@@ -140,7 +140,7 @@ def notebook_record(
 
 NOTEBOOKS = "notebooks"  # the index store's namespace; the key is the project root's
 _NAME_FIELDS = ("model_classes", "model_functions", "data_functions", "mixed_functions")
-_PAIR_FIELDS = ("bindings", "notes", "patched", "shared_paths")
+_PAIR_FIELDS = ("bindings", "notes", "patched", "shared_paths", "data_callers")
 
 
 def load_notebook_facts(store: ValueStore, root_key: str, key: str) -> dict | None:

@@ -549,7 +549,7 @@ def _apply_project_notes(findings: list[Finding], facts: ModuleFacts) -> None:
     """Findings in helpers shared by model code and a data pipeline keep no fix (a rewrite
     must suit both callers: report them), nor calls of TF/Keras functions the project
     replaces; findings in undecided classes say why."""
-    mixed = set(facts.mixed_functions)
+    mixed = {**dict.fromkeys(facts.mixed_functions, ""), **dict(facts.data_callers)}
     notes = dict(facts.notes)
     patched = dict(facts.patched)
     for finding in findings:
@@ -563,13 +563,22 @@ def _apply_project_notes(findings: list[Finding], facts: ModuleFacts) -> None:
         owner = finding.scope_name.split(".", 1)[0]
         if owner in mixed and finding.fix is not None:
             finding.fix = None
+            caller = mixed[owner]
+            data = f"from data code, {caller}" if caller else "is data code itself"
             finding.message += (
-                f" (not rewritten: `{owner}` is called from model code and from a data "
-                "pipeline; change it by hand or split it)"
+                f" (not rewritten: `{owner}` is called from model code and {data} "
+                f"({_DATA_CODE}); change it by hand or split it)"
             )
         note = notes.get(owner)
         if note is not None:
             finding.message += _note_text(note)
+
+
+# What the project index counts as data code (ContextSpec.data_methods and
+# data_symbol_prefixes), for the findings of helpers shared with model code.
+_DATA_CODE = (
+    "a dataset's `map` function, or code calling TensorFlow's data, I/O, image or audio APIs"
+)
 
 
 def _note_text(note: str) -> str:

@@ -55,6 +55,9 @@ class ModuleFacts:
     model_functions: tuple[str, ...] = ()  # top-level functions reached from model code
     data_functions: tuple[str, ...] = ()  # ... reached from a data pipeline
     mixed_functions: tuple[str, ...] = ()  # ... reached from both: reported, not rewritten
+    # (mixed function, where data code reaches it from: "" when it is data code itself,
+    # else "`preprocess` in data.py"), so the finding can say which caller is data code
+    data_callers: tuple[tuple[str, str], ...] = ()
     bindings: tuple[tuple[str, str], ...] = ()  # local name -> TF/Keras qualified name
     notes: tuple[tuple[str, str], ...] = ()  # (class or function, why it is undecided)
     # (symbol, module): TF/Keras functions the project replaces (``K.reshape = reshape``)
@@ -530,9 +533,10 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
     def __len__(self) -> int:
         return len(self.local)
 
-    def reached(self) -> tuple[set[Node], set[Node]]:
-        """(model, data): the nodes reached from model code and from data pipelines,
-        over the whole project's call graph."""
+    def reached(self) -> tuple[set[Node], dict[Node, Node]]:
+        """(model, data): the nodes reached from model code, and those reached from data
+        pipelines with the data function (a seed) each is first reached from, over the
+        whole project's call graph."""
         if self._reach is None:
             edges: dict[Node, tuple[Node, ...]] = {}
             model_seeds: set[Node] = set()
@@ -542,7 +546,7 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
                     edges[(key, name)] = out
                 model_seeds.update(local.model_seeds)
                 data_seeds.update(local.data_seeds)
-            self._reach = (closure(model_seeds, edges), closure(data_seeds, edges))
+            self._reach = (closure(model_seeds, edges), reached_from(data_seeds, edges))
         return self._reach
 
     def reached_functions(self, key: str) -> tuple[set[str], set[str]]:
@@ -556,16 +560,24 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
     def _make(self, key: str) -> ModuleFacts:
         local = self.local[key]
         in_model, in_data = self.reached_functions(key)
+        mixed = sorted(in_model & in_data)
         return ModuleFacts(
             model_classes=local.model_classes,
             model_functions=tuple(sorted(in_model)),
             data_functions=tuple(sorted(in_data - in_model)),
-            mixed_functions=tuple(sorted(in_model & in_data)),
+            mixed_functions=tuple(mixed),
+            data_callers=tuple((name, self._data_caller((key, name))) for name in mixed),
             bindings=local.bindings,
             notes=local.notes,
             patched=self.patched,
             shared_paths=self._shared_paths(key),
         )
+
+    def _data_caller(self, node: Node) -> str:
+        seed = self.reached()[1][node]
+        if seed == node:
+            return ""
+        return f"`{seed[1]}` in {self.files[seed[0]][0]}"
 
     def _shared_paths(self, key: str) -> tuple[tuple[str, str], ...]:
         return self.shared_paths(*self.files[key])
@@ -616,6 +628,21 @@ def closure(seeds: Iterable[Hashable], edges: Mapping[Any, Iterable[Hashable]]) 
         seen.add(node)
         todo.extend(edges.get(node, ()))
     return seen
+
+
+def reached_from(seeds: Iterable[Node], edges: Mapping[Node, Iterable[Node]]) -> dict[Node, Node]:
+    """Everything reached from ``seeds`` along ``edges``, each with the seed it is first
+    reached from (seeds in sorted order, so the answer does not depend on the input's)."""
+    found: dict[Node, Node] = {}
+    for seed in sorted(set(seeds)):
+        todo = [seed]
+        while todo:
+            node = todo.pop()
+            if node in found:
+                continue
+            found[node] = seed
+            todo.extend(edges.get(node, ()))
+    return found
 
 
 def module_facts_for_text(
