@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from kmigrate.engine.model import Context, Finding, Severity
 
 if TYPE_CHECKING:
-    from kmigrate.engine.project_index import ModuleFacts
+    from kmigrate.engine.project_index import LocalFactsFrom, ModuleFacts
 
 
 @dataclass(frozen=True)
@@ -71,9 +71,12 @@ class FileReport:
     # the TensorFlow names left after `apply` (report.footprint.leftovers), worked out by
     # the worker; merge: those a shard's JSON report already worked out
     tf_leftovers: list[str] | None = None
-    # a deferred job (see project_scan.PendingProject): the file's own facts and entry
+    # a deferred job (see project_scan.PendingProject): the file's own facts and entry,
+    # and the local facts the index of its first guess made (the project takes them
+    # where they are its own instead of making them again)
     own_facts: ModuleFacts | None = None
     index_entry: dict | None = None
+    own_local: LocalFactsFrom | None = None
     shared_path_reads: tuple[str, ...] = ()  # the file names whose users it asked about
     # what the reports need of the findings, when the result cache made or read it
     digest: FindingsDigest | None = field(default=None, repr=False, compare=False)

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from kmigrate.commands.cache import ResultCache
     from kmigrate.commands.facts_guess import FactsGuess
     from kmigrate.commands.project_scan import PendingProject
-    from kmigrate.engine.project_index import ModuleFacts
+    from kmigrate.engine.project_index import LocalFactsFrom, ModuleFacts
 
 Progress = Callable[[int], None]
 
@@ -107,6 +107,7 @@ class _Unit:
     notebook: Any  # notebook.Notebook, or None for a .py file
     ruleset: RuleSet
     _analysis: FileAnalysis | None = field(default=None, repr=False)
+    own_local: LocalFactsFrom | None = None  # a deferred job's, from its guess's index
 
     @property
     def facts(self) -> ModuleFacts | None:
@@ -119,22 +120,23 @@ class _Unit:
             from kmigrate.rules.context_spec import CONTEXT_SPEC
 
             job = self.job
-            facts, tree, tree_index, entry = self.facts, None, None, None
+            guessed = _Guessed(self.facts)
             if job.deferred and _FACTS_GUESS:
-                facts, tree, tree_index, entry = _guessed_facts(self.text, job, _FACTS_GUESS[0])
+                guessed = _guessed_facts(self.text, job, _FACTS_GUESS[0])
             analysis = analyze_module_text(
                 job.display,
                 self.text,
                 self.ruleset,
                 CONTEXT_SPEC,
                 job.package,
-                facts,
+                guessed.facts,
                 shared_guess=job.shared_guess,
-                tree=tree,
-                tree_index=tree_index,
+                tree=guessed.tree,
+                tree_index=guessed.tree_index,
             )
-            if entry is not None:  # analysed with a guess: as if with its own facts
-                analysis.own_facts, analysis.index_entry = facts, entry
+            if guessed.entry is not None:  # analysed with a guess: as if with its own facts
+                analysis.own_facts, analysis.index_entry = guessed.facts, guessed.entry
+                self.own_local = guessed.local
             self._analysis = analysis
         return self._analysis
 
@@ -155,26 +157,35 @@ class _Unit:
 _FACTS_GUESS: list[FactsGuess] = []
 
 
-def _guessed_facts(
-    text: str, job: Job, guess: FactsGuess
-) -> tuple[ModuleFacts | None, ast.Module | None, TreeIndex | None, dict | None]:
-    """(facts, tree, tree index, entry) to analyse a deferred job with: the guess of its
-    project facts, its tree and that tree's index, and its index entry; Nones for what
-    cannot be made (unparseable: its analysis then says why)."""
+@dataclass
+class _Guessed:
+    """What a deferred job is analysed with: the guess of its project facts, its tree
+    and that tree's index, its index entry, and the local facts its guess's index made
+    (see ``LocalFactsFrom``); None for what cannot be made (unparseable: its analysis
+    then says why)."""
+
+    facts: ModuleFacts | None = None
+    tree: ast.Module | None = None
+    tree_index: TreeIndex | None = None
+    entry: dict | None = None
+    local: LocalFactsFrom | None = None
+
+
+def _guessed_facts(text: str, job: Job, guess: FactsGuess) -> _Guessed:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # as the analysis parses
             tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
-        return None, None, None, None
+        return _Guessed()
     index = TreeIndex(tree)
     try:
-        facts, entry = guess.facts(tree, job.path, job.package, index)
+        facts, entry, local = guess.facts(tree, job.path, job.package, index)
     except RecursionError:
-        return None, tree, index, None
+        return _Guessed(tree=tree, tree_index=index)
     if job.shared_guess:
         facts = replace(facts, shared_paths=job.shared_guess)
-    return facts, tree, index, entry
+    return _Guessed(facts, tree, index, entry, local)
 
 
 def _load(job: Job, rule_ids: tuple[str, ...], data: bytes | None) -> _Unit | FileReport:
@@ -229,6 +240,7 @@ def _scan_unit(unit: _Unit) -> FileReport:
         report.tf_statements = count_tf_statements(analysis.tree, analysis.tree_index)
     if unit.job.deferred:
         report.own_facts, report.index_entry = analysis.own_facts, analysis.index_entry
+        report.own_local = unit.own_local
         report.shared_path_reads = analysis.shared_path_reads
     report.findings = unit.finish(analysis.findings)
     if analysis.tree is not None and unit.notebook is None:  # notebooks: lines per cell
@@ -568,7 +580,7 @@ def _run_in_two_phases(
         report = by_path.get(job.display) if job.deferred else None
         data = pending.bytes_of(job)
         if report is not None and _same_outcome(report, final.facts):
-            report.own_facts = report.index_entry = None
+            report.own_facts = report.index_entry = report.own_local = None
             if cache is not None and data is not None and _may_hold_tensorflow(data, final):
                 cache.store(cache.entry_key(final, data), report)
             kept.append(report)
