@@ -106,6 +106,24 @@ def test_a_workers_report_unpacks_its_findings_only_when_read(corpus, tmp_path) 
     assert pickle.loads(pickle.dumps(report)).findings == report.findings
 
 
+def test_the_last_collections_at_exit_skip_what_a_run_leaves(corpus, tmp_path) -> None:
+    """A run has the process freeze its objects when it ends, before the interpreter's
+    last collections (a handler registered before the run runs after it)."""
+    project = _copy(corpus, tmp_path)
+    code = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: print('frozen' if gc.get_freeze_count() else 'not'))\n"
+        "from kmigrate.commands.cli import main\n"
+        "main(sys.argv[1:])\n"
+    )
+    args = ["scan", ".", "-q", "--no-cache", "--jobs", "1", "-f", "json", "-o", "r.json"]
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=project, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["frozen"]
+
+
 # -- the result cache --------------------------------------------------------------
 
 
