@@ -24,7 +24,7 @@ import os
 import re
 import warnings
 from collections import ChainMap
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -90,13 +90,28 @@ def index_store(root: Path) -> ResultCache | None:
     return side_store(root, INDEX_FOLDER, _spec_key())
 
 
-def index_scope(paths: Sequence[Path], root: Path, exclude: Sequence[str]) -> list[Path]:
-    """The files of the project the named ``paths`` belong to."""
-    root = root.resolve()
-    inside = all(_is_within(Path(p).resolve(), root) for p in paths)
-    starts = [root] if inside else list(paths)
+def index_scope(
+    paths: Sequence[Path],
+    root: Path,
+    exclude: Sequence[str],
+    discovered: Sequence[Path] | None = None,
+) -> list[Path]:
+    """The files of the project the named ``paths`` belong to. ``discovered``: what
+    ``discover(paths, root, exclude)`` gave the caller, when it did (``root`` resolved
+    already): the same walk is not made again when the project is what was named."""
+    resolved = root.resolve()
+    inside = all(_is_within(Path(p).resolve(), resolved) for p in paths)
+    starts = [resolved] if inside else list(paths)
+    same = bool(paths) and (
+        starts == list(paths) or all(Path(p).resolve() == resolved for p in paths)
+    )
+    walk: Iterable[Path]
+    if discovered is not None and resolved == root and same:
+        walk = discovered
+    else:
+        walk = discover(starts, resolved, exclude)
     found = []
-    for path in discover(starts, root, exclude):
+    for path in walk:
         if path.suffix == ".py":
             found.append(path)
             if len(found) > MAX_INDEXED_FILES:
@@ -388,11 +403,18 @@ def _key(path: Path | str) -> str:
 
 
 def attach_facts(
-    jobs: list[Job], paths: Sequence[Path], config: Config, use_cache: bool, workers: int
+    jobs: list[Job],
+    paths: Sequence[Path],
+    config: Config,
+    use_cache: bool,
+    workers: int,
+    discovered: Sequence[Path] | None = None,
 ) -> list[Job]:
-    """``jobs`` with the project index's facts about each module."""
+    """``jobs`` with the project index's facts about each module (``discovered``: the
+    files ``discover`` found under ``paths`` with the config's root and exclusions)."""
     root = config.root.resolve()
-    files = read_files(index_scope(paths, root, config.exclude))
+    found = discovered if config.root == root else None
+    files = read_files(index_scope(paths, root, config.exclude, found))
     if not files:
         return jobs
     store = index_store(root) if use_cache else None

@@ -365,7 +365,8 @@ def plan_jobs(
     jobs = []
     packages: dict[Path, str] = {}
     folders: dict[Path, str] = {}
-    for path in discover(paths, config.root, config.exclude):
+    found = list(discover(paths, config.root, config.exclude))
+    for path in found:
         display = _display_path(path, config.root, folders)
         if not in_shard(display, shard):
             continue
@@ -381,7 +382,7 @@ def plan_jobs(
     if index and jobs:
         from kmigrate.commands.project_scan import attach_facts
 
-        jobs = attach_facts(jobs, paths, config, index_cache, workers)
+        jobs = attach_facts(jobs, paths, config, index_cache, workers, found)
     return jobs
 
 
