@@ -77,6 +77,53 @@ def test_jobs_2_gives_the_same_json_as_jobs_1(corpus, tmp_path) -> None:
     assert one == two
 
 
+def test_a_workers_report_unpacks_its_findings_only_when_read(corpus, tmp_path) -> None:
+    """A report crosses from a worker with its findings packed: the JSON report reads
+    none of them (the digest stands for them), and read they are the worker's, with a
+    digest that still stands for them until the list changes."""
+    import pickle
+
+    from kmigrate.commands.jobs import RunResult
+    from kmigrate.report import render
+
+    project = _copy(corpus, tmp_path)
+    result, _ = _run(project, cache=False)
+    expected = {fmt: render(result, fmt, root=project) for fmt in ("json", "sarif")}
+    crossed = [pickle.loads(pickle.dumps(r)) for r in result.files]
+    packed = [r for r in crossed if "findings" not in vars(r)]
+    assert len(packed) == sum(1 for r in result.files if r.findings) > 10
+    assert all(r.digest.fits(r) for r in packed)
+    assert render(RunResult(crossed, result.rule_ids), "json", root=project) == expected["json"]
+    assert all("findings" not in vars(r) for r in packed)  # not one was read
+    twice = [pickle.loads(pickle.dumps(r)) for r in crossed]  # still packed: as it was
+    assert render(RunResult(twice, result.rule_ids), "sarif", root=project) == expected["sarif"]
+    for before, after in zip(result.files, twice, strict=True):
+        assert after.findings == before.findings
+        assert after.digest is None or after.digest.fits(after)
+    report = next(r for r in twice if r.findings)
+    report.findings.append(dataclasses.replace(report.findings[0], message="added"))
+    assert not report.digest.fits(report)
+    assert pickle.loads(pickle.dumps(report)).findings == report.findings
+
+
+def test_the_last_collections_at_exit_skip_what_a_run_leaves(corpus, tmp_path) -> None:
+    """A run has the process freeze its objects when it ends, before the interpreter's
+    last collections (a handler registered before the run runs after it)."""
+    project = _copy(corpus, tmp_path)
+    code = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: print('frozen' if gc.get_freeze_count() else 'not'))\n"
+        "from kmigrate.commands.cli import main\n"
+        "main(sys.argv[1:])\n"
+    )
+    args = ["scan", ".", "-q", "--no-cache", "--jobs", "1", "-f", "json", "-o", "r.json"]
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=project, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["frozen"]
+
+
 # -- the result cache --------------------------------------------------------------
 
 

@@ -665,3 +665,29 @@ def test_a_layer_on_a_base_from_an_unseen_package_says_so(tmp_path: Path) -> Non
     assert noted.context.value == "other" and not noted.fixable
     for name in ("Helper", "Case", "TfCase"):  # no `call`, the standard library, TensorFlow
         assert "outside this project" not in found[name].message
+
+
+def test_the_project_is_walked_once_when_it_is_what_was_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`scan .` at the root: the index takes the files the run discovered; a file
+    inside the project: the index still walks the whole project, and knows the backend
+    the file imports from elsewhere."""
+    from kmigrate.commands import project_scan
+    from kmigrate.commands.config import Config
+    from kmigrate.commands.runner import plan_jobs
+
+    root = _backend_project(tmp_path).resolve()
+    walks: list[list[Path]] = []
+    discover = project_scan.discover
+
+    def counted(starts, *args):
+        walks.append(list(starts))
+        return discover(starts, *args)
+
+    monkeypatch.setattr(project_scan, "discover", counted)
+    whole = plan_jobs([root], Config(root=root), index_cache=False)
+    assert walks == [] and len(whole) == 14
+    (train,) = plan_jobs([root / "train.py"], Config(root=root), index_cache=False)
+    assert walks == [[root]]
+    assert train.facts is not None and dict(train.facts.bindings)["K"].endswith("backend")

@@ -342,3 +342,74 @@ def test_the_hook_reports_after_each_edit_what_a_run_without_cache_reports(
         others = sorted(p for p in root.rglob("*.py") if p not in edited)
         for path in [*edited, *others]:  # the edited file first: its run resolves again
             assert check(path, True) == check(path, False), (name, change, path)
+
+
+# -- local facts made by the first analyses of a cold scan ---------------------------
+
+
+def _records(root: Path, names: list[str]) -> list:
+    files = project_scan.read_files([root / name for name in names])
+    return sorted(project_scan.index_records(files, root, None), key=lambda r: r.key)
+
+
+def test_local_facts_made_by_a_smaller_index_are_taken_only_where_it_agrees(
+    tmp_path: Path,
+) -> None:
+    """pkg/layers.py's facts made by an index without pkg/ops.py (its `ops.gelu` then
+    resolves to nothing) are refused by the project's; made by one with every module
+    its names lead to, they are taken by an index with more modules, unless the TF
+    functions some module replaces differ."""
+    from kmigrate.rules.context_spec import CONTEXT_SPEC
+
+    root = tmp_path / "repo"
+    _write(root, FILES)
+    everything = [str(p.relative_to(root)) for p in sorted(root.rglob("*.py"))]
+    project = ProjectIndex(_records(root, everything), CONTEXT_SPEC)
+    layers = next(r for r in project.records if r.key.endswith("layers.py"))
+    expected = ProjectIndex(project.records, CONTEXT_SPEC).local(layers)
+
+    def made_by(names: list[str]):
+        index = ProjectIndex(_records(root, names), CONTEXT_SPEC)
+        record = next(r for r in index.records if r.key == layers.key)
+        return index.local_with_reads(record)[1]
+
+    without_ops = made_by(["pkg/layers.py", "pkg/base.py", "pkg/__init__.py"])
+    assert without_ops.local != expected and not project.agrees(without_ops)
+    enough = made_by(["pkg/layers.py", "pkg/base.py", "pkg/__init__.py", "pkg/ops.py"])
+    assert enough.local == expected and project.agrees(enough)
+    _edit(root, "pkg/backend.py", ("\n", "\ndef gelu(x):\n    return x\nK.gelu = gelu\n"))
+    patched = ProjectIndex(_records(root, everything), CONTEXT_SPEC)
+    assert not patched.agrees(enough)  # a call of K.gelu now runs the project's gelu
+
+
+def test_a_cold_scan_takes_local_facts_from_its_first_analyses_where_they_are_the_projects(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After each edit of the project, a cold scan (every file analysed before the
+    project is resolved) resolves it with the local facts the first analyses made
+    where the project's index agrees with theirs: each resolution also makes them all
+    afresh here, and they must be the same."""
+    from kmigrate.commands import resolution_cache
+    from tests.repo_fixtures import run_repo
+
+    monkeypatch.setattr(project_scan, "_PARSE_TWICE_UP_TO", 0)  # every file deferred
+    original = resolution_cache._local_facts
+    counts: list[tuple[int, int]] = []
+
+    def checked(records, spec, made):
+        index, local = original(records, spec, made)
+        fresh = ProjectIndex(records, spec)
+        assert local == {record.key: fresh.local(record) for record in records}
+        counts.append((sum(local[key] is m.local for key, m in made.items()), len(made)))
+        return index, local
+
+    monkeypatch.setattr(resolution_cache, "_local_facts", checked)
+    root = tmp_path / "repo"
+    _write(root, FILES)
+    run_repo(root)
+    for _, name, change in EDITS:
+        _edit(root, name, change)
+        run_repo(root)
+    assert sum(taken for taken, _ in counts) > 20  # taken for most files...
+    assert any(taken < offered for taken, offered in counts)  # ... not for all (a
+    # patch some first analyses did not see, a cycle the project's index met)

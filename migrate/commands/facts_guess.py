@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from kmigrate.engine.project_entry import build_entry
 from kmigrate.engine.project_index import (
+    LocalFactsFrom,
     ModuleFacts,
     ModuleRecord,
     ProjectFacts,
@@ -75,16 +76,19 @@ class FactsGuess:
 
     def facts(
         self, tree: ast.Module, path: str, package: str, index: TreeIndex | None = None
-    ) -> tuple[ModuleFacts, dict]:
+    ) -> tuple[ModuleFacts, dict, LocalFactsFrom | None]:
         """The facts of the module at ``path`` (parsed: ``tree``, whose :class:`TreeIndex`
         is ``index`` when the caller has it) as an index of itself and the known modules
-        its imports reach gives them, and its index entry."""
+        its imports reach gives them, its index entry, and the local facts that index
+        made, for the project's resolution to take where they are its own (None when
+        the index met a cycle or the depth bound: see ``ProjectIndex.order_sensitive``)."""
         entry = build_entry(tree, self.spec, index)
         record = ModuleRecord(entry=entry, **self.layout(Path(path), package))
         index = ProjectIndex([record, *self.reached(record)], self.spec)
         files = {record.key: (record.shown or record.key, entry["paths"])}
-        local = {record.key: index.local(record)}
-        return ProjectFacts(local, files, index.patched_symbols())[record.key], entry
+        local, made = index.local_with_reads(record)
+        facts = ProjectFacts({record.key: local}, files, index.patched_symbols())[record.key]
+        return facts, entry, made
 
     def reached(self, record: ModuleRecord) -> list[ModuleRecord]:
         """The known modules ``record``'s imports name, and theirs, and so on: those

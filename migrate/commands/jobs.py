@@ -8,14 +8,15 @@ project scan and the reports all read it: they import this module, never the run
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import pickle
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kmigrate.engine.model import Context, Finding, Severity
 
 if TYPE_CHECKING:
-    from kmigrate.engine.project_index import ModuleFacts
+    from kmigrate.engine.project_index import LocalFactsFrom, ModuleFacts
 
 
 @dataclass(frozen=True)
@@ -41,14 +42,17 @@ class FindingsDigest:
 
     counts: FindingCounts
     text: str | None
-    of: list[Finding] = field(repr=False)
+    of: list[Finding] | bytes = field(repr=False)  # bytes: the report's packed findings
     count: int
     path: str
 
     def fits(self, report: FileReport) -> bool:
-        return (
-            report.findings is self.of and len(self.of) == self.count and report.path == self.path
-        )
+        if report.path != self.path:
+            return False
+        findings = report.__dict__.get("findings")
+        if findings is None:  # still packed (see FileReport.__getstate__): untouched
+            return report.__dict__.get("_packed") is self.of
+        return findings is self.of and len(findings) == self.count
 
 
 @dataclass
@@ -67,12 +71,47 @@ class FileReport:
     # the TensorFlow names left after `apply` (report.footprint.leftovers), worked out by
     # the worker; merge: those a shard's JSON report already worked out
     tf_leftovers: list[str] | None = None
-    # a deferred job (see project_scan.PendingProject): the file's own facts and entry
+    # a deferred job (see project_scan.PendingProject): the file's own facts and entry,
+    # and the local facts the index of its first guess made (the project takes them
+    # where they are its own instead of making them again)
     own_facts: ModuleFacts | None = None
     index_entry: dict | None = None
+    own_local: LocalFactsFrom | None = None
     shared_path_reads: tuple[str, ...] = ()  # the file names whose users it asked about
     # what the reports need of the findings, when the result cache made or read it
     digest: FindingsDigest | None = field(default=None, repr=False, compare=False)
+
+    # A report crosses from a worker with its findings pickled apart, as one ``bytes``
+    # (``_packed``), unpickled only when first read. The JSON report of a scan reads
+    # none (the digest holds their counts and text), so the parent, which gathers every
+    # file's report one after the other while the workers run, neither rebuilds tens of
+    # thousands of findings nor has the garbage collector look at them.
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        findings = state.get("findings")
+        if findings:
+            packed = pickle.dumps(findings, protocol=pickle.HIGHEST_PROTOCOL)
+            del state["findings"]
+            state["_packed"] = packed
+            digest = self.digest
+            if digest is not None and digest.fits(self):
+                state["digest"] = replace(digest, of=packed)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+
+    def __getattr__(self, name: str):  # only called for attributes not set: packed findings
+        packed = self.__dict__.get("_packed") if name == "findings" else None
+        if packed is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        findings = pickle.loads(packed)  # made by this run's own worker, never read from disk
+        del self.__dict__["_packed"]
+        self.findings = findings
+        digest = self.__dict__.get("digest")
+        if digest is not None and digest.of is packed:
+            self.digest = replace(digest, of=findings)
+        return findings
 
 
 @dataclass

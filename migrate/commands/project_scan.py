@@ -38,6 +38,7 @@ from kmigrate.engine.project_entry import (
     valid_entry,
 )
 from kmigrate.engine.project_index import (
+    LocalFactsFrom,
     ModuleFacts,
     ModuleRecord,
     ProjectFacts,
@@ -471,7 +472,11 @@ class _Project:
         self.root_key = _digest(str(root).encode("utf-8", "surrogatepass"))
         self.stored = load_resolution(store, self.root_key) if store is not None else None
 
-    def resolve(self, records: list[ModuleRecord]) -> Mapping[str, ModuleFacts]:
+    def resolve(
+        self, records: list[ModuleRecord], made: Mapping[str, LocalFactsFrom] | None = None
+    ) -> Mapping[str, ModuleFacts]:
+        """The facts of every module (``made``: local facts made by smaller indexes,
+        taken where they are the project's own)."""
         from kmigrate.rules.context_spec import CONTEXT_SPEC
 
         return resolve(
@@ -483,6 +488,7 @@ class _Project:
             self.root_key,
             self.stored,
             _load_all(records),
+            made,
         )
 
     def with_notebooks(
@@ -716,14 +722,16 @@ class PendingProject:
 
         packages: dict[Path, str] = {}
         records = list(self.records)
-        given = {_key(job.path): report.index_entry for job, report in first}
+        given = {_key(job.path): report for job, report in first}
+        made: dict[str, LocalFactsFrom] = {}  # local facts the first analyses made
         for key in sorted(self.deferred):
             found = self.files.get(key)
             if found is None:
                 continue
             path, data = found
             # a deferred job filtered out before it ran: its entry is made here
-            entry = given[key] if key in given else entry_for_bytes(data)
+            report = given.get(key)
+            entry = report.index_entry if report is not None else entry_for_bytes(data)
             if entry is None:
                 continue
             layout = self.guess.layouts.get(key) if self.guess is not None else None
@@ -731,8 +739,11 @@ class PendingProject:
                 layout = record_layout(path, self.project.root, package_of(path, packages))
             records.append(ModuleRecord(entry=entry, **layout))
             self.entries.add(data, entry)
+            local = getattr(report, "own_local", None)
+            if local is not None:
+                made[key] = local
         self.entries.save()
-        facts = self.project.resolve(records)
+        facts = self.project.resolve(records, made)
         self.facts = self.project.with_notebooks(facts, records, self.notebooks, notebooks)
         return self.facts
 

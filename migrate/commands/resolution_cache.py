@@ -42,6 +42,7 @@ from kmigrate.commands.plain_data import checked_list, checked_pair, checked_tex
 from kmigrate.engine.project_entry import ENTRY_FORMAT, entry_shape
 from kmigrate.engine.project_index import (
     LocalFacts,
+    LocalFactsFrom,
     ModuleRecord,
     ProjectFacts,
     ProjectIndex,
@@ -327,11 +328,14 @@ def resolve(
     root_key: str,
     stored: StoredResolution | None = None,
     load_all: Callable[[], None] | None = None,
+    made: Mapping[str, LocalFactsFrom] | None = None,
 ) -> ProjectFacts:
     """The facts of every module of ``records`` (``digests``: each record's file digest),
     reusing the stored resolution where the changes allow, and storing this one.
     ``load_all``: reads every record's entry at once, before a full resolution (records
-    may read their entries one by one, when resolution first needs them)."""
+    may read their entries one by one, when resolution first needs them). ``made``:
+    local facts made by smaller indexes (a cold scan's first analyses), which a full
+    resolution takes where they are its own (``LocalFactsFrom``)."""
     records = sorted(records, key=lambda r: r.key)
     if stored is not None and stored.reusable:
         facts = _resolve_again(records, digests, spec, stored)
@@ -341,12 +345,32 @@ def resolve(
             return facts
     if load_all is not None:
         load_all()
-    index = ProjectIndex(records, spec)
-    made = {r.key: index.local(r) for r in records}
-    facts = _ResolvedFacts(records, made, None, index.patched_symbols(), index)
+    index, local = _local_facts(records, spec, made or {})
+    facts = _ResolvedFacts(records, local, None, index.patched_symbols(), index)
     if store is not None:
         _store(store, root_key, digests, project_key, facts)
     return facts
+
+
+def _local_facts(
+    records: Sequence[ModuleRecord], spec: Any, made: Mapping[str, LocalFactsFrom]
+) -> tuple[ProjectIndex, dict[str, LocalFacts]]:
+    """The index of ``records`` and every module's local facts in it: those ``made``
+    elsewhere where this index agrees with the one they came from, the others made
+    here. If this index meets a cycle or a depth bound, what a name resolves to
+    depends on the order names are asked for: then all are made here, in order, as
+    a resolution without ``made`` would."""
+    index = ProjectIndex(records, spec)
+    local = {}
+    for record in records:
+        found = made.get(record.key)
+        if found is not None and index.agrees(found):
+            local[record.key] = found.local
+        else:
+            local[record.key] = index.local(record)
+    if made and index.order_sensitive:
+        return _local_facts(records, spec, {})
+    return index, local
 
 
 def _resolve_again(

@@ -11,6 +11,7 @@ result from the cache and never needs it (docs/performance.md, start-up).
 from __future__ import annotations
 
 import ast
+import atexit
 import fnmatch
 import gc
 import hashlib
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from kmigrate.commands.facts_guess import FactsGuess
     from kmigrate.commands.project_scan import PendingProject
     from kmigrate.engine.analyze import FileAnalysis, RuleSet
-    from kmigrate.engine.project_index import ModuleFacts
+    from kmigrate.engine.project_index import LocalFactsFrom, ModuleFacts
     from kmigrate.engine.tree_index import TreeIndex
 
 Progress = Callable[[int], None]
@@ -106,6 +107,7 @@ class _Unit:
     notebook: Any  # notebook.Notebook, or None for a .py file
     ruleset: RuleSet
     _analysis: FileAnalysis | None = field(default=None, repr=False)
+    own_local: LocalFactsFrom | None = None  # a deferred job's, from its guess's index
 
     @property
     def facts(self) -> ModuleFacts | None:
@@ -119,22 +121,23 @@ class _Unit:
             from kmigrate.rules.context_spec import CONTEXT_SPEC
 
             job = self.job
-            facts, tree, tree_index, entry = self.facts, None, None, None
+            guessed = _Guessed(self.facts)
             if job.deferred and _FACTS_GUESS:
-                facts, tree, tree_index, entry = _guessed_facts(self.text, job, _FACTS_GUESS[0])
+                guessed = _guessed_facts(self.text, job, _FACTS_GUESS[0])
             analysis = analyze_module_text(
                 job.display,
                 self.text,
                 self.ruleset,
                 CONTEXT_SPEC,
                 job.package,
-                facts,
+                guessed.facts,
                 shared_guess=job.shared_guess,
-                tree=tree,
-                tree_index=tree_index,
+                tree=guessed.tree,
+                tree_index=guessed.tree_index,
             )
-            if entry is not None:  # analysed with a guess: as if with its own facts
-                analysis.own_facts, analysis.index_entry = facts, entry
+            if guessed.entry is not None:  # analysed with a guess: as if with its own facts
+                analysis.own_facts, analysis.index_entry = guessed.facts, guessed.entry
+                self.own_local = guessed.local
             self._analysis = analysis
         return self._analysis
 
@@ -157,28 +160,37 @@ class _Unit:
 _FACTS_GUESS: list[FactsGuess] = []
 
 
-def _guessed_facts(
-    text: str, job: Job, guess: FactsGuess
-) -> tuple[ModuleFacts | None, ast.Module | None, TreeIndex | None, dict | None]:
-    """(facts, tree, tree index, entry) to analyse a deferred job with: the guess of its
-    project facts, its tree and that tree's index, and its index entry; Nones for what
-    cannot be made (unparseable: its analysis then says why)."""
+@dataclass
+class _Guessed:
+    """What a deferred job is analysed with: the guess of its project facts, its tree
+    and that tree's index, its index entry, and the local facts its guess's index made
+    (see ``LocalFactsFrom``); None for what cannot be made (unparseable: its analysis
+    then says why)."""
+
+    facts: ModuleFacts | None = None
+    tree: ast.Module | None = None
+    tree_index: TreeIndex | None = None
+    entry: dict | None = None
+    local: LocalFactsFrom | None = None
+
+
+def _guessed_facts(text: str, job: Job, guess: FactsGuess) -> _Guessed:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # as the analysis parses
             tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
-        return None, None, None, None
+        return _Guessed()
     from kmigrate.engine.tree_index import TreeIndex  # analysis only (module docstring)
 
     index = TreeIndex(tree)
     try:
-        facts, entry = guess.facts(tree, job.path, job.package, index)
+        facts, entry, local = guess.facts(tree, job.path, job.package, index)
     except RecursionError:
-        return None, tree, index, None
+        return _Guessed(tree=tree, tree_index=index)
     if job.shared_guess:
         facts = replace(facts, shared_paths=job.shared_guess)
-    return facts, tree, index, entry
+    return _Guessed(facts, tree, index, entry, local)
 
 
 def _load(job: Job, rule_ids: tuple[str, ...], data: bytes | None) -> _Unit | FileReport:
@@ -234,6 +246,7 @@ def _scan_unit(unit: _Unit) -> FileReport:
         report.tf_statements = count_tf_statements(analysis.tree, analysis.tree_index)
     if unit.job.deferred:
         report.own_facts, report.index_entry = analysis.own_facts, analysis.index_entry
+        report.own_local = unit.own_local
         report.shared_path_reads = analysis.shared_path_reads
     report.findings = unit.finish(analysis.findings)
     if analysis.tree is not None and unit.notebook is None:  # notebooks: lines per cell
@@ -500,6 +513,7 @@ def run_jobs(
     looks them up, so an all-cached run starts no process), and new scan results are
     stored by the workers. The result never depends on ``workers`` or on the cache.
     """
+    _freeze_at_exit()
     pool = _Pool(workers)
     try:
         pending = getattr(jobs, "pending", None)
@@ -508,6 +522,21 @@ def run_jobs(
         return _run_jobs(jobs, rule_ids, pool, progress, cache)
     finally:
         pool.close()
+
+
+def _freeze_at_exit() -> None:
+    """Have the interpreter's last collections, when the process ends, skip what is
+    alive by then: they look at every object (for a scan of the generated corpus, a
+    quarter of the 40 ms the process takes to end) to find cycles, and nothing a run
+    leaves behind needs one collected or finalised at exit (its results are plain
+    data, its output written, its workers ended). Registered once per process; worker
+    processes never run it (they end without ``atexit``)."""
+    if not _EXIT_HOOK:
+        atexit.register(gc.freeze)
+        _EXIT_HOOK.append(True)
+
+
+_EXIT_HOOK: list[bool] = []
 
 
 def _run_jobs(
@@ -575,7 +604,7 @@ def _run_in_two_phases(
         report = by_path.get(job.display) if job.deferred else None
         data = pending.bytes_of(job)
         if report is not None and _same_outcome(report, final.facts):
-            report.own_facts = report.index_entry = None
+            report.own_facts = report.index_entry = report.own_local = None
             if cache is not None and data is not None and _may_hold_tensorflow(data, final):
                 cache.store(cache.entry_key(final, data), report)
             kept.append(report)

@@ -97,6 +97,24 @@ class LocalFacts:
     data_seeds: tuple[Node, ...] = ()  # ... data-pipeline code
 
 
+@dataclass(frozen=True)
+class LocalFactsFrom:
+    """A module's local facts made by a smaller index than the project's (a worker's
+    first guess, commands/facts_guess.py), with what they were made from beyond the
+    entries: each module name that index looked up and the keys of the modules it
+    found, the first parts of dotted names it took as external without looking (no
+    module of its started so), and the TF/Keras functions its modules replace. An
+    index that gives the same answers to all of these (:meth:`ProjectIndex.agrees`)
+    makes the same local facts, the entries being the same (those of the same bytes):
+    resolution reads nothing else. Only made when that index met no cycle nor depth
+    bound, where the answers would depend on the order names were asked for."""
+
+    local: LocalFacts
+    modules: tuple[tuple[str, tuple[str, ...]], ...]
+    outside: frozenset[str]
+    patched: tuple[tuple[str, str, tuple], ...]
+
+
 @dataclass
 class ModuleRecord:
     """One indexed file: its entry, its dotted names and the package of its
@@ -179,6 +197,9 @@ class ProjectIndex:
         self._patched: dict[str, tuple[str, Target]] | None = None
         self._facts: ProjectFacts | None = None
         self._below: dict[str, list[ModuleRecord]] | None = None
+        # while local_with_reads works: the module names looked up, the roots missed
+        self._looked_up: set[str] | None = None
+        self._outside: set[str] | None = None
         # Each name is resolved once and remembered. A cycle (or a chain longer than
         # MAX_DEPTH) makes what a name resolves to depend on where the walk entered it;
         # then this is set, and local facts made by another index are not mixed with
@@ -187,6 +208,8 @@ class ProjectIndex:
 
     # -- modules -------------------------------------------------------------
     def _modules(self, name: str, importer: ModuleRecord) -> list[ModuleRecord]:
+        if self._looked_up is not None:
+            self._looked_up.add(name)
         found = self.by_name.get(name, [])
         if len(found) > 1:  # a script's sibling wins, as sys.path[0] does
             siblings = [r for r in found if r.folder == importer.folder]
@@ -208,6 +231,8 @@ class ProjectIndex:
         then the rest inside it; no prefix in the project: an external name."""
         parts = qualified.split(".")
         if parts[0] not in self._roots:  # tensorflow, keras, numpy...: no prefix is ours
+            if self._outside is not None:
+                self._outside.add(parts[0])
             return ("external", qualified)
         for cut in range(len(parts), 0, -1):
             found = self._modules(".".join(parts[:cut]), record)
@@ -446,6 +471,45 @@ class ProjectIndex:
             data_seeds=tuple(sorted(data_seeds)),
         )
 
+    def local_with_reads(self, record: ModuleRecord) -> tuple[LocalFacts, LocalFactsFrom | None]:
+        """:meth:`local`, and the same with what it was made from, for another index of
+        the same entries to take (None when this index met a cycle or depth bound)."""
+        self._looked_up, self._outside = set(), set()
+        try:
+            local = self.local(record)
+            patched = self._patched_data()
+            looked_up, outside = self._looked_up, self._outside
+        finally:
+            self._looked_up = self._outside = None
+        if self.order_sensitive:
+            return local, None
+        by_name = self.by_name
+        modules = tuple(
+            (name, tuple(r.key for r in by_name.get(name, ()))) for name in sorted(looked_up)
+        )
+        return local, LocalFactsFrom(local, modules, frozenset(outside), patched)
+
+    def agrees(self, made: LocalFactsFrom) -> bool:
+        """Whether this index answers what ``made``'s index asked as it did (see
+        :class:`LocalFactsFrom`): then ``made.local`` are this index's local facts of
+        that module, as long as this index meets no cycle nor depth bound either."""
+        by_name = self.by_name
+        for name, keys in made.modules:
+            found = by_name.get(name, ())
+            if len(found) != len(keys) or any(r.key != k for r, k in zip(found, keys)):
+                return False
+        return made.outside.isdisjoint(self._roots) and made.patched == self._patched_data()
+
+    def _patched_data(self) -> tuple[tuple[str, str, tuple], ...]:
+        """:meth:`patched` as plain data: records by their keys."""
+
+        def plain(target: Target) -> tuple:
+            if target[0] in ("class", "function", "module"):
+                return (target[0], target[1].key, *target[2:])
+            return target
+
+        return tuple(sorted((s, where, plain(by)) for s, (where, by) in self.patched().items()))
+
     def _bindings(self, record: ModuleRecord) -> tuple[tuple[str, str], ...]:
         bindings = []
         for local, ways in record.bound().items():
@@ -500,7 +564,13 @@ class ProjectIndex:
 
     def _in_project(self, module: str) -> bool:
         parts = module.split(".")
-        return any(".".join(parts[:cut]) in self.by_name for cut in range(len(parts), 0, -1))
+        for cut in range(len(parts), 0, -1):
+            name = ".".join(parts[:cut])
+            if self._looked_up is not None:
+                self._looked_up.add(name)
+            if name in self.by_name:
+                return True
+        return False
 
 
 class ProjectFacts(Mapping[str, ModuleFacts]):
