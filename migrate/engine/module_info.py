@@ -112,6 +112,11 @@ class ModuleInfo:
     def literal(node: ast.AST) -> Any:
         """The value of a literal expression (numbers, strings, tuples, lists,
         dicts, sets, None, booleans, negations) or ``NOT_LITERAL``."""
+        kind = node.__class__
+        if kind is ast.Constant:  # what literal_eval answers, without its closures
+            return node.value  # type: ignore[attr-defined]
+        if kind is ast.Name or kind is ast.Attribute:  # never literal
+            return NOT_LITERAL
         try:
             return ast.literal_eval(node)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):

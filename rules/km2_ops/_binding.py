@@ -12,12 +12,24 @@ from kmigrate.rules.ops_catalog import OpEntry
 
 
 class ManualPortError(Exception):
-    """The call has no automatic rewrite at this site."""
+    """The call has no automatic rewrite at this site.
+
+    Plan functions return it as a value, so whoever catches one to keep it keeps
+    :meth:`detached`: a traceback (its own, or a chained error's) holds the frames, the
+    frames the site and through it the module's tree, a cycle that keeps the whole tree
+    alive until the garbage collector finds it (tens of thousands of objects on a corpus).
+    """
 
     def __init__(self, reason: str, suggestion: str = "") -> None:
         super().__init__(reason)
         self.reason = reason
         self.suggestion = suggestion
+
+    def detached(self) -> ManualPortError:
+        """This error, to keep as a value: without its traceback or the error it was
+        raised from (the reason and suggestion are all a finding needs)."""
+        self.__traceback__ = self.__context__ = self.__cause__ = None
+        return self
 
 
 @dataclass

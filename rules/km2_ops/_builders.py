@@ -332,7 +332,7 @@ def plan_call(entry: OpEntry, site: CallSite) -> Rewrite | ManualPortError:
     except ManualPortError as manual:
         if not manual.suggestion:
             manual.suggestion = entry.suggestion or _default_suggestion(entry)
-        return manual
+        return manual.detached()
 
 
 def _default_suggestion(entry: OpEntry) -> str:

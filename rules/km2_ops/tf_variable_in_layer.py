@@ -173,7 +173,7 @@ def plan_variable(site: CallSite) -> Rewrite | ManualPortError:
         try:
             shape, init, dtype = _initializer(site, node)
         except ManualPortError as underivable:
-            return _keras_variable(binding, value_name, underivable)
+            return _keras_variable(binding, value_name, underivable.detached())
         if binding.given("dtype"):
             named = dtype_name(site, binding.node("dtype"))
             dtype = py_literal(named) if named else binding.text("dtype")
@@ -197,7 +197,7 @@ def plan_variable(site: CallSite) -> Rewrite | ManualPortError:
         return Rewrite(EditPlan((ReplaceNode(site.span, text),)), "self.add_weight")
     except ManualPortError as manual:
         manual.suggestion = manual.suggestion or suggestion
-        return manual
+        return manual.detached()
 
 
 _FLOAT_DTYPES = frozenset({"float16", "float32", "float64", "bfloat16"})
