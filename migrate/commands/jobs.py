@@ -8,9 +8,10 @@ project scan and the reports all read it: they import this module, never the run
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sized
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kmigrate.engine.model import Context, Finding, Severity
 
@@ -28,6 +29,15 @@ class FindingCounts:
     blocked_after_apply: int
 
 
+class StoredFindings(Protocol):
+    """A cached result's findings before they are decoded (the result cache's
+    ``StoredFindings``): how many there are, and the list, built when first read."""
+
+    def __len__(self) -> int: ...
+
+    def decode(self) -> list[Finding]: ...
+
+
 @dataclass(frozen=True)
 class FindingsDigest:
     """What the reports need of a file's findings, worked out once, when its result is
@@ -37,17 +47,20 @@ class FindingsDigest:
     tens of thousands of findings again. It stands for the findings only while they are
     the ones it was made from: the same list (``of``), as long (``count``), of a report
     with the same ``path`` (:meth:`fits`); a finding appended later (KM903) makes the
-    report work them all out again."""
+    report work them all out again. ``of`` is the cache's :class:`StoredFindings` while
+    the findings are not decoded, so asking whether it fits decodes nothing."""
 
     counts: FindingCounts
     text: str | None
-    of: list[Finding] = field(repr=False)
+    of: list[Finding] | Sized = field(repr=False)
     count: int
     path: str
 
     def fits(self, report: FileReport) -> bool:
         return (
-            report.findings is self.of and len(self.of) == self.count and report.path == self.path
+            report.findings_or_stored() is self.of
+            and len(self.of) == self.count
+            and report.path == self.path
         )
 
 
@@ -73,6 +86,39 @@ class FileReport:
     shared_path_reads: tuple[str, ...] = ()  # the file names whose users it asked about
     # what the reports need of the findings, when the result cache made or read it
     digest: FindingsDigest | None = field(default=None, repr=False, compare=False)
+    # whether the file's bytes name a backend variable (backend_pins.mentions_backend),
+    # noted where the run read them; None: not known, backend_pins reads the file
+    mentions_backend: bool | None = None
+
+    # -- findings the result cache has not decoded yet -----------------------------------
+    # A warm re-scan's JSON report needs only the digest of each file's findings, so a
+    # cached result keeps them undecoded (``_stored``, no ``findings`` attribute) until
+    # something reads ``findings``: then ``__getattr__`` decodes them, once.
+
+    @classmethod
+    def with_stored_findings(cls, stored: StoredFindings, **fields: Any) -> FileReport:
+        """A report whose ``findings`` are decoded from ``stored`` when first read."""
+        report = cls(**fields)
+        del report.findings
+        report._stored = stored
+        return report
+
+    def findings_or_stored(self) -> list[Finding] | StoredFindings | None:
+        """The findings list, or the stored findings while they are not decoded: what a
+        :class:`FindingsDigest` was made from, read without decoding anything."""
+        known = self.__dict__
+        return known["findings"] if "findings" in known else known.get("_stored")
+
+    def __getattr__(self, name: str) -> Any:
+        # called only when ``name`` is not found: ``findings`` not decoded yet
+        stored = self.__dict__.get("_stored") if name == "findings" else None
+        if stored is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        findings = self.findings = stored.decode()
+        del self._stored
+        if self.digest is not None and self.digest.of is stored:
+            self.digest = replace(self.digest, of=findings)  # it still stands for them
+        return findings
 
 
 @dataclass
