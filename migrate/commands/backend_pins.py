@@ -232,10 +232,13 @@ def _config_kind(relative: str) -> str | None:
 
 
 def _walk_config_files(folder: Path) -> Iterator[Path]:
+    """The files under ``folder`` whose name may be a config file's (a ``Path`` is made
+    only for those: most files of a tree are source files)."""
     for current, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS or d in (".github", ".circleci"))
         for name in sorted(files):
-            yield Path(current, name)
+            if _may_be_config(name):
+                yield Path(current, name)
 
 
 def _relative(path: Path, resolved: Path, root: Path) -> str:

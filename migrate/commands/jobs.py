@@ -8,14 +8,14 @@ project scan and the reports all read it: they import this module, never the run
 
 from __future__ import annotations
 
-from collections.abc import Sized
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from kmigrate.engine.model import Context, Finding, Severity
 
 if TYPE_CHECKING:
+    from kmigrate.commands.cache import StoredFindings
     from kmigrate.engine.project_index import ModuleFacts
 
 
@@ -27,15 +27,6 @@ class FindingCounts:
     kinds: tuple[tuple[str, Context, Severity, bool, int], ...]  # rule, ..., fixable, how many
     blocked_now: int
     blocked_after_apply: int
-
-
-class StoredFindings(Protocol):
-    """A cached result's findings before they are decoded (the result cache's
-    ``StoredFindings``): how many there are, and the list, built when first read."""
-
-    def __len__(self) -> int: ...
-
-    def decode(self) -> list[Finding]: ...
 
 
 @dataclass(frozen=True)
@@ -52,7 +43,7 @@ class FindingsDigest:
 
     counts: FindingCounts
     text: str | None
-    of: list[Finding] | Sized = field(repr=False)
+    of: list[Finding] | StoredFindings = field(repr=False)
     count: int
     path: str
 
