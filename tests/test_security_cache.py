@@ -400,7 +400,16 @@ def test_a_result_keeps_its_written_findings_after_its_json(project, machine) ->
     assert finding.rule == "KM201" and report.digest.fits(report)
     assert store.store_result(key, _well_formed("pkg/layers.py"))
     assert store.load(key).digest is None
-    for wrong in ([1, 0, [["KM201", 0, 1, True, 2]]], [1, 0, [["KM201", 9, 1, True, 1]]], [1]):
+    for wrong in (
+        [1, 0, [["KM201", 0, 1, True, 2]]],
+        [1, 0, [["KM201", 9, 1, True, 1]]],
+        [1, 0, [["KM201", 0, 1, True, 1], ["KM202", 0, 1, True, 0]]],  # a kind none has
+        [1, 0, [["KM201", 0, 1, 1, 1]]],
+        [1, 0, [[201, 0, 1, True, 1]]],
+        [1, 0, [["KM201", True, 1, True, 1]]],
+        [1, 0, [["KM201", 0, 1, True, 1, 0]]],
+        [1],
+    ):
         assert store.store_result(key, {**counted, "counts": wrong}, written)
         assert store.load(key) is None, wrong
     name = f"{RESULTS}.{key}"

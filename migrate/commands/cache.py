@@ -808,24 +808,27 @@ def decode_report(value: Any, findings: bytes = b"", text: str | None = None) ->
 
 def _decode_counts(value: Any, findings: int) -> Any:
     """The digest's counts (see :func:`_encode_counts`), which must add up to the
-    result's ``findings``."""
+    result's ``findings``. The checks are written out, as in :func:`_decode_finding`:
+    a warm re-scan decodes every cached result's counts."""
     from kmigrate.commands.jobs import FindingCounts
 
     blocked_now, blocked_after_apply, rows = value  # another length: ValueError
     kinds = []
     total = 0
     for row in _rows(rows):
-        rule, context, severity, fixable, count = row
-        kinds.append(
-            (
-                _text(rule),
-                _CONTEXTS[_count(context)],
-                _SEVERITIES[_count(severity)],
-                _flag(fixable),
-                _count(count),
-            )
-        )
+        rule, context, severity, fixable, count = row  # another length: ValueError
+        if not (
+            type(rule) is str
+            and len(rule) <= MAX_TEXT
+            and type(context) is type(severity) is type(count) is int
+            and context >= 0
+            and severity >= 0
+            and 0 < count < _MAX_LINE
+            and (fixable is True or fixable is False)
+        ):
+            raise InvalidEntryError("a count has a field of the wrong type")
+        kinds.append((rule, _CONTEXTS[context], _SEVERITIES[severity], fixable, count))
         total += count
-    if total != findings or 0 in (kind[-1] for kind in kinds):
+    if total != findings:
         raise InvalidEntryError("the counts are not those of the findings")
     return FindingCounts(tuple(kinds), _count(blocked_now), _count(blocked_after_apply))
