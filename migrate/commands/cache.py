@@ -23,7 +23,8 @@ looks (every key is computable from public inputs). Two things keep that harmles
 - **An entry is data.** It is JSON, read with :func:`json.loads` and checked field by
   field (types, allowed values, sizes) before any object is built from it; a value
   that does not fit is a miss. Nothing in an entry can name a class or run code (the
-  format it replaced, pickle, could do both).
+  format it replaced, pickle, could do both). A scan result's findings are decoded,
+  and checked, when first read (:class:`StoredFindings`).
 - **An entry is bound to this machine.** Its first line carries a keyed BLAKE2b MAC
   over the entry's run key, namespace, key and body, with a random 32-byte secret
   kept outside the tree, in the user's cache folder (:func:`secret_path`). An entry
