@@ -169,6 +169,81 @@ def test_a_warm_json_report_joins_the_stored_findings(corpus, tmp_path, monkeypa
     assert _scan_json(project, *options) == _scan_json(project, *options, "--no-cache")
 
 
+def test_a_warm_json_report_decodes_no_finding(corpus, tmp_path, monkeypatch) -> None:
+    """A cached result's findings stay undecoded until something reads them: the JSON
+    report of a warm re-scan never does; every other format does, and gets the
+    findings of a cold scan."""
+    from kmigrate.report import render
+
+    project = _copy(corpus, tmp_path)
+    cold, _ = _run(project, cache=False)
+    _run(project)  # fills the cache
+
+    def fail(stored):
+        raise AssertionError("a cached finding was decoded")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(cache_module.StoredFindings, "decode", fail)
+        warm, _ = _run(project)
+        assert render(warm, "json", root=project) == render(cold, "json", root=project)
+    for fmt in ("sarif", "markdown", "html", "table"):
+        warm, _ = _run(project)
+        assert render(warm, fmt, root=project) == render(cold, fmt, root=project), fmt
+    warm, _ = _run(project)
+    assert sum(len(r.findings) for r in warm.files) > 100
+    assert [r.findings for r in warm.files] == [r.findings for r in cold.files]
+
+
+def test_every_format_of_a_warm_scan_is_the_cold_ones(corpus, tmp_path) -> None:
+    project = _copy(corpus, tmp_path)
+    for fmt in ("sarif", "markdown", "html", "table"):
+        out = tmp_path / f"report.{fmt}"
+        outputs = []
+        for options in (("--no-cache",), (), ()):  # cold, then filling, then warm
+            done = _kmigrate("scan", ".", "-f", fmt, "-q", "-o", str(out), *options, cwd=project)
+            assert done.returncode == 0, done.stderr
+            outputs.append(out.read_bytes())
+        assert outputs[0] == outputs[1] == outputs[2], fmt
+
+
+def test_backend_pins_of_a_warm_scan(corpus, tmp_path) -> None:
+    """Whether a file names a backend variable is noted where the run reads it and
+    stored with its result, so a warm scan's report reads only the files that do:
+    it finds the same pins, in files with and without TensorFlow, and a pin added
+    to a file."""
+    project = _copy(corpus, tmp_path)
+    (project / "conftest.py").write_text('import os\nos.environ["KERAS_BACKEND"] = "jax"\n')
+    edited = next(p for p in sorted(project.rglob("*.py")) if b"tensorflow" in p.read_bytes())
+
+    def pins() -> list:
+        return json.loads(_scan_json(project))["summary"]["backend"]["pins"]
+
+    expected = [{"path": "conftest.py", "line": 2, "variable": "KERAS_BACKEND"}]
+    for _ in range(2):  # cold, then warm
+        assert [{k: p[k] for k in ("path", "line", "variable")} for p in pins()] == expected
+    first, _ = _run(project)
+    assert {r.path for r in first.files if r.mentions_backend} == {"conftest.py"}
+    assert all(r.mentions_backend is not None for r in first.files)
+    edited.write_text(edited.read_text() + '\nos.environ.setdefault("KERAS_BACKEND", "torch")\n')
+    shown = edited.relative_to(project).as_posix()
+    for _ in range(2):
+        assert {(p["path"], p["value"]) for p in pins()} == {
+            ("conftest.py", "jax"),
+            (shown, "torch"),
+        }
+
+
+def test_backend_pins_trust_what_the_run_noted(tmp_path) -> None:
+    """A file the run noted as naming no backend variable is not read again."""
+    from kmigrate.commands.backend_pins import find_backend_pins
+
+    (tmp_path / "a.py").write_text('import os\nos.environ["KERAS_BACKEND"] = "jax"\n')
+    assert [p.path for p in find_backend_pins([tmp_path], tmp_path, ["a.py"])] == ["a.py"]
+    assert find_backend_pins([tmp_path], tmp_path, ["a.py"], {"a.py": False}) == []
+    noted = find_backend_pins([tmp_path], tmp_path, ["a.py"], {"a.py": True})
+    assert [p.value for p in noted] == ["jax"]
+
+
 def test_a_warm_report_reads_no_source_file(corpus, tmp_path, monkeypatch) -> None:
     """What is left of TensorFlow after `apply` is stored with each result: the report
     of a warm re-scan parses nothing (reading every file again cost a warm re-scan

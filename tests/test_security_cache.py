@@ -20,7 +20,13 @@ from pathlib import Path
 import pytest
 
 from kmigrate.commands import cache as cache_module
-from kmigrate.commands.cache import RESULTS, ResultCache, content_key, secret_path
+from kmigrate.commands.cache import (
+    RESULTS,
+    InvalidEntryError,
+    ResultCache,
+    content_key,
+    secret_path,
+)
 from kmigrate.commands.config import load_config
 from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
 from kmigrate.engine.model import Context, Severity
@@ -178,9 +184,10 @@ def _forge(path: Path, body: bytes, secret: bytes) -> None:
     path.write_bytes(cache_module._MAGIC + store._mac(path.name, body) + b"\n" + body)
 
 
-def _hiding(display: str) -> bytes:
-    """A well-formed result that claims the file has no findings."""
-    value = {
+def _hiding_value(display: str) -> dict:
+    """A well-formed result (as ``encode_report`` makes it) that claims the file has
+    no findings."""
+    return {
         "path": display,
         "strings": [],
         "findings": [],
@@ -189,8 +196,26 @@ def _hiding(display: str) -> bytes:
         "unused_suppressions": [],
         "tf_statements": 0,
         "tf_leftovers": [],
+        "mentions_backend": False,
     }
-    return json.dumps(value).encode()
+
+
+def _hiding(display: str) -> bytes:
+    """That result as an entry's body (``ResultCache.store_result``'s layout)."""
+    head = {**_hiding_value(display), "findings": 0}
+    del head["strings"]
+    return json.dumps(head).encode() + b"\n[[],[]]"
+
+
+def test_a_hiding_entry_signed_with_the_real_secret_would_be_used(project, machine) -> None:
+    """The forged entries of the tests around are well-formed: only their MAC makes
+    them misses (signed with the real secret, one hides the file's findings)."""
+    store, _, _ = _open(project)
+    store.prepare()
+    path = _entry_paths(project)["pkg/layers.py"]
+    _forge(path, _hiding("pkg/layers.py"), store.secret)
+    assert store.load(path.name.split(".", 1)[1]).findings == []
+    assert dict(_scan(project))["pkg/layers.py"] == []
 
 
 def test_entries_signed_without_this_machines_secret_are_misses(project, machine) -> None:
@@ -235,7 +260,7 @@ def test_truncated_entries_are_misses(project, machine) -> None:
 
 def _well_formed(display: str) -> dict:
     """One finding, in the stored shape: texts are indexes into ``strings``."""
-    value = json.loads(_hiding(display))
+    value = _hiding_value(display)
     value["strings"] = ["KM201", "use keras.ops.mean", display, "tf.reduce_mean", "Scale.call"]
     value["findings"] = [[0, 1, 1, 2, 5, 15, 5, 30, 0, 3, True, "9f2c1a", 4, {}]]
     return value
@@ -248,10 +273,8 @@ def _wrong_types(display: str) -> list:
     for field, value in (
         ("findings", {"0": row}),
         ("findings", "[]"),
-        ("strings", "KM201"),
-        ("strings", ["KM201", 7, display, "tf.x", "f"]),
-        ("strings", ["KM201"]),  # the row's indexes point past the table
         ("path", 7),
+        ("mentions_backend", "yes"),
         ("uses_tensorflow", "yes"),
         ("parsed", 1),
         ("tf_statements", 1.5),
@@ -259,6 +282,26 @@ def _wrong_types(display: str) -> list:
         ("tf_leftovers", [3]),
         ("unused_suppressions", [[1]]),
         ("unused_suppressions", [["1", "KM201"]]),
+    ):
+        bad.append({**good, field: value})
+    missing = dict(good)
+    del missing["tf_statements"]
+    older = dict(good)
+    del older["tf_leftovers"]  # written before the leftovers were stored
+    unmarked = dict(good)
+    del unmarked["mentions_backend"]  # written before format 6
+    return [*bad, missing, older, unmarked]
+
+
+def _wrong_rows(display: str) -> list:
+    """Findings of the wrong shape: checked when the findings are first read."""
+    good = _well_formed(display)
+    row = good["findings"][0]
+    bad = []
+    for field, value in (
+        ("strings", "KM201"),
+        ("strings", ["KM201", 7, display, "tf.x", "f"]),
+        ("strings", ["KM201"]),  # the row's indexes point past the table
     ):
         bad.append({**good, field: value})
     for index, value in (
@@ -285,11 +328,6 @@ def _wrong_types(display: str) -> list:
         bad.append({**good, "findings": [broken]})
     bad.append({**good, "findings": [row[:-1]]})
     bad.append({**good, "findings": [row + ["extra"]]})
-    missing = dict(good)
-    del missing["tf_statements"]
-    older = dict(good)
-    del older["tf_leftovers"]  # written before the leftovers were stored
-    bad += [missing, older, [good], "report", None, 3]
     return bad
 
 
@@ -302,8 +340,8 @@ def test_wrong_typed_entries_are_misses(project, machine) -> None:
     paths = _entry_paths(project)
     key = paths["pkg/layers.py"].name.split(".", 1)[1]
     cases = _wrong_types("pkg/layers.py")
-    assert len(cases) >= 35
-    assert store.store_value(RESULTS, key, _well_formed("pkg/layers.py"))
+    assert len(cases) >= 14
+    assert store.store_result(key, _well_formed("pkg/layers.py"))
     (finding,) = store.load(key).findings  # the well-formed one loads
     assert (finding.rule, finding.message, finding.symbol) == (
         "KM201",
@@ -311,9 +349,36 @@ def test_wrong_typed_entries_are_misses(project, machine) -> None:
         "tf.reduce_mean",
     )
     for value in cases:
-        assert store.store_value(RESULTS, key, value)
+        assert store.store_result(key, value)
         assert store.load(key) is None, value
         assert _scan(project) == expected
+    for value in ([_well_formed("pkg/layers.py")], "report", None, 3):
+        assert store.store_value(RESULTS, key, value)
+        assert store.load(key) is None, value
+
+
+def test_wrong_typed_findings_fail_when_read(project, machine) -> None:
+    """A result's findings are decoded when first read, so findings of the wrong shape
+    (in an entry its MAC says this build wrote: a kmigrate bug) are found then, and
+    reading them raises ``InvalidEntryError`` rather than building findings from them."""
+    store, _, _ = _open(project)
+    store.prepare()
+    key = _entry_paths(project)["pkg/layers.py"].name.split(".", 1)[1]
+    cases = _wrong_rows("pkg/layers.py")
+    assert len(cases) >= 22
+    for value in cases:
+        assert store.store_result(key, value)
+        report = store.load(key)
+        with pytest.raises(InvalidEntryError):
+            _ = report.findings
+    # a row fewer than the result counts
+    name = f"{RESULTS}.{key}"
+    head = {**_hiding_value("pkg/layers.py"), "findings": 2}
+    del head["strings"]
+    body = json.dumps(head).encode() + b"\n" + json.dumps([[], []]).encode()
+    _forge(store.folder / name, body, store.secret)
+    with pytest.raises(InvalidEntryError):
+        _ = store.load(key).findings
 
 
 def test_a_result_keeps_its_written_findings_after_its_json(project, machine) -> None:
@@ -326,18 +391,30 @@ def test_a_result_keeps_its_written_findings_after_its_json(project, machine) ->
     key = _entry_paths(project)["pkg/layers.py"].name.split(".", 1)[1]
     written = '{\n      "rule": "KM201"\n    }'
     counted = {**_well_formed("pkg/layers.py"), "counts": [1, 0, [["KM201", 0, 1, True, 1]]]}
-    assert store.store_value(RESULTS, key, counted, written)
+    assert store.store_result(key, counted, written)
     report = store.load(key)
     assert report.digest.text == written and report.digest.fits(report)
     assert report.digest.counts.kinds == (("KM201", Context.MODEL, Severity.WARNING, True, 1),)
     assert (report.digest.counts.blocked_now, report.digest.counts.blocked_after_apply) == (1, 0)
-    assert store.store_value(RESULTS, key, _well_formed("pkg/layers.py"))
+    (finding,) = report.findings  # decoded when read: the digest still stands for them
+    assert finding.rule == "KM201" and report.digest.fits(report)
+    assert store.store_result(key, _well_formed("pkg/layers.py"))
     assert store.load(key).digest is None
-    for wrong in ([1, 0, [["KM201", 0, 1, True, 2]]], [1, 0, [["KM201", 9, 1, True, 1]]], [1]):
-        assert store.store_value(RESULTS, key, {**counted, "counts": wrong}, written)
+    for wrong in (
+        [1, 0, [["KM201", 0, 1, True, 2]]],
+        [1, 0, [["KM201", 9, 1, True, 1]]],
+        [1, 0, [["KM201", 0, 1, True, 1], ["KM202", 0, 1, True, 0]]],  # a kind none has
+        [1, 0, [["KM201", 0, 1, 1, 1]]],
+        [1, 0, [[201, 0, 1, True, 1]]],
+        [1, 0, [["KM201", True, 1, True, 1]]],
+        [1, 0, [["KM201", 0, 1, True, 1, 0]]],
+        [1],
+    ):
+        assert store.store_result(key, {**counted, "counts": wrong}, written)
         assert store.load(key) is None, wrong
     name = f"{RESULTS}.{key}"
-    body = json.dumps(counted).encode() + b"\n\xff{"
+    body = store.folder.joinpath(name).read_bytes()[cache_module._HEADER_BYTES :]
+    body = body.rpartition(b"\n")[0] + b"\n\xff{"
     (store.folder / name).write_bytes(cache_module._MAGIC + store._mac(name, body) + b"\n" + body)
     assert store.load(key) is None
 
@@ -353,8 +430,32 @@ def test_entries_of_the_previous_format_are_misses(project, machine, monkeypatch
     with monkeypatch.context() as patch:
         patch.setattr(cache_module, "FORMAT", 3)
         patch.setattr(cache_module, "_MAGIC", b"KMC3 ")
-        assert store.store_value(RESULTS, key, old)
+        assert store.store_result(key, old)
         assert store.load(key) is not None  # a sound entry, but for its format
+    assert store.load(key) is None
+    assert _scan(project) == expected
+
+
+def test_entries_of_format_5_are_misses(project, machine, monkeypatch) -> None:
+    """Format 5 kept a result's findings inside its JSON, followed by their text, and
+    no ``mentions_backend``: such an entry, genuine and signed with this machine's
+    secret, is never read as format 6 (its magic and MAC name the format), and would
+    not fit it either."""
+    expected = _scan(project, cache=False)
+    store, _, _ = _open(project)
+    store.prepare()
+    key = _entry_paths(project)["pkg/layers.py"].name.split(".", 1)[1]
+    old = _well_formed("pkg/layers.py")
+    del old["mentions_backend"]
+    old["counts"] = [1, 0, [["KM201", 0, 1, True, 1]]]
+    with monkeypatch.context() as patch:
+        patch.setattr(cache_module, "FORMAT", 5)
+        patch.setattr(cache_module, "_MAGIC", b"KMC5 ")
+        assert store.store_value(RESULTS, key, old, '{\n  "rule": "KM201"\n}')
+    assert store.load(key) is None
+    name = f"{RESULTS}.{key}"
+    body = store.folder.joinpath(name).read_bytes()[len(b"KMC5 ") + 65 :]
+    _forge(store.folder / name, body, store.secret)  # even signed as format 6
     assert store.load(key) is None
     assert _scan(project) == expected
 

@@ -29,16 +29,18 @@ import fnmatch
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from kmigrate.commands.backend_markers import (
+    BACKEND_VARIABLE,
+    LEGACY_VARIABLE,
+    mentions_backend,
+)
+from kmigrate.commands.backend_markers import VARIABLES as _VARIABLES
 from kmigrate.commands.discover import SKIPPED_DIRS
 from kmigrate.engine.sources import parse_or_none
-
-BACKEND_VARIABLE = "KERAS_BACKEND"
-LEGACY_VARIABLE = "TF_USE_LEGACY_KERAS"
-_VARIABLES = (BACKEND_VARIABLE, LEGACY_VARIABLE)
 
 # (glob on the file name, kind). Workflows are matched on their path below.
 _CONFIG_FILES: tuple[tuple[str, str], ...] = (
@@ -78,8 +80,6 @@ _MAGIC_ENV = re.compile(
     r"^\s*%env\s+(?P<var>KERAS_BACKEND|TF_USE_LEGACY_KERAS)(?:\s*=\s*|\s+)(?P<value>\S*)"
 )
 _SETTER_METHODS = frozenset({"setdefault", "putenv", "setenv"})
-# Bytes a source file must contain to be parsed for pins.
-_SOURCE_MARKERS = tuple(v.encode() for v in (*_VARIABLES, "set_backend"))
 _MAX_CONFIG_BYTES = 2_000_000
 
 
@@ -232,10 +232,13 @@ def _config_kind(relative: str) -> str | None:
 
 
 def _walk_config_files(folder: Path) -> Iterator[Path]:
+    """The files under ``folder`` whose name may be a config file's (a ``Path`` is made
+    only for those: most files of a tree are source files)."""
     for current, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS or d in (".github", ".circleci"))
         for name in sorted(files):
-            yield Path(current, name)
+            if _may_be_config(name):
+                yield Path(current, name)
 
 
 def _relative(path: Path, resolved: Path, root: Path) -> str:
@@ -293,14 +296,19 @@ def _root_candidates(root: Path) -> Iterator[Path]:
 
 
 def find_backend_pins(
-    paths: Sequence[Path], root: Path, source_files: Iterable[str] = ()
+    paths: Sequence[Path],
+    root: Path,
+    source_files: Iterable[str] = (),
+    mentions: Mapping[str, bool] | None = None,
 ) -> list[BackendPin]:
     """Every backend pin under the scanned ``paths`` and in the root's CI files.
 
     ``source_files`` are the Python files and notebooks of the scan (paths relative to
     ``root``, as reports show them); only those mentioning a backend variable or
-    ``set_backend`` are parsed.
+    ``set_backend`` are parsed. ``mentions``: for the files whose bytes the run read
+    already, whether they do (``FileReport.mentions_backend``); the others are read here.
     """
+    mentions = mentions or {}
     pins: set[BackendPin] = set()
     seen: set[str] = set()
     candidates: list[Path] = list(_root_candidates(root))
@@ -326,6 +334,8 @@ def find_backend_pins(
         if text and (kind == "keras-config" or any(v in text for v in _VARIABLES)):
             pins.update(pins_in_config_text(text, relative, kind))
     for display in source_files:
+        if mentions.get(display) is False:
+            continue  # the run read it, and it names no backend variable
         # os.path, not pathlib: this runs for every scanned file
         location = os.path.join(root, display)  # an absolute display stays as it is
         if not os.path.isfile(location):
@@ -335,7 +345,7 @@ def find_backend_pins(
                 data = handle.read()
         except OSError:
             continue
-        if not any(marker in data for marker in _SOURCE_MARKERS):
+        if not mentions_backend(data):
             continue
         text = data.decode("utf-8", errors="replace")
         if display.endswith(".ipynb"):

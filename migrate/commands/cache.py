@@ -23,7 +23,8 @@ looks (every key is computable from public inputs). Two things keep that harmles
 - **An entry is data.** It is JSON, read with :func:`json.loads` and checked field by
   field (types, allowed values, sizes) before any object is built from it; a value
   that does not fit is a miss. Nothing in an entry can name a class or run code (the
-  format it replaced, pickle, could do both).
+  format it replaced, pickle, could do both). A scan result's findings are decoded,
+  and checked, when first read (:class:`StoredFindings`).
 - **An entry is bound to this machine.** Its first line carries a keyed BLAKE2b MAC
   over the entry's run key, namespace, key and body, with a random 32-byte secret
   kept outside the tree, in the user's cache folder (:func:`secret_path`). An entry
@@ -73,8 +74,10 @@ from kmigrate.engine.model import Context, EditPlan, Finding, Severity, Span
 
 # 3: signed JSON (1 and 2 were pickles, never read again); 4: scan results without
 # apply's fields (``fixed``, ``error``): entries of 3 are misses; 5: a scan result may
-# be followed by its findings as the JSON report writes them
-FORMAT = 5
+# be followed by its findings as the JSON report writes them; 6: a scan result's
+# findings on a line of their own (decoded only when read), and whether the file names
+# a backend variable
+FORMAT = 6
 _MAGIC = b"KMC%d " % FORMAT
 _MAC_BYTES = 32
 _HEADER_BYTES = len(_MAGIC) + 2 * _MAC_BYTES + 1  # magic, hex MAC, newline
@@ -423,17 +426,36 @@ class ResultCache:
     def load(self, key: str) -> Any | None:
         """The stored scan result (a ``FileReport``) for ``key``, or None.
 
-        The entry is the result's JSON, then, after a newline, its findings as the JSON
-        report writes them (``FileReport.digest``) when it was stored with them."""
+        The entry is the result's JSON (with how many findings it has); after a newline,
+        its findings (:func:`encode_report`'s ``strings`` and ``findings``) as compact
+        JSON; after another, its findings as the JSON report writes them
+        (``FileReport.digest``) when it was stored with them. The findings are decoded
+        when first read (:class:`StoredFindings`): the JSON report of a warm re-scan
+        reads only the counts and that text."""
         body = self._load_body(RESULTS, key)
         if body is None:
             return None
-        head, newline, tail = body.partition(b"\n")
+        head, _, tail = body.partition(b"\n")
+        findings, newline, written = tail.partition(b"\n")
         try:
-            rendered = tail.decode("utf-8") if newline else None
-            return decode_report(json.loads(head), rendered)
+            rendered = written.decode("utf-8") if newline else None
+            return decode_report(json.loads(head), findings, rendered)
         except (ValueError, TypeError, KeyError, IndexError, RecursionError):
             return None  # InvalidEntryError, json's and UTF-8's errors are ValueErrors
+
+    def store_result(self, key: str, value: dict, text: str | None = None) -> bool:
+        """Store what :func:`encode_report` made of a result, laid out as :meth:`load`
+        reads it (``text``: its findings as the JSON report writes them); False when it
+        was not stored."""
+        head = dict(value)
+        findings = [head.pop("strings"), head.pop("findings")]
+        head["findings"] = len(findings[1]) if type(findings[1]) is list else None
+        try:
+            rows = json.dumps(findings, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        except (TypeError, ValueError, RecursionError):
+            return False
+        # compact JSON has no raw newline: the first two end the result and its findings
+        return self.store_value(RESULTS, key, head, rows if text is None else f"{rows}\n{text}")
 
     def store(self, key: str, value: Any) -> None:
         """Store one scan result; failures only mean the entry is not cached.
@@ -446,7 +468,7 @@ class ResultCache:
             digest_findings(value)
             encoded = encode_report(value)
             if encoded is not None:
-                self.store_value(RESULTS, key, encoded, value.digest.text)
+                self.store_result(key, encoded, value.digest.text)
 
     # -- folders and housekeeping -------------------------------------------------------
     def prepare(self) -> bool:
@@ -600,6 +622,7 @@ def encode_report(report: Any) -> dict | None:
         "tf_statements": report.tf_statements,
         "tf_leftovers": report.tf_leftovers,
         "counts": _encode_counts(report),
+        "mentions_backend": report.mentions_backend,
     }
 
 
@@ -707,62 +730,106 @@ def _check_extra(extra: dict) -> None:
             raise InvalidEntryError("extra holds more than plain values")
 
 
-def decode_report(value: Any, text: str | None = None) -> Any:
-    """A ``FileReport`` from what :func:`encode_report` stored (and its findings as the
-    JSON report writes them, ``text``, stored after it: see :meth:`ResultCache.load`);
-    raises :class:`InvalidEntryError` (or ``KeyError``, ``IndexError``, ``TypeError``)
-    when ``value`` does not fit."""
+class StoredFindings:
+    """A cached result's findings as stored (:func:`encode_report`'s ``strings`` and
+    ``findings``, as compact JSON), decoded into ``Finding`` objects when a report first
+    reads them (``FileReport.findings``). A warm re-scan whose report needs only each
+    file's counts and written findings (the JSON report) decodes none of them.
+
+    The entry's MAC covers these bytes, so they are what this build of kmigrate wrote on
+    this machine; they are still checked row by row when decoded, and rows that do not
+    fit raise :class:`InvalidEntryError` then (a kmigrate bug: the entry was read already,
+    too late to be a miss)."""
+
+    __slots__ = ("data", "count")
+
+    def __init__(self, data: bytes, count: int) -> None:
+        self.data = data
+        self.count = count
+
+    def __len__(self) -> int:
+        return self.count
+
+    def decode(self) -> list[Finding]:
+        try:
+            strings, rows = json.loads(self.data)  # another shape: ValueError or TypeError
+            for text_item in _rows(strings):
+                _text(text_item)
+            findings = [_decode_finding(row, strings) for row in _rows(rows)]
+        except (ValueError, TypeError, KeyError, IndexError, RecursionError) as error:
+            raise InvalidEntryError(f"a cached result's findings do not fit: {error}") from None
+        if len(findings) != self.count:
+            raise InvalidEntryError("a cached result does not hold the findings it counts")
+        return findings
+
+
+def decode_report(value: Any, findings: bytes = b"", text: str | None = None) -> Any:
+    """A ``FileReport`` from what :func:`encode_report` stored, laid out as
+    :meth:`ResultCache.store_result` writes it: ``value`` without its findings (their
+    number in their place), the ``findings`` themselves (JSON, decoded when first read:
+    :class:`StoredFindings`) and their ``text`` as the JSON report writes them; raises
+    :class:`InvalidEntryError` (or ``KeyError``, ``IndexError``, ``TypeError``) when
+    ``value`` does not fit."""
     from kmigrate.commands.jobs import FileReport, FindingsDigest
 
     if type(value) is not dict:
         raise InvalidEntryError("not an object")
     tf_statements = value["tf_statements"]
     left = value["tf_leftovers"]  # an entry written before it was stored: a miss
+    mentions_backend = value["mentions_backend"]
     unused = []
     for item in _rows(value["unused_suppressions"]):
         if type(item) is not list or len(item) != 2:
             raise InvalidEntryError("an unused suppression has the wrong shape")
         unused.append((_count(item[0]), _text(item[1])))
-    strings = _rows(value["strings"])
-    for text_item in strings:
-        _text(text_item)
-    report = FileReport(
-        path=_text(value["path"]),
-        findings=[_decode_finding(row, strings) for row in _rows(value["findings"])],
-        uses_tensorflow=_flag(value["uses_tensorflow"]),
-        parsed=_flag(value["parsed"]),
-        unused_suppressions=unused,
-        tf_statements=None if tf_statements is None else _count(tf_statements),
-        tf_leftovers=None if left is None else [_text(name) for name in _rows(left)],
-    )
+    count = _count(value["findings"])
+    if count and not findings:
+        raise InvalidEntryError("the findings are missing")
+    fields = {
+        "path": _text(value["path"]),
+        "uses_tensorflow": _flag(value["uses_tensorflow"]),
+        "parsed": _flag(value["parsed"]),
+        "unused_suppressions": unused,
+        "tf_statements": None if tf_statements is None else _count(tf_statements),
+        "tf_leftovers": None if left is None else [_text(name) for name in _rows(left)],
+        "mentions_backend": None if mentions_backend is None else _flag(mentions_backend),
+    }
+    if count:
+        of = StoredFindings(findings, count)
+        report = FileReport.with_stored_findings(of, **fields)
+    else:
+        report = FileReport(**fields)
+        of = report.findings
     stored = value.get("counts")
     if stored is not None:
-        findings = report.findings
-        counts = _decode_counts(stored, len(findings))
-        report.digest = FindingsDigest(counts, text, findings, len(findings), report.path)
+        counts = _decode_counts(stored, count)
+        report.digest = FindingsDigest(counts, text, of, count, report.path)
     return report
 
 
 def _decode_counts(value: Any, findings: int) -> Any:
     """The digest's counts (see :func:`_encode_counts`), which must add up to the
-    result's ``findings``."""
+    result's ``findings``. The checks are written out, as in :func:`_decode_finding`:
+    a warm re-scan decodes every cached result's counts."""
     from kmigrate.commands.jobs import FindingCounts
 
     blocked_now, blocked_after_apply, rows = value  # another length: ValueError
     kinds = []
     total = 0
     for row in _rows(rows):
-        rule, context, severity, fixable, count = row
-        kinds.append(
-            (
-                _text(rule),
-                _CONTEXTS[_count(context)],
-                _SEVERITIES[_count(severity)],
-                _flag(fixable),
-                _count(count),
-            )
-        )
+        rule, context, severity, fixable, count = row  # another length: ValueError
+        if not (
+            type(rule) is str
+            and len(rule) <= MAX_TEXT
+            and type(context) is type(severity) is type(count) is int
+            and context >= 0
+            and severity >= 0
+            and 0 < count < _MAX_LINE
+            and (fixable is True or fixable is False)
+        ):
+            raise InvalidEntryError("a count has a field of the wrong type")
+        kinds.append((rule, _CONTEXTS[context], _SEVERITIES[severity], fixable, count))
         total += count
-    if total != findings or 0 in (kind[-1] for kind in kinds):
+    if total != findings:
         raise InvalidEntryError("the counts are not those of the findings")
     return FindingCounts(tuple(kinds), _count(blocked_now), _count(blocked_after_apply))

@@ -114,7 +114,8 @@ def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, statistic
     from kmigrate.commands.backend_pins import find_backend_pins
 
     root = settings.config.root
-    pins = find_backend_pins(settings.paths, root, [r.path for r in result.files])
+    mentions = {r.path: r.mentions_backend for r in result.files}  # noted where they were read
+    pins = find_backend_pins(settings.paths, root, [r.path for r in result.files], mentions)
     data = build(result, root=root, backend_pins=pins, rules=settings.rules)
     color = output is None and sys.stdout.isatty()
     _emit(render_data(data, fmt, color=color, root=root), output)

@@ -11,11 +11,12 @@ from __future__ import annotations
 import pickle
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Union
 
 from kmigrate.engine.model import Context, Finding, Severity
 
 if TYPE_CHECKING:
+    from kmigrate.commands.cache import StoredFindings
     from kmigrate.engine.project_index import LocalFactsFrom, ModuleFacts
 
 
@@ -38,21 +39,21 @@ class FindingsDigest:
     tens of thousands of findings again. It stands for the findings only while they are
     the ones it was made from: the same list (``of``), as long (``count``), of a report
     with the same ``path`` (:meth:`fits`); a finding appended later (KM903) makes the
-    report work them all out again."""
+    report work them all out again. ``of`` is the undecoded findings (``LazyFindings``)
+    while they are not decoded, so asking whether it fits decodes nothing."""
 
     counts: FindingCounts
     text: str | None
-    of: list[Finding] | bytes = field(repr=False)  # bytes: the report's packed findings
+    of: list[Finding] | LazyFindings = field(repr=False)
     count: int
     path: str
 
     def fits(self, report: FileReport) -> bool:
-        if report.path != self.path:
-            return False
-        findings = report.__dict__.get("findings")
-        if findings is None:  # still packed (see FileReport.__getstate__): untouched
-            return report.__dict__.get("_packed") is self.of
-        return findings is self.of and len(findings) == self.count
+        return (
+            report.findings_or_stored() is self.of
+            and len(self.of) == self.count
+            and report.path == self.path
+        )
 
 
 @dataclass
@@ -80,19 +81,52 @@ class FileReport:
     shared_path_reads: tuple[str, ...] = ()  # the file names whose users it asked about
     # what the reports need of the findings, when the result cache made or read it
     digest: FindingsDigest | None = field(default=None, repr=False, compare=False)
+    # whether the file's bytes name a backend variable (backend_pins.mentions_backend),
+    # noted where the run read them; None: not known, backend_pins reads the file
+    mentions_backend: bool | None = None
 
-    # A report crosses from a worker with its findings pickled apart, as one ``bytes``
-    # (``_packed``), unpickled only when first read. The JSON report of a scan reads
-    # none (the digest holds their counts and text), so the parent, which gathers every
-    # file's report one after the other while the workers run, neither rebuilds tens of
-    # thousands of findings nor has the garbage collector look at them.
+    # -- findings not decoded yet ----------------------------------------------------
+    # Two kinds of report hold their findings undecoded (``_stored``, no ``findings``
+    # attribute) until something reads ``findings``; then ``__getattr__`` decodes them,
+    # once. A cached result keeps them as the cache stored them (``StoredFindings``): a
+    # warm re-scan's JSON report needs only each file's digest. A report crossing from a
+    # worker has them pickled apart (``PackedFindings``, see ``__getstate__``): the
+    # parent gathers every file's report while the workers run, and the JSON report of a
+    # scan reads none, so it neither rebuilds tens of thousands of findings nor has the
+    # garbage collector look at them.
+
+    @classmethod
+    def with_stored_findings(cls, stored: LazyFindings, **fields: Any) -> FileReport:
+        """A report whose ``findings`` are decoded from ``stored`` when first read."""
+        report = cls(**fields)
+        del report.findings
+        report._stored = stored
+        return report
+
+    def findings_or_stored(self) -> list[Finding] | LazyFindings | None:
+        """The findings list, or the stored findings while they are not decoded: what a
+        :class:`FindingsDigest` was made from, read without decoding anything."""
+        known = self.__dict__
+        return known["findings"] if "findings" in known else known.get("_stored")
+
+    def __getattr__(self, name: str) -> Any:
+        # called only when ``name`` is not found: ``findings`` not decoded yet
+        stored = self.__dict__.get("_stored") if name == "findings" else None
+        if stored is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        findings = self.findings = stored.decode()
+        del self._stored
+        if self.digest is not None and self.digest.of is stored:
+            self.digest = replace(self.digest, of=findings)  # it still stands for them
+        return findings
+
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         findings = state.get("findings")
         if findings:
-            packed = pickle.dumps(findings, protocol=pickle.HIGHEST_PROTOCOL)
+            packed = PackedFindings(pickle.dumps(findings, pickle.HIGHEST_PROTOCOL), len(findings))
             del state["findings"]
-            state["_packed"] = packed
+            state["_stored"] = packed
             digest = self.digest
             if digest is not None and digest.fits(self):
                 state["digest"] = replace(digest, of=packed)
@@ -101,17 +135,25 @@ class FileReport:
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
 
-    def __getattr__(self, name: str):  # only called for attributes not set: packed findings
-        packed = self.__dict__.get("_packed") if name == "findings" else None
-        if packed is None:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        findings = pickle.loads(packed)  # made by this run's own worker, never read from disk
-        del self.__dict__["_packed"]
-        self.findings = findings
-        digest = self.__dict__.get("digest")
-        if digest is not None and digest.of is packed:
-            self.digest = replace(digest, of=findings)
-        return findings
+
+class PackedFindings:
+    """A report's findings pickled apart by the worker that made them (see
+    :class:`FileReport`): bytes this run's own process pool made, never read from disk."""
+
+    __slots__ = ("data", "count")
+
+    def __init__(self, data: bytes, count: int) -> None:
+        self.data = data
+        self.count = count
+
+    def __len__(self) -> int:
+        return self.count
+
+    def decode(self) -> list[Finding]:
+        return pickle.loads(self.data)
+
+
+LazyFindings = Union["StoredFindings", PackedFindings]
 
 
 @dataclass

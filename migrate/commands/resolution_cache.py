@@ -495,27 +495,25 @@ def _encode_local(local: LocalFacts, position: Mapping[str, int]) -> list:
     ]
 
 
-def _decode_local(value: Any, slots: list[str | None]) -> LocalFacts:
+def _decode_local(value: list, slots: list[str | None]) -> LocalFacts:
+    """A row's local facts as objects. The row was checked whole when the resolution was
+    loaded (:func:`_check_row`: texts, pairs, nodes naming a file that is still there),
+    so nothing is checked again here: a warm re-scan decodes every file's row."""
     classes, bindings, notes, functions, edges, model_seeds, data_seeds = value
 
-    def nodes(items: Any) -> tuple[tuple[str, str], ...]:
+    def nodes(items: list[str]) -> tuple[tuple[str, str], ...]:
         found = []
-        for node in checked_list(items):
-            slot, _, name = checked_text(node).partition(":")
-            key = slots[_index(int(slot))]
-            if key is None:
-                raise ValueError("a node in a removed file")
-            found.append((key, name))
+        for node in items:
+            slot, _, name = node.partition(":")
+            found.append((slots[int(slot)], name))
         return tuple(found)
 
-    if type(edges) is not dict:
-        raise ValueError("not a dict")
     return LocalFacts(
-        model_classes=tuple(checked_text(c) for c in checked_list(classes)),
-        bindings=tuple(checked_pair(p) for p in checked_list(bindings)),
-        notes=tuple(checked_pair(p) for p in checked_list(notes)),
-        functions=tuple(checked_text(f) for f in checked_list(functions)),
-        edges=tuple((checked_text(name), nodes(out)) for name, out in edges.items()),
+        model_classes=tuple(classes),
+        bindings=tuple((first, second) for first, second in bindings),
+        notes=tuple((first, second) for first, second in notes),
+        functions=tuple(functions),
+        edges=tuple((name, nodes(out)) for name, out in edges.items()),
         model_seeds=nodes(model_seeds),
         data_seeds=nodes(data_seeds),
     )

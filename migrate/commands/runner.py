@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kmigrate.commands.backend_markers import mentions_backend
 from kmigrate.commands.cache import digest_findings, trim_for_reports
 from kmigrate.commands.discover import discover, display_path
 from kmigrate.commands.jobs import FileReport, FixResult, Job, RunResult, package_of
@@ -210,7 +211,8 @@ def _load(job: Job, rule_ids: tuple[str, ...], data: bytes | None) -> _Unit | Fi
     except SourceError as error:
         return unusable(f"cannot read this file ({error})")
     if not _reaches_framework(job) and not any(marker in data for marker in SOURCE_MARKERS):
-        return FileReport(job.display)  # cannot contain TensorFlow or Keras code
+        # cannot contain TensorFlow or Keras code
+        return FileReport(job.display, mentions_backend=mentions_backend(data))
     limit = size_limit("KMIGRATE_MAX_FILE_MB", MAX_FILE_MB)
     if len(data) > limit:
         return unusable(
@@ -230,8 +232,8 @@ def _load(job: Job, rule_ids: tuple[str, ...], data: bytes | None) -> _Unit | Fi
             notebook = load_notebook(text)
         except NotebookError as error:
             return unusable(f"cannot read this notebook: {error}")
-        if notebook is None:
-            return FileReport(job.display)  # not a Python notebook
+        if notebook is None:  # not a Python notebook
+            return FileReport(job.display, mentions_backend=mentions_backend(data))
         text = notebook.module_text
     return _Unit(job, data, source, text, notebook, ruleset_for(rule_ids))
 
@@ -240,6 +242,7 @@ def _scan_unit(unit: _Unit) -> FileReport:
     """``scan`` on one file: findings, plus what the report needs from the tree."""
     analysis = unit.analyze()
     report = FileReport(unit.job.display, uses_tensorflow=True, parsed=analysis.parsed)
+    report.mentions_backend = mentions_backend(unit.data)  # for the report's backend pins
     if analysis.tree is not None:
         from kmigrate.report.footprint import count_tf_statements, leftovers, tensorflow_uses
 
