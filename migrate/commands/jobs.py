@@ -11,12 +11,11 @@ from __future__ import annotations
 import pickle
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kmigrate.engine.model import Context, Finding, Severity
 
 if TYPE_CHECKING:
-    from kmigrate.commands.cache import StoredFindings
     from kmigrate.engine.project_index import LocalFactsFrom, ModuleFacts
 
 
@@ -28,6 +27,15 @@ class FindingCounts:
     kinds: tuple[tuple[str, Context, Severity, bool, int], ...]  # rule, ..., fixable, how many
     blocked_now: int
     blocked_after_apply: int
+
+
+class LazyFindings(Protocol):
+    """A file's findings not decoded yet: the result cache's ``StoredFindings`` or a
+    worker's :class:`PackedFindings` (see :class:`FileReport`)."""
+
+    def __len__(self) -> int: ...
+
+    def decode(self) -> list[Finding]: ...
 
 
 @dataclass(frozen=True)
@@ -151,9 +159,6 @@ class PackedFindings:
 
     def decode(self) -> list[Finding]:
         return pickle.loads(self.data)
-
-
-LazyFindings = Union["StoredFindings", PackedFindings]
 
 
 @dataclass
