@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 import difflib
 import json
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -641,11 +643,10 @@ def test_progress_counts_each_file_once(tmp_path: Path) -> None:
     assert sum(advanced) == len(jobs)
 
 
-def test_a_layer_on_a_base_from_an_unseen_package_says_so(tmp_path: Path) -> None:
-    """``class Attention(Base)`` with ``Base(params_flow.Layer)``: kmigrate cannot see
-    whether the third-party base is a Keras layer. It keeps the class as plain code and
-    says why in each finding, instead of the silent "TensorFlow runs it as it is"."""
-    package = tmp_path / "pkg"
+def _flowlib_project(root: Path) -> Path:
+    """bert-for-tf2's shape: layers on a project base on a third-party base
+    (``params_flow.Layer``) that kmigrate cannot see into."""
+    package = root / "pkg"
     package.mkdir()
     (package / "__init__.py").write_text("")
     (package / "base.py").write_text("import flowlib as fl\n\n\nclass Base(fl.Layer):\n    pass\n")
@@ -657,6 +658,14 @@ def test_a_layer_on_a_base_from_an_unseen_package_says_so(tmp_path: Path) -> Non
         f"class Case(unittest.TestCase):\n    def call{body}"
         f"class TfCase(tf.test.TestCase):\n    def call{body}"
     )
+    return root
+
+
+def test_a_layer_on_a_base_from_an_unseen_package_says_so(tmp_path: Path) -> None:
+    """``class Attention(Base)`` with ``Base(params_flow.Layer)``: kmigrate cannot see
+    whether the third-party base is a Keras layer. It keeps the class as plain code and
+    says why in each finding, instead of the silent "TensorFlow runs it as it is"."""
+    _flowlib_project(tmp_path)
     found = {
         f.scope_name.split(".")[0]: f for f in run_repo(tmp_path).findings if f.rule == "KM201"
     }
@@ -691,3 +700,50 @@ def test_the_project_is_walked_once_when_it_is_what_was_named(
     (train,) = plan_jobs([root / "train.py"], Config(root=root), index_cache=False)
     assert walks == [[root]]
     assert train.facts is not None and dict(train.facts.bindings)["K"].endswith("backend")
+
+
+def _attention_finding(root: Path, cache: bool) -> tuple[str, bool, str]:
+    """(context, fixable, message) of the KM201 finding in ``Attention.call``, from a
+    real ``kmigrate scan`` (with the result and index caches when ``cache``)."""
+    command = [sys.executable, "-m", "kmigrate", "scan", ".", "-f", "json", "-o", "r.json"]
+    subprocess.run([*command, *([] if cache else ["--no-cache"])], cwd=root, check=True)
+    report = json.loads((root / "r.json").read_text())
+    (finding,) = [
+        f
+        for f in report["findings"]
+        if f["rule"] == "KM201" and f["line"] == 10 and f["path"].endswith("attention.py")
+    ]
+    return finding["context"], finding["fixable"], finding["message"]
+
+
+def test_model_bases_in_the_config_make_those_classes_model_code(tmp_path: Path) -> None:
+    """`model-bases = ["flowlib.Layer"]`: what the project says a third-party base is.
+    The layers on it become model code, fixable; classes without Keras bases do not; and
+    editing the config is seen by a warm run (the stored resolution is per model-bases)."""
+    from kmigrate.commands.config import load_config
+    from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
+
+    root = _flowlib_project(tmp_path)
+    assert _attention_finding(root, cache=True)[:2] == ("other", False)
+    pyproject = root / "pyproject.toml"
+    pyproject.write_text('[tool.kmigrate]\nmodel-bases = ["flowlib.Layer"]\n')
+    context, fixable, message = _attention_finding(root, cache=True)
+    assert (context, fixable) == ("model", True) and "outside this project" not in message
+    assert _attention_finding(root, cache=False)[:2] == ("model", True)
+    config = load_config(root)
+    jobs = plan_jobs([root], config, index_cache=False)
+    found = run_jobs(jobs, select_ids((), ()), workers=1).findings
+    helper = [f for f in found if f.rule == "KM201" and f.scope_name.startswith("Helper")]
+    unit = [f for f in found if f.rule == "KM201" and f.scope_name.startswith("Case")]
+    assert [f.context.value for f in helper] == ["model"]  # a subclass of the base too
+    assert [f.context.value for f in unit] == ["other"]
+    pyproject.write_text("[tool.kmigrate]\n")
+    assert _attention_finding(root, cache=True)[:2] == ("other", False)
+
+
+def test_model_bases_must_be_qualified_class_names(tmp_path: Path) -> None:
+    from kmigrate.commands.config import ConfigError, load_config
+
+    (tmp_path / "pyproject.toml").write_text('[tool.kmigrate]\nmodel-bases = ["Layer"]\n')
+    with pytest.raises(ConfigError, match="model-bases: 'Layer' is not a class's qualified"):
+        load_config(tmp_path)

@@ -9,11 +9,13 @@ Command-line options win over the file. Keys (all optional)::
     per-file-ignores = { "tests/*" = ["KM6"] }
     baseline = ".kmigrate-baseline.json"
     jobs = 2
+    model-bases = ["params_flow.Layer"]   # other packages' Keras base classes
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,12 +36,21 @@ class Config:
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     baseline: str = ".kmigrate-baseline.json"
     jobs: int | None = None
+    # classes of other packages that are Keras layers/models/losses/metrics: kmigrate
+    # cannot see into an installed package, so a class on such a base is model code
+    # only when the project says so (``params_flow.Layer`` under bert-for-tf2's layers)
+    model_bases: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def cache_key(self) -> str:
         """What in the config changes results (for the result cache)."""
         return repr(
-            (sorted(self.select), sorted(self.ignore), sorted(self.per_file_ignores.items()))
+            (
+                sorted(self.select),
+                sorted(self.ignore),
+                sorted(self.per_file_ignores.items()),
+                sorted(self.model_bases),
+            )
         )
 
 
@@ -61,6 +72,20 @@ def _string_list(table: dict[str, Any], key: str, source: Path) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{source}: [tool.kmigrate] {key} must be a list of strings")
     return list(value)
+
+
+_QUALIFIED_CLASS = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")
+
+
+def _class_names(table: dict[str, Any], key: str, source: Path) -> list[str]:
+    names = _string_list(table, key, source)
+    for name in names:
+        if not _QUALIFIED_CLASS.fullmatch(name):
+            raise ConfigError(
+                f"{source}: [tool.kmigrate] {key}: {name!r} is not a class's qualified name "
+                '(a package and the class, as imported: "params_flow.Layer")'
+            )
+    return names
 
 
 def load_config(start: Path, explicit: Path | None = None) -> Config:
@@ -87,7 +112,7 @@ def load_config(start: Path, explicit: Path | None = None) -> Config:
     jobs = table.get("jobs")
     if jobs is not None and (not isinstance(jobs, int) or jobs < 1):
         raise ConfigError(f"{path}: [tool.kmigrate] jobs must be a positive integer")
-    known = {"select", "ignore", "exclude", "per-file-ignores", "baseline", "jobs"}
+    known = {"select", "ignore", "exclude", "per-file-ignores", "baseline", "jobs", "model-bases"}
     root = path.parent.resolve()
     return Config(
         root=root,
@@ -100,6 +125,7 @@ def load_config(start: Path, explicit: Path | None = None) -> Config:
         if "baseline" in table
         else ".kmigrate-baseline.json",
         jobs=None if jobs is None else min(jobs, _cpu_count()),
+        model_bases=_class_names(table, "model-bases", path),
         extra={k: v for k, v in table.items() if k not in known},
     )
 

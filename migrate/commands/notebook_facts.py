@@ -14,11 +14,14 @@ import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kmigrate.commands.plain_data import checked_list, checked_pair, checked_text
 from kmigrate.engine.project_entry import ValueStore, build_entry, load_entry, store_entry
 from kmigrate.engine.project_index import ModuleFacts, ModuleRecord, ProjectFacts, ProjectIndex
+
+if TYPE_CHECKING:
+    from kmigrate.engine.spec import ContextSpec
 
 
 def notebook_entry(
@@ -85,13 +88,12 @@ def notebook_facts(
     records: Sequence[ModuleRecord],
     project: ProjectFacts,
     may_patch: Callable[[ModuleRecord], bool],
+    spec: ContextSpec,
 ) -> dict[str, ModuleFacts]:
     """The facts of each notebook record (no module names: nothing imports it) in the
     project of ``records``, whose facts are ``project``: the project and that notebook,
     not the other notebooks. ``may_patch``: whether a record can replace TF/Keras
-    functions (so that only those entries are read)."""
-    from kmigrate.rules.context_spec import CONTEXT_SPEC
-
+    functions (so that only those entries are read); ``spec``: the project's."""
     ordered = sorted(records, key=_key)
     patching = [r for r in ordered if may_patch(r)]
     shared: ProjectIndex | None = None  # for the notebooks that patch nothing
@@ -99,11 +101,11 @@ def notebook_facts(
     for notebook in notebooks:
         if notebook.entry["patches"]:  # its patches are its own: an index of its own
             with_it = sorted([*ordered, notebook], key=_key)
-            index = ProjectIndex(with_it, CONTEXT_SPEC, sorted([*patching, notebook], key=_key))
+            index = ProjectIndex(with_it, spec, sorted([*patching, notebook], key=_key))
         else:  # nothing resolves a name to a notebook: one index serves them all
             if shared is None:
                 everything = sorted([*ordered, *notebooks], key=_key)
-                shared = ProjectIndex(everything, CONTEXT_SPEC, patching)
+                shared = ProjectIndex(everything, spec, patching)
             index = shared
         own = (notebook.shown or notebook.key, notebook.entry["paths"])
         local = {notebook.key: index.local(notebook)}

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from kmigrate.commands.config import Config
     from kmigrate.commands.facts_guess import FactsGuess
     from kmigrate.commands.jobs import Job
+    from kmigrate.engine.spec import ContextSpec
 
 MAX_INDEXED_FILES = 20_000  # beyond this, files are analysed alone
 INDEX_FOLDER = ".index"  # inside the cache root; the dot keeps it out of run-key pruning
@@ -412,7 +413,7 @@ def attach_facts(
         return jobs
     store = index_store(root) if use_cache else None
     digests = {_key(path): _digest(data) for path, data in files}
-    project = _Project(root, store, digests)
+    project = _Project(root, store, digests, tuple(sorted(set(config.model_bases))))
     notebooks = [(Path(j.path), j.package) for j in jobs if j.path.endswith(".ipynb")]
     if project.stored is not None and project.stored.project == project.key:  # unchanged
         facts: Mapping[str, ModuleFacts] = project.stored.facts()
@@ -440,7 +441,7 @@ def attach_facts(
     if later:
         by_path = {_key(p): (p, d) for p, d in files}
         pending = PendingProject(project, records, by_path, later, notebooks, entries)
-        pending.guess = facts_guess(records, by_path, later, root, packages)
+        pending.guess = facts_guess(records, by_path, later, root, project.spec, packages)
         guesses = guess_shared_paths(records, by_path, later, root)
         planned = PlannedJobs(
             dataclasses.replace(
@@ -462,28 +463,45 @@ def _digest(data: bytes) -> str:
 
 
 class _Project:
-    """One project's files (by digest) and its stored resolution."""
+    """One project's files (by digest), its config's ``model-bases`` and its stored
+    resolution (one per root and ``model-bases``: a config edit resolves again)."""
 
-    def __init__(self, root: Path, store: ResultCache | None, digests: dict[str, str]) -> None:
+    def __init__(
+        self,
+        root: Path,
+        store: ResultCache | None,
+        digests: dict[str, str],
+        model_bases: tuple[str, ...] = (),
+    ) -> None:
         self.root = root
         self.store = store
         self.digests = digests
-        self.key = _project_key(root, digests)
-        self.root_key = _digest(str(root).encode("utf-8", "surrogatepass"))
+        self.model_bases = model_bases
+        self.key = _project_key(root, digests, model_bases)
+        where = "\0".join([str(root), *model_bases])
+        self.root_key = _digest(where.encode("utf-8", "surrogatepass"))
         self.stored = load_resolution(store, self.root_key) if store is not None else None
+
+    @property
+    def spec(self) -> ContextSpec:
+        """The context spec with the config's ``model-bases`` (imported when resolving:
+        a warm run with the project unchanged resolves nothing)."""
+        from kmigrate.rules.context_spec import CONTEXT_SPEC
+
+        if not self.model_bases:
+            return CONTEXT_SPEC
+        return dataclasses.replace(CONTEXT_SPEC, model_base_names=frozenset(self.model_bases))
 
     def resolve(
         self, records: list[ModuleRecord], made: Mapping[str, LocalFactsFrom] | None = None
     ) -> Mapping[str, ModuleFacts]:
         """The facts of every module (``made``: local facts made by smaller indexes,
         taken where they are the project's own)."""
-        from kmigrate.rules.context_spec import CONTEXT_SPEC
-
         return resolve(
             records,
             self.digests,
             self.key,
-            CONTEXT_SPEC,
+            self.spec,
             self.store,
             self.root_key,
             self.stored,
@@ -515,7 +533,7 @@ class _Project:
             record = notebook_record(path, layout, self.store, (made or {}).get(path))
             if record is not None:
                 found.append(record)
-        known = notebook_facts(found, records, facts, _may_patch)
+        known = notebook_facts(found, records, facts, _may_patch, self.spec)
         if self.store is not None:
             store_notebook_facts(self.store, self.root_key, self._notebooks_key(notebooks), known)
         return ChainMap(known, facts)  # type: ignore[arg-type]
@@ -610,6 +628,7 @@ def facts_guess(
     files: dict[str, tuple[Path, bytes]],
     later: set[str],
     root: Path,
+    spec: ContextSpec,
     packages: dict[Path, str] | None = None,
 ) -> FactsGuess:
     """What the files in ``later`` are analysed with before the project is resolved
@@ -625,7 +644,6 @@ def facts_guess(
         useful_imports,
     )
     from kmigrate.commands.jobs import package_of
-    from kmigrate.rules.context_spec import CONTEXT_SPEC
 
     # an entry not read yet (a stored record) is not read for a guess
     known = {
@@ -649,7 +667,7 @@ def facts_guess(
         imports = useful_imports(files[key][1], layout["package"], roots, by_name.__contains__)
         if imports:
             needs[key] = module_keys(imports, by_name) - {key}
-    paths = ProjectIndex([], CONTEXT_SPEC)
+    paths = ProjectIndex([], spec)
     todo = [k for found in needs.values() for k in found if k in known]
     while todo:  # a package's __init__.py re-exporting what its modules bind
         key = todo.pop()
@@ -668,7 +686,7 @@ def facts_guess(
         found = layouts.get(_key(path))
         return found if found is not None else record_layout(path, root, package)
 
-    return FactsGuess([*known.values(), *parsed], layout, layouts, CONTEXT_SPEC)
+    return FactsGuess([*known.values(), *parsed], layout, layouts, spec)
 
 
 def _may_hold_tensorflow(data: bytes) -> bool:
@@ -761,8 +779,8 @@ class PendingProject:
 # file it checked before, a warm scan) resolves nothing.
 
 
-def _project_key(root: Path, digests: Mapping[str, str]) -> str:
-    digest = hashlib.blake2b(f"{root}\0{ENTRY_FORMAT}".encode(), digest_size=16)
+def _project_key(root: Path, digests: Mapping[str, str], model_bases: Sequence[str] = ()) -> str:
+    digest = hashlib.blake2b(f"{root}\0{ENTRY_FORMAT}\0{model_bases}".encode(), digest_size=16)
     for key, file_digest in digests.items():
         digest.update(f"{key}\0{file_digest}\n".encode("utf-8", "surrogatepass"))
     return digest.hexdigest()

@@ -345,16 +345,24 @@ class ProjectIndex:
 
     def _external_kind(self, qualified: str) -> str:
         symbol = self.canonical(qualified)
-        if symbol.startswith(self.spec.model_base_prefixes):
+        if self._is_model_base(qualified):
             return "model-base"
         if symbol in self.spec.namespace_symbols:
             return "namespace:" + symbol
         return symbol
 
     # -- classes -------------------------------------------------------------
+    def _is_model_base(self, qualified: str) -> bool:
+        """Whether the external class ``qualified`` is a Keras base: Keras's own, or one
+        the project's config names (``model-bases``)."""
+        spec = self.spec
+        return self.canonical(qualified).startswith(spec.model_base_prefixes) or (
+            qualified in spec.model_base_names
+        )
+
     def _is_model(self, target: Target) -> bool:
         if target[0] == "external":
-            return self.canonical(target[1]).startswith(self.spec.model_base_prefixes)
+            return self._is_model_base(target[1])
         if target[0] == "class":
             return self.is_model_class(target[1], target[2])
         return False
@@ -394,7 +402,8 @@ class ProjectIndex:
                     name,
                     f"`{name}` defines `call` like a Keras layer, but its base `{foreign}` "
                     "is from a package outside this project that kmigrate cannot see into: "
-                    "it is treated as plain code; context not decided",
+                    "it is treated as plain code; context not decided (if it is a Keras "
+                    "class, name it in `model-bases` under [tool.kmigrate])",
                 )
         return result
 

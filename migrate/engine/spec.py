@@ -53,6 +53,9 @@ class ContextSpec:
     # that are not one: their function argument is not seeded as data code
     data_method_exempt_prefixes: tuple[str, ...] = ()
     import_style: ImportStyle = ImportStyle()
+    # qualified names of classes from other packages that the project's config says are
+    # Keras layers/models/losses/metrics (``params_flow.Layer``: ``model-bases``)
+    model_base_names: frozenset[str] = frozenset()
 
     @property
     def canonical(self) -> Canonical:
