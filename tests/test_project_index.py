@@ -747,3 +747,28 @@ def test_model_bases_must_be_qualified_class_names(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.kmigrate]\nmodel-bases = ["Layer"]\n')
     with pytest.raises(ConfigError, match="model-bases: 'Layer' is not a class's qualified"):
         load_config(tmp_path)
+
+
+def test_an_import_kept_for_uses_in_a_shared_helper_is_not_counted_fixable(
+    tmp_path: Path,
+) -> None:
+    """keras-retinanet's shape: `from tensorflow import keras` stays while
+    `keras.backend.mean` is used, and that use is in a helper shared with data code, so
+    apply never migrates it. Scan must not count the import as fixed in a later round
+    (it did: the vetoes came after that decision), or scan and apply disagree."""
+    (tmp_path / "ops.py").write_text(
+        "from tensorflow import keras\n\n\ndef norm(x):\n    return keras.backend.mean(x)\n"
+    )
+    (tmp_path / "layers.py").write_text(
+        "from tensorflow import keras\n\nfrom ops import norm\n\n\n"
+        "class Norm(keras.layers.Layer):\n    def call(self, x):\n        return norm(x)\n"
+    )
+    (tmp_path / "data.py").write_text(
+        "import tensorflow as tf\n\nfrom ops import norm\n\n\n"
+        "def dataset(values):\n    return tf.data.Dataset.from_tensor_slices(values).map(norm)\n"
+    )
+    findings = run_repo(tmp_path).findings
+    (kept,) = [f for f in findings if f.path == "ops.py" and f.rule == "KM102"]
+    assert "keep this import until" in kept.message and not kept.fixable
+    fixable = sum(f.fixable for f in findings)
+    assert apply_repo(tmp_path) == fixable

@@ -442,7 +442,8 @@ def analyze_module_text(
     module.walk_path.clear()  # rules run after the walk see no stale path
     for rule in ruleset.rules:
         walker._run(rule, rule.check_module, None)
-    result.findings.extend(_findings_from_reports(path, reports, ruleset))
+    waiting: list[tuple[Finding, Report]] = []  # findings a later apply round may fix
+    result.findings.extend(_findings_from_reports(path, reports, ruleset, waiting))
     result.shared_path_reads = tuple(sorted(module.shared_path_reads))
     if facts.mixed_functions or facts.notes or facts.patched:
         _apply_project_notes(result.findings, facts)
@@ -450,6 +451,8 @@ def analyze_module_text(
     suppressions = Suppressions.from_text(text)
     result.suppressions = suppressions
     result.findings = [f for f in result.findings if not suppressions.suppresses(f)]
+    if waiting:  # after the project's vetoes and the suppressions: apply sees the same
+        _mark_fixed_later(result.findings, waiting)
     fingerprint_findings(result.findings)
     return result
 
@@ -499,9 +502,15 @@ def node_dump(node: object) -> str:
     return f"{cls.__name__}({', '.join(args)})" if args else f"{cls.__name__}()"
 
 
-def _findings_from_reports(path: str, reports: Iterable[Report], ruleset: RuleSet) -> list[Finding]:
+def _findings_from_reports(
+    path: str,
+    reports: Iterable[Report],
+    ruleset: RuleSet,
+    waiting: list[tuple[Finding, Report]] | None = None,
+) -> list[Finding]:
+    """The rules' reports as findings; ``waiting`` gets those a later ``apply`` round
+    may fix (:func:`_mark_fixed_later` decides once the findings are final)."""
     findings: list[Finding] = []
-    waiting: list[tuple[Finding, Report]] = []
     seen: set[tuple] = set()
     for report in reports:
         rule = report.rule
@@ -527,10 +536,8 @@ def _findings_from_reports(path: str, reports: Iterable[Report], ruleset: RuleSe
                 source_text=node_dump(site.node),
             )
         )
-        if report.unblocked_by and report.fix is None:
+        if report.unblocked_by and report.fix is None and waiting is not None:
             waiting.append((findings[-1], report))
-    if waiting:
-        _mark_fixed_later(findings, waiting)
     return findings
 
 
