@@ -368,6 +368,30 @@ def test_size_limits_are_configurable(tmp_path: Path) -> None:
     assert b"keras.layers.Dense(3)" in (tmp_path / "big.py").read_bytes()
 
 
+def test_a_notebook_is_measured_by_its_code_for_the_rewrite_limit(tmp_path: Path) -> None:
+    """keras-yolo2's walkthrough notebook weighs 2 MB, almost all of it plot images;
+    its code is a few kilobytes. The limit guards LibCST against huge code, so it is the
+    code cells that count: the notebook is rewritten, its outputs kept as they were."""
+    image = "iVBORw0KGgo" * 4_000  # a 44 kB output
+    cell = {"cell_type": "code", "execution_count": 1, "metadata": {}, "source": [TF + "\n", LAYER]}
+    outputs = [{"output_type": "display_data", "data": {"image/png": image}, "metadata": {}}]
+    notebook = {
+        "cells": [{**cell, "outputs": outputs}],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    path = tmp_path / "walkthrough.ipynb"
+    path.write_text(json.dumps(notebook, indent=1))
+    small = {"KMIGRATE_MAX_REWRITE_MB": "0.01"}  # 10 kB: the file is above, its code is not
+    result = run("apply", ".", cwd=tmp_path, env=small)
+    assert result.returncode == 0, result.stderr
+    rewritten = json.loads(path.read_text())["cells"][0]
+    assert "keras.layers.Dense(3)" in "".join(rewritten["source"])
+    assert "tf.keras" not in "".join(rewritten["source"])
+    assert rewritten["outputs"] == outputs
+
+
 # -- KM902: one crashing rule on one file -------------------------------------------
 
 

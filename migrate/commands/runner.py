@@ -271,11 +271,14 @@ def _fix_unit(unit: _Unit) -> FixResult:
 
     result = FixResult(unit.job.display)
     limit = size_limit("KMIGRATE_MAX_REWRITE_MB", MAX_REWRITE_MB)
-    if len(unit.data) > limit:
+    # What the rewrite parses: a notebook's code cells, not its outputs (plots make a
+    # notebook of a few pages of code weigh megabytes)
+    size = len(unit.data) if unit.notebook is None else len(unit.text.encode("utf-8"))
+    if size > limit:
         findings = unit.analyze().findings
         if any(f.fix is not None for f in findings):
             result.error = (
-                f"not rewritten: {megabytes(len(unit.data))} is above the "
+                f"not rewritten: {megabytes(size)} of code is above the "
                 f"{megabytes(limit)} rewrite limit (generated code?; "
                 "KMIGRATE_MAX_REWRITE_MB raises it); the file is left untouched"
             )
