@@ -362,7 +362,11 @@ def test_size_limits_are_configurable(tmp_path: Path) -> None:
     result = run("scan", ".", "--format", "json", "--no-cache", cwd=tmp_path, env=small)
     finding = json.loads(result.stdout)["findings"][0]
     assert finding["rule"] == "KM901" and "above the 0.0 MB limit" in finding["message"]
-    result = run("apply", ".", cwd=tmp_path, env={"KMIGRATE_MAX_REWRITE_MB": "0.01"})
+    rewrite_limit = {"KMIGRATE_MAX_REWRITE_MB": "0.01"}
+    result = run("scan", ".", "--format", "json", "--no-cache", cwd=tmp_path, env=rewrite_limit)
+    (finding,) = [f for f in json.loads(result.stdout)["findings"] if f["rule"] == "KM101"]
+    assert not finding["fixable"] and "0.0 MB rewrite limit" in finding["message"]  # as apply
+    result = run("apply", ".", cwd=tmp_path, env=rewrite_limit)
     assert result.returncode == 1 and "rewrite limit" in result.stderr
     assert run("apply", ".", cwd=tmp_path).returncode == 0
     assert b"keras.layers.Dense(3)" in (tmp_path / "big.py").read_bytes()

@@ -241,6 +241,12 @@ def _load(job: Job, rule_ids: tuple[str, ...], data: bytes | None) -> _Unit | Fi
 def _scan_unit(unit: _Unit) -> FileReport:
     """``scan`` on one file: findings, plus what the report needs from the tree."""
     analysis = unit.analyze()
+    too_big = _above_rewrite_limit(unit)
+    if too_big:  # apply will not touch it: nothing in it is fixable
+        for finding in analysis.findings:
+            if finding.fixable:
+                finding.fix, finding.fixed_later = None, False
+                finding.message += f" (not rewritten: this file's {too_big})"
     report = FileReport(unit.job.display, uses_tensorflow=True, parsed=analysis.parsed)
     report.mentions_backend = mentions_backend(unit.data)  # for the report's backend pins
     if analysis.tree is not None:
@@ -262,26 +268,33 @@ def _scan_unit(unit: _Unit) -> FileReport:
     return report
 
 
+def _above_rewrite_limit(unit: _Unit) -> str:
+    """Why ``apply`` leaves the file as it is whatever its findings ("" if it does not):
+    more code than the rewrite limit. What the rewrite parses is measured: a notebook's
+    code cells, not its outputs (plots make a few pages of code weigh megabytes)."""
+    from kmigrate.engine.sources import MAX_REWRITE_MB, megabytes, size_limit
+
+    limit = size_limit("KMIGRATE_MAX_REWRITE_MB", MAX_REWRITE_MB)
+    size = len(unit.data) if unit.notebook is None else len(unit.text.encode("utf-8"))
+    if size <= limit:
+        return ""
+    return (
+        f"{megabytes(size)} of code is above the {megabytes(limit)} rewrite limit "
+        "(generated code?; KMIGRATE_MAX_REWRITE_MB raises it)"
+    )
+
+
 def _fix_unit(unit: _Unit) -> FixResult:
     """``apply`` on one file: the rewrite goes into the result only when it parses,
     re-scans without KM901 or a new KM902, maps back onto the notebook's cells and
     encodes in the file's encoding; otherwise ``error`` says why and the findings are
     those of the untouched file. A file above the rewrite limit is only analysed."""
-    from kmigrate.engine.sources import MAX_REWRITE_MB, megabytes, size_limit
-
     result = FixResult(unit.job.display)
-    limit = size_limit("KMIGRATE_MAX_REWRITE_MB", MAX_REWRITE_MB)
-    # What the rewrite parses: a notebook's code cells, not its outputs (plots make a
-    # notebook of a few pages of code weigh megabytes)
-    size = len(unit.data) if unit.notebook is None else len(unit.text.encode("utf-8"))
-    if size > limit:
+    too_big = _above_rewrite_limit(unit)
+    if too_big:
         findings = unit.analyze().findings
         if any(f.fix is not None for f in findings):
-            result.error = (
-                f"not rewritten: {megabytes(size)} of code is above the "
-                f"{megabytes(limit)} rewrite limit (generated code?; "
-                "KMIGRATE_MAX_REWRITE_MB raises it); the file is left untouched"
-            )
+            result.error = f"not rewritten: {too_big}; the file is left untouched"
     else:
         findings = _rewrite(unit, result)
     result.findings = unit.finish(findings)
