@@ -328,11 +328,43 @@ def test_saved_model_save_with_keywords() -> None:
     before = """
         import tensorflow as tf
 
-        def publish(model, out):
+        def publish(path, out):
+            model = tf.keras.models.load_model(path)
             tf.saved_model.save(obj=model, export_dir=out)
             return tf.constant(1)
         """
     assert "    model.export(out)\n" in fixed(before, "KM404")
+
+
+def test_saved_model_save_reloaded_in_the_same_file_is_manual() -> None:
+    """What model.export writes is called as `loaded.serve(x)`; tf.saved_model.save of a
+    Keras model gave a callable. tf-keras' tests save, reload and call in one function."""
+    (finding,) = found(
+        """
+        import tensorflow as tf
+        from tensorflow import keras
+
+        def roundtrip(path, x):
+            model = keras.Sequential([keras.layers.Dense(2)])
+            tf.saved_model.save(model, path)
+            return tf.saved_model.load(path)(x)
+        """,
+        "KM404",
+    )
+    assert not finding.fixable and "`loaded.serve(x)`, not `loaded(x)`" in finding.message
+
+
+def test_saved_model_save_of_an_object_not_shown_to_be_a_model_is_manual() -> None:
+    """tensorflow_hub saves tf.train.Checkpoint and tf.Module objects, which have no
+    `export`: rewriting those broke working code. A parameter named `model` is no proof
+    either; a Keras layer bound from `keras.layers` has no `export` as well."""
+    for source in (
+        "def publish(model, out):\n    tf.saved_model.save(model, out)\n",
+        "def publish(out):\n    obj = tf.train.Checkpoint()\n    tf.saved_model.save(obj, out)\n",
+        "def publish(out):\n    obj = tf.keras.layers.Dense(3)\n    tf.saved_model.save(obj, out)\n",
+    ):
+        (finding,) = found("import tensorflow as tf\n\n" + source, "KM404")
+        assert not finding.fixable and "nothing here shows" in finding.message
 
 
 def test_checkpoint_with_computed_weights_only_flag_is_manual() -> None:

@@ -7,7 +7,73 @@ from collections.abc import Iterable
 
 from kmigrate.engine import CallSite, EditPlan, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
+from kmigrate.rules.common.namespaces import KERAS_NAMESPACES, in_keras_namespaces
+from kmigrate.rules.common.scopes import single_assignment
 from kmigrate.rules.km4_saving._uses import SAVED_MODEL_SAVE
+
+# `export` is a Keras model's: a layer, a tf.Module or a tf.train.Checkpoint (what
+# tensorflow_hub saves) has none. The object is known to be a model when the scope binds
+# it once from one of these calls...
+_MODEL_FACTORIES = in_keras_namespaces(
+    "Model",
+    "Sequential",
+    "models.Model",
+    "models.Sequential",
+    "models.load_model",
+    "saving.load_model",
+    "models.clone_model",
+)
+_APPLICATIONS = tuple(ns + "applications." for ns in KERAS_NAMESPACES)
+# ... or calls on it a method only a Keras model has (not `save`: a Checkpoint has one).
+_MODEL_ONLY_METHODS = frozenset(
+    {
+        "fit",
+        "fit_generator",
+        "compile",
+        "evaluate",
+        "evaluate_generator",
+        "predict",
+        "predict_generator",
+        "train_on_batch",
+        "test_on_batch",
+        "predict_on_batch",
+        "summary",
+        "save_weights",
+        "load_weights",
+    }
+)
+
+
+_SAVED_MODEL_LOAD = frozenset({"tf.saved_model.load", "tf.compat.v2.saved_model.load"})
+
+
+def reloads_saved_models(site: CallSite) -> bool:
+    """Whether the module calls ``tf.saved_model.load``: what ``tf.saved_model.save`` of a
+    Keras model wrote is called as ``loaded(x)``; what ``model.export`` writes is called
+    as ``loaded.serve(x)``, so a rewrite would break the reload (change them together)."""
+    module = site.module
+    return any(
+        (module.resolve(call.func) or "") in _SAVED_MODEL_LOAD for call in module.nodes(ast.Call)
+    )
+
+
+def is_keras_model(site: CallSite, obj: ast.expr) -> bool:
+    """Whether the code shows that ``obj`` is a Keras model, in the scope of ``site``."""
+    module = site.module
+    scope = site.scope.function_node or module.tree
+    if isinstance(obj, ast.Name):
+        value = single_assignment(scope, obj.id)
+        if isinstance(value, ast.Call):
+            symbol = module.resolve(value.func) or ""
+            if symbol in _MODEL_FACTORIES or symbol.startswith(_APPLICATIONS):
+                return True
+    text = module.node_text(obj)
+    return any(
+        isinstance(call.func, ast.Attribute)
+        and call.func.attr in _MODEL_ONLY_METHODS
+        and module.node_text(call.func.value) == text
+        for call in module.nodes_in(scope, ast.Call)
+    )
 
 
 class SavedModelSave(Rule):
@@ -20,8 +86,11 @@ class SavedModelSave(Rule):
         "Serving / TFLite from a Keras 3 model (endpoint `serve`)."
     )
     fix_safety = (
-        "Offered for the two-argument form. `model.export` needs TensorFlow installed and is "
-        "exact on the TensorFlow backend; on JAX/PyTorch it converts the model first. "
+        "Offered for the two-argument form, when the code shows the object is a Keras model "
+        "(bound from `keras.Model(...)`, `Sequential`, `load_model` or an application, or "
+        "fitted, compiled or evaluated in the same scope): a tf.Module or "
+        "tf.train.Checkpoint has no `export`. `model.export` needs TensorFlow installed and "
+        "is exact on the TensorFlow backend; on JAX/PyTorch it converts the model first. "
         "`signatures=` and `options=` have no direct equivalent: use "
         "`keras.export.ExportArchive` (manual)."
     )
@@ -50,6 +119,16 @@ class SavedModelSave(Rule):
 
             def publish(model, out, fn):
                 tf.saved_model.save(model, out, signatures={"serving_default": fn})
+            """
+        ),
+        Flagged(
+            """
+            import tensorflow as tf
+
+            def publish(out):
+                ckpt = tf.train.Checkpoint()
+                ckpt.v = tf.Variable(1.0)
+                tf.saved_model.save(ckpt, out)
             """
         ),
         Clean(
@@ -82,9 +161,28 @@ class SavedModelSave(Rule):
                 site, f"use `model.export(dir)` for a serving SavedModel {note} (manual: {why})"
             )
             return
+        if not is_keras_model(site, obj):
+            name = site.text(obj)
+            yield Report(
+                site,
+                f"use `{name}.export(dir)` if `{name}` is a Keras model {note} (manual: "
+                f"nothing here shows that `{name}` is one; a tf.Module or tf.train."
+                "Checkpoint has no `export`, and tf.saved_model.save stays right for those)",
+            )
+            return
+        if reloads_saved_models(site):
+            yield Report(
+                site,
+                f"use `{site.text(obj)}.export(dir)` for a serving SavedModel {note} (manual: "
+                "this file reloads SavedModels with tf.saved_model.load; an exported model "
+                "is called as `loaded.serve(x)`, not `loaded(x)`: change the save and its "
+                "reloads together)",
+            )
+            return
         text = f"{site.text(obj)}.export({site.text(export_dir)})"
         yield Report(
             site,
-            f"use `{site.text(obj)}.export(...)` for a serving SavedModel {note}",
+            f"use `{site.text(obj)}.export(...)` for a serving SavedModel {note}; "
+            "what reloads it calls `loaded.serve(x)`",
             fix=EditPlan((ReplaceNode(site.span, text),), "model.export"),
         )
