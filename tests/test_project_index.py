@@ -328,20 +328,29 @@ def test_a_helper_shared_with_a_data_pipeline_is_reported_not_rewritten(tmp_path
     assert all("called from model code and is data code itself" in f.message for f in findings)
 
 
-def test_a_shared_helper_names_the_data_code_it_is_reached_from(tmp_path: Path) -> None:
-    """Which caller made a helper data code is what a person needs to judge the report
-    (keras-yolo3: `yolo_head` is reached from `yolo_eval`, which calls tf.image)."""
-    (tmp_path / "ops.py").write_text(
-        "import tensorflow as tf\n\n\ndef norm(x):\n    return tf.reduce_mean(x)\n"
-    )
-    (tmp_path / "layers.py").write_text(
+def _shared_norm(root: Path, ops: str, data_functions: str) -> Path:
+    """``ops.py`` (``ops``: its text, defining ``norm``), called from a layer's ``call``
+    in layers.py and from data.py (``data_functions``: the code after its imports)."""
+    (root / "ops.py").write_text(ops)
+    (root / "layers.py").write_text(
         "from tensorflow import keras\n\nfrom ops import norm\n\n\n"
         "class Norm(keras.layers.Layer):\n    def call(self, x):\n        return norm(x)\n"
     )
-    (tmp_path / "data.py").write_text(
-        "import tensorflow as tf\n\nfrom ops import norm\n\n\n"
+    (root / "data.py").write_text(
+        "import tensorflow as tf\n\nfrom ops import norm\n\n\n" + data_functions
+    )
+    return root
+
+
+def test_a_shared_helper_names_the_data_code_it_is_reached_from(tmp_path: Path) -> None:
+    """Which caller made a helper data code is what a person needs to judge the report
+    (keras-yolo3: `yolo_head` is reached from `yolo_eval`, which calls tf.image)."""
+    _shared_norm(
+        tmp_path,
+        "import tensorflow as tf\n\n\ndef norm(x):\n    return tf.reduce_mean(x)\n",
         "def prepare(x):\n    return norm(x) * 2\n\n\n"
-        "def dataset(values):\n    return tf.data.Dataset.from_tensor_slices(values).map(prepare)\n"
+        "def dataset(values):\n"
+        "    return tf.data.Dataset.from_tensor_slices(values).map(prepare)\n",
     )
     (finding,) = [f for f in run_repo(tmp_path).findings if f.scope_name == "norm"]
     assert not finding.fixable
@@ -756,16 +765,10 @@ def test_an_import_kept_for_uses_in_a_shared_helper_is_not_counted_fixable(
     `keras.backend.mean` is used, and that use is in a helper shared with data code, so
     apply never migrates it. Scan must not count the import as fixed in a later round
     (it did: the vetoes came after that decision), or scan and apply disagree."""
-    (tmp_path / "ops.py").write_text(
-        "from tensorflow import keras\n\n\ndef norm(x):\n    return keras.backend.mean(x)\n"
-    )
-    (tmp_path / "layers.py").write_text(
-        "from tensorflow import keras\n\nfrom ops import norm\n\n\n"
-        "class Norm(keras.layers.Layer):\n    def call(self, x):\n        return norm(x)\n"
-    )
-    (tmp_path / "data.py").write_text(
-        "import tensorflow as tf\n\nfrom ops import norm\n\n\n"
-        "def dataset(values):\n    return tf.data.Dataset.from_tensor_slices(values).map(norm)\n"
+    _shared_norm(
+        tmp_path,
+        "from tensorflow import keras\n\n\ndef norm(x):\n    return keras.backend.mean(x)\n",
+        "def dataset(values):\n    return tf.data.Dataset.from_tensor_slices(values).map(norm)\n",
     )
     findings = run_repo(tmp_path).findings
     (kept,) = [f for f in findings if f.path == "ops.py" and f.rule == "KM102"]

@@ -70,6 +70,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from kmigrate import __version__
+from kmigrate.commands.jobs import LazyFindings
 from kmigrate.engine.model import Context, EditPlan, Finding, Severity, Span
 
 # 3: signed JSON (1 and 2 were pickles, never read again); 4: scan results without
@@ -730,7 +731,7 @@ def _check_extra(extra: dict) -> None:
             raise InvalidEntryError("extra holds more than plain values")
 
 
-class StoredFindings:
+class StoredFindings(LazyFindings):
     """A cached result's findings as stored (:func:`encode_report`'s ``strings`` and
     ``findings``, as compact JSON), decoded into ``Finding`` objects when a report first
     reads them (``FileReport.findings``). A warm re-scan whose report needs only each
@@ -741,14 +742,7 @@ class StoredFindings:
     fit raise :class:`InvalidEntryError` then (a kmigrate bug: the entry was read already,
     too late to be a miss)."""
 
-    __slots__ = ("data", "count")
-
-    def __init__(self, data: bytes, count: int) -> None:
-        self.data = data
-        self.count = count
-
-    def __len__(self) -> int:
-        return self.count
+    __slots__ = ()
 
     def decode(self) -> list[Finding]:
         try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pickle
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from kmigrate.engine.model import Context, Finding, Severity
 
@@ -29,13 +29,22 @@ class FindingCounts:
     blocked_after_apply: int
 
 
-class LazyFindings(Protocol):
-    """A file's findings not decoded yet: the result cache's ``StoredFindings`` or a
-    worker's :class:`PackedFindings` (see :class:`FileReport`)."""
+class LazyFindings:
+    """A file's findings not decoded yet, as bytes and their count (see
+    :class:`FileReport`): a worker's :class:`PackedFindings` or the result cache's
+    ``StoredFindings``, each saying how it decodes."""
 
-    def __len__(self) -> int: ...
+    __slots__ = ("data", "count")
 
-    def decode(self) -> list[Finding]: ...
+    def __init__(self, data: bytes, count: int) -> None:
+        self.data = data
+        self.count = count
+
+    def __len__(self) -> int:
+        return self.count
+
+    def decode(self) -> list[Finding]:
+        raise NotImplementedError
 
 
 @dataclass(frozen=True)
@@ -144,18 +153,11 @@ class FileReport:
         self.__dict__.update(state)
 
 
-class PackedFindings:
+class PackedFindings(LazyFindings):
     """A report's findings pickled apart by the worker that made them (see
     :class:`FileReport`): bytes this run's own process pool made, never read from disk."""
 
-    __slots__ = ("data", "count")
-
-    def __init__(self, data: bytes, count: int) -> None:
-        self.data = data
-        self.count = count
-
-    def __len__(self) -> int:
-        return self.count
+    __slots__ = ()
 
     def decode(self) -> list[Finding]:
         return pickle.loads(self.data)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import gc
 import hashlib
 import os
@@ -482,7 +483,7 @@ class _Project:
         self.root_key = _digest(where.encode("utf-8", "surrogatepass"))
         self.stored = load_resolution(store, self.root_key) if store is not None else None
 
-    @property
+    @functools.cached_property
     def spec(self) -> ContextSpec:
         """The context spec with the config's ``model-bases`` (imported when resolving:
         a warm run with the project unchanged resolves nothing)."""
