@@ -18,29 +18,50 @@ def single_assignment(scope: ast.AST, name: str) -> ast.expr | None:
         params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
         if name in params or (args.vararg and args.vararg.arg == name):
             return None
-    found: list[ast.expr] = []
+    values, rebound = _assignments(scope)
+    if name in rebound:
+        return None
+    found = values.get(name)
+    return found[0] if found is not None and len(found) == 1 else None
+
+
+def _assignments(scope: ast.AST) -> tuple[dict[str, list[ast.expr]], set[str]]:
+    """(values assigned to each plain name, names bound any other way) in the scope's own
+    body. Made in one pass and kept on the scope node: rules ask about many names of one
+    scope (every save call's path variable), and a pass per question walked the whole
+    module for module-level code."""
+    attributes = scope.__dict__
+    table = attributes.get("_kmigrate_assignments")
+    if table is not None:
+        return table
+    values: dict[str, list[ast.expr]] = {}
+    rebound: set[str] = set()
     for node in own_nodes(scope):
-        if isinstance(node, ast.Assign):
+        kind = node.__class__
+        if kind is ast.Assign:
             for target in node.targets:
-                if isinstance(target, ast.Name) and target.id == name:
-                    found.append(node.value)
-                elif any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target)):
-                    return None
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            if node.target.id == name and node.value is not None:
-                found.append(node.value)
-        elif isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.NamedExpr)):
-            targets = [getattr(node, "target", None)] + [
-                i.optional_vars for i in getattr(node, "items", [])
-            ]
-            if any(
-                isinstance(n, ast.Name) and n.id == name
-                for t in targets
-                if t is not None
-                for n in ast.walk(t)
-            ):
-                return None
-    return found[0] if len(found) == 1 else None
+                if target.__class__ is ast.Name:
+                    values.setdefault(target.id, []).append(node.value)
+                else:  # a, b = ...; d[k] = ...: every name in it counts as bound otherwise
+                    rebound.update(_names_in(target))
+        elif kind is ast.AnnAssign:
+            if node.target.__class__ is ast.Name and node.value is not None:
+                values.setdefault(node.target.id, []).append(node.value)
+        elif kind in _OTHER_BINDERS:
+            targets = [getattr(node, "target", None)]
+            targets += [item.optional_vars for item in getattr(node, "items", [])]
+            for target in targets:
+                if target is not None:
+                    rebound.update(_names_in(target))
+    table = attributes["_kmigrate_assignments"] = (values, rebound)
+    return table
+
+
+_OTHER_BINDERS = (ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.NamedExpr)
+
+
+def _names_in(node: ast.AST) -> Iterator[str]:
+    return (n.id for n in ast.walk(node) if n.__class__ is ast.Name)
 
 
 def own_nodes(scope: ast.AST) -> Iterator[ast.AST]:

@@ -112,7 +112,15 @@ _MAX_POSITIONAL = {"save": 2, "save_weights": 2, "checkpoint": 8, "load_model": 
 
 
 def classify(site: CallSite) -> PathUse | None:
-    """The :class:`PathUse` a call site is, or None when it is not one."""
+    """The :class:`PathUse` a call site is, or None when it is not one.
+
+    Worked out once per call: the four path rules (KM401-KM403, KM405) each ask about
+    every save and load, and following the path through the code is the costly part.
+    The use is shared, so no rule may change it."""
+    return site.module.memo(("km4-path-use", id(site.node)), lambda: _classify(site))
+
+
+def _classify(site: CallSite) -> PathUse | None:
     symbol = site.symbol
     method = symbol[len("<method>.") :] if symbol.startswith("<method>.") else None
     if method == "save" or symbol in SAVE_MODEL_FUNCTIONS:
