@@ -128,9 +128,7 @@ def _class_seed_default(site: CallSite) -> str:
 
 def _seed_default(module: ModuleInfo, class_node: ast.ClassDef) -> str:
     seeds = []
-    for node in code_walk(class_node):
-        if not isinstance(node, ast.Call):
-            continue
+    for node in module.nodes_in(class_node, ast.Call):
         mapping = SEEDED.get(module.resolve(node.func) or "")
         if mapping is None or "seed" not in mapping.params:
             continue

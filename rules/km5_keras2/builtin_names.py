@@ -30,14 +30,21 @@ def _builtin(table: str, name: str) -> bool:
     return name.islower() and f"keras.{table}.{name}" in keras3_api()
 
 
+_CUSTOM_OBJECTS = "get_custom_objects"
+
+
 def _is_custom_objects(module: ModuleInfo, node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and (module.resolve(node.func) or "").endswith(
-        ".get_custom_objects"
+        "." + _CUSTOM_OBJECTS
     )
 
 
 def _registrations(module: ModuleInfo) -> Iterator[tuple[ast.AST, str, ast.expr]]:
     """(node, name, value) of ``get_custom_objects()[name] = value`` and ``.update({...})``."""
+    if _CUSTOM_OBJECTS not in module.text and not any(
+        q.endswith(_CUSTOM_OBJECTS) for q in module.module_scope.imports.values()
+    ):
+        return  # never named here, nor bound to a name through another module
     for node in module.nodes(ast.Assign, ast.Call):
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
