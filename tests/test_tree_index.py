@@ -124,6 +124,9 @@ def test_subtrees_and_owners_match_plain_walks(name: str, tree: ast.Module) -> N
     for node in [tree, *index.nodes(*_SCOPES[1:], ast.If, ast.With, ast.Call)]:
         walked = {id(n) for n in ast.walk(node) if isinstance(n, ast.Call)}
         assert {id(n) for n in index.below(ast.Call, node)} == walked
+        calls, constants = index.below_each(node, (ast.Call, ast.Constant))
+        assert calls == index.below(ast.Call, node)
+        assert constants == index.below(ast.Constant, node)
     owners = _owners_by_walk(tree)
     functions = index.function_regions()
     calls = index.numbered(ast.Call)

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 ENTRY_FORMAT = 3
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# Module-level statements whose calls were taken already (functions, classes) or that
+# hold none (imports: names only, no call, no string).
+_NO_OWN_PARTS = frozenset({*_FUNCTIONS, ast.ClassDef, ast.Import, ast.ImportFrom})
 
 
 # ---------------------------------------------------------------------------
@@ -82,7 +85,8 @@ class _EntryBuilder:
         the analysis made one, else by walking the subtree (an entry made on its own,
         for a file no rule analyses, costs less without an index of every node)."""
         if self.index is not None:
-            return self.index.below(ast.Call, node), self.index.below(ast.Constant, node)
+            calls, constants = self.index.below_each(node, (ast.Call, ast.Constant))
+            return calls, constants
         calls: list[ast.AST] = []
         constants: list[ast.AST] = []
         todo = [node]
@@ -166,7 +170,7 @@ def build_entry(tree: ast.Module, spec: ContextSpec, index: TreeIndex | None = N
             }
             bases = [_dotted(b) or "" for b in stmt.bases]  # type: ignore[attr-defined]
             classes[stmt.name] = {"bases": bases, "methods": methods}  # type: ignore[attr-defined]
-        if cls not in _FUNCTIONS and cls is not ast.ClassDef:
+        if cls not in _NO_OWN_PARTS:
             for part in _own_parts(stmt):  # module-level code: only the references it hands over
                 builder.calls_in(part)
     return {

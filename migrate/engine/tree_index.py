@@ -109,6 +109,15 @@ class TreeIndex:
         first, last = self.span(node)
         return nodes[bisect_left(numbers, first) : bisect_right(numbers, last)]
 
+    def below_each(self, node: ast.AST, kinds: Sequence[type]) -> list[list[ast.AST]]:
+        """For each of ``kinds``, its nodes in ``node``'s subtree (one span for all)."""
+        first, last = self.span(node)
+        found = []
+        for kind in kinds:
+            nodes, numbers = self.kinds.get(kind, _EMPTY)
+            found.append(nodes[bisect_left(numbers, first) : bisect_right(numbers, last)])
+        return found
+
     def below_any(self, node: ast.AST, kinds: Sequence[type]) -> list[ast.AST]:
         """Nodes of any of ``kinds`` in ``node``'s subtree, in walk order."""
         if len(kinds) == 1:
