@@ -67,6 +67,15 @@ CONTEXT_SPEC = ContextSpec(
     ),
     data_methods=frozenset({"map", "filter", "flat_map", "interleave", "from_generator"}),
     data_symbol_prefixes=("tf.data.", "tf.io.", "tf.image.", "tf.audio."),
+    # A Keras 3 project that keeps TensorFlow for its tf.data preprocessing imports it
+    # as optional; keras.ops inside a tf.data map fails on JAX and PyTorch.
+    optional_imports=(
+        (
+            "tf",
+            "as multi-backend projects do for the code their tf.data pipelines run: "
+            "`tf` calls work there on every backend, keras.ops calls fail on JAX and PyTorch",
+        ),
+    ),
     training_symbols=("tf.GradientTape",),
     saved_file_suffixes=(".h5", ".hdf5", ".keras", ".ckpt", ".weights.h5"),
     canonical_prefixes=CANONICAL_PREFIXES,

@@ -19,6 +19,7 @@ from kmigrate.engine.fingerprint import Occurrences
 from kmigrate.engine.model import RULE_CRASHED, UNPARSEABLE, Context, Finding, Severity, Span
 from kmigrate.engine.module_info import ModuleInfo
 from kmigrate.engine.names import LEAF_KINDS, Resolver, child_nodes, code_children
+from kmigrate.engine.optional_imports import optional_imports
 from kmigrate.engine.project_index import ModuleFacts, module_facts_for_text
 from kmigrate.engine.rule_api import Report, Rule
 from kmigrate.engine.sites import CallSite, ImportSite, Node, ReferenceSite, Scope
@@ -447,6 +448,8 @@ def analyze_module_text(
     result.shared_path_reads = tuple(sorted(module.shared_path_reads))
     if facts.mixed_functions or facts.notes or facts.patched:
         _apply_project_notes(result.findings, facts)
+    if spec.optional_imports:
+        _keep_optional_calls(result.findings, module, spec.optional_imports)
     result.findings.extend(_crash_finding(path, r, s, e) for r, s, e in walker.crashes)
     suppressions = Suppressions.from_text(text)
     result.suppressions = suppressions
@@ -579,6 +582,31 @@ def _apply_project_notes(findings: list[Finding], facts: ModuleFacts) -> None:
         note = notes.get(owner)
         if note is not None:
             finding.message += _note_text(note)
+
+
+def _keep_optional_calls(
+    findings: list[Finding], module: ModuleInfo, optional: tuple[tuple[str, str], ...]
+) -> None:
+    """Findings on calls through a framework the module imports only optionally keep no
+    fix and become notes (see :mod:`~kmigrate.engine.optional_imports`): that code runs
+    in an input pipeline, where it works on every backend as it is and the rewrite would
+    break it on the other backends."""
+    why = dict(optional)
+    found = optional_imports(module.tree, module.canonical, tuple(why), module.package)
+    if not found:
+        return
+    for finding in findings:
+        if finding.fix is None:
+            continue
+        for symbol, line in found.items():
+            if finding.symbol == symbol or finding.symbol.startswith(symbol + "."):
+                finding.fix = None
+                finding.severity = Severity.INFO  # a note: there is nothing to port
+                finding.message += (
+                    f" (not rewritten: this module imports `{symbol}` as optional (line "
+                    f"{line}), {why[symbol]}; port it by hand if it runs in the model)"
+                )
+                break
 
 
 # What the project index counts as data code (ContextSpec.data_methods and

@@ -56,6 +56,10 @@ class ContextSpec:
     # qualified names of classes from other packages that the project's config says are
     # Keras layers/models/losses/metrics (``params_flow.Layer``: ``model-bases``)
     model_base_names: frozenset[str] = frozenset()
+    # (canonical symbol, why): a symbol (``tf``) whose optional import (``try: import
+    # ... / except ImportError: tf = None``) marks a module's calls through it as
+    # deliberate (input-pipeline code of a multi-backend project): never rewritten
+    optional_imports: tuple[tuple[str, str], ...] = ()
 
     @property
     def canonical(self) -> Canonical:
