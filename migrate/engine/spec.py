@@ -56,6 +56,11 @@ class ContextSpec:
     # qualified names of classes from other packages that the project's config says are
     # Keras layers/models/losses/metrics (``params_flow.Layer``: ``model-bases``)
     model_base_names: frozenset[str] = frozenset()
+    # canonical symbols that write a SavedModel of any object, and those that reload one
+    # as an object called directly (``loaded(x)``): a module of the project that reloads
+    # makes the saves elsewhere keep their form (``ModuleFacts.saved_model_reloads``)
+    saved_model_saves: frozenset[str] = frozenset()
+    saved_model_loads: frozenset[str] = frozenset()
 
     @property
     def canonical(self) -> Canonical:
