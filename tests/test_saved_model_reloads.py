@@ -145,6 +145,12 @@ def test_a_reload_in_another_file_keeps_the_save_warm_or_cold(tmp_path: Path) ->
     assert both()[0]
     serve.write_text(text)  # and added again
     assert both() == (False, message.replace("(line 12)", "(line 11)"))
+    # `tf` re-exported by a module of the project: resolved through it
+    (root / "compat.py").write_text("import tensorflow as tf\n")
+    serve.write_text(text.replace("import tensorflow as tf", "from compat import tf"))
+    assert both() == (False, message.replace("(line 12)", "(line 11)"))
+    (root / "compat.py").write_text("import numpy as tf\n")  # now it is not TensorFlow
+    assert both()[0]
 
 
 def test_check_of_the_saving_file_and_apply_see_the_reload(tmp_path: Path) -> None:
