@@ -49,6 +49,12 @@ CANONICAL_PREFIXES: tuple[tuple[str, str], ...] = (
     ("numpy", "np"),
 )
 
+# What writes a SavedModel of any object, and what reloads one as an object called as
+# ``loaded(x)`` (``tf.compat.v1.saved_model.load_v2`` is TF2's load under its TF1 name;
+# ``tf.compat.v1.saved_model.load`` is the session loader, which reads signatures).
+SAVED_MODEL_SAVE = frozenset({"tf.saved_model.save", "tf.compat.v1.saved_model.save"})
+SAVED_MODEL_LOAD = frozenset({"tf.saved_model.load", "tf.compat.v1.saved_model.load_v2"})
+
 CONTEXT_SPEC = ContextSpec(
     model_base_prefixes=tuple(ns + base for ns in KERAS_NAMESPACES for base in _MODEL_BASES)
     + _KERAS2_ENGINE_BASES
@@ -78,6 +84,8 @@ CONTEXT_SPEC = ContextSpec(
     ),
     training_symbols=("tf.GradientTape",),
     saved_file_suffixes=(".h5", ".hdf5", ".keras", ".ckpt", ".weights.h5"),
+    saved_model_saves=SAVED_MODEL_SAVE,
+    saved_model_loads=SAVED_MODEL_LOAD,
     canonical_prefixes=CANONICAL_PREFIXES,
     # a ``map`` or ``filter`` reached through TensorFlow or the Keras backend is not a
     # dataset's method: its function argument is not data code

@@ -344,6 +344,7 @@ def test_an_unchanged_project_keeps_its_notebooks_facts(tmp_path: Path, monkeypa
     assert {f.name for f in fields(ModuleFacts)} == {
         *notebook_facts._NAME_FIELDS,
         *notebook_facts._PAIR_FIELDS,
+        *notebook_facts._LINE_FIELDS,
     }
     path = _project_with_notebook(tmp_path)
     config = Config(root=tmp_path)

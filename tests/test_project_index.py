@@ -750,6 +750,55 @@ def test_model_bases_in_the_config_make_those_classes_model_code(tmp_path: Path)
     assert _attention_finding(root, cache=True)[:2] == ("other", False)
 
 
+def test_model_bases_make_classes_keras_classes_for_the_km5_rules(tmp_path: Path) -> None:
+    """The KM5 rules' class checks (an in-place update in `call`, KM518) read the classes
+    the project resolved as Keras classes: a layer on a project base on a third-party
+    base that `model-bases` names is checked like any Keras layer, and not without it.
+    KM513 (no `get_config`) still judges only bases it sees: one elsewhere may define it."""
+    from kmigrate.commands.config import load_config
+    from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
+
+    root = _flowlib_project(tmp_path)
+    (root / "pkg" / "block.py").write_text(
+        "import tensorflow as tf\n\nfrom pkg.base import Base\n\n\n"
+        "class Block(Base):\n    def __init__(self, units, act=tf.nn.relu):\n"
+        "        super().__init__()\n\n    def call(self, x):\n        y = tf.identity(x)\n"
+        "        y += x\n        return y\n"
+    )
+
+    def in_place() -> list[tuple[str, int]]:
+        jobs = plan_jobs([root], load_config(root), index_cache=False)
+        found = run_jobs(jobs, select_ids(("KM518", "KM513"), ()), workers=1).findings
+        return [(f.rule, f.span.line) for f in found if f.path.endswith("block.py")]
+
+    assert in_place() == []
+    (root / "pyproject.toml").write_text('[tool.kmigrate]\nmodel-bases = ["flowlib.Layer"]\n')
+    assert in_place() == [("KM518", 12)]
+
+
+def test_the_tf_keras_package_does_not_pin_itself(tmp_path: Path) -> None:
+    """Scanning tf-keras itself: the modules of its `tf_keras` package import one another
+    as `tf_keras.src...` (also inside functions); those are not Keras 2 pins (KM104).
+    A script outside the package still pins it, as does a file in a folder without
+    `__init__.py` (the package is read from the `__init__.py` chain, which stops there)
+    or a module analysed without its package."""
+    from kmigrate.commands.runner import scan_text
+
+    src = tmp_path / "tf_keras" / "src"
+    src.mkdir(parents=True)
+    (tmp_path / "tf_keras" / "__init__.py").write_text("from tf_keras.src import layers\n")
+    (src / "__init__.py").write_text("")
+    layers = "from tf_keras.src import backend\n\n\ndef f():\n    import tf_keras\n"
+    (src / "layers.py").write_text(layers)
+    (src / "backend.py").write_text("import tensorflow as tf\n")
+    (tmp_path / "tf_keras" / "integration_test").mkdir()
+    (tmp_path / "tf_keras" / "integration_test" / "t.py").write_text("import tf_keras as k\n")
+    (tmp_path / "build_docs.py").write_text("import tf_keras\n")
+    pins = [f"{f.path}:{f.span.line}" for f in run_repo(tmp_path).findings if f.rule == "KM104"]
+    assert pins == ["build_docs.py:1", "tf_keras/integration_test/t.py:1"]
+    assert [f.rule for f in scan_text(layers, ["KM104"])] == ["KM104", "KM104"]
+
+
 def test_model_bases_must_be_qualified_class_names(tmp_path: Path) -> None:
     from kmigrate.commands.config import ConfigError, load_config
 

@@ -110,7 +110,11 @@ def notebook_facts(
         own = (notebook.shown or notebook.key, notebook.entry["paths"])
         local = {notebook.key: index.local(notebook)}
         alone = ProjectFacts(local, {notebook.key: own}, index.patched_symbols())[notebook.key]
-        found[notebook.key] = replace(alone, shared_paths=project.shared_paths(*own))
+        saves = local[notebook.key].saves_saved_model
+        reloads = project.saved_model_reloads(notebook.key) if saves else ()
+        found[notebook.key] = replace(
+            alone, shared_paths=project.shared_paths(*own), saved_model_reloads=reloads
+        )
     return found
 
 
@@ -143,6 +147,7 @@ def notebook_record(
 NOTEBOOKS = "notebooks"  # the index store's namespace; the key is the project root's
 _NAME_FIELDS = ("model_classes", "model_functions", "data_functions", "mixed_functions")
 _PAIR_FIELDS = ("bindings", "notes", "patched", "shared_paths", "data_callers")
+_LINE_FIELDS = ("saved_model_reloads",)  # (path as shown, line) pairs
 
 
 def load_notebook_facts(store: ValueStore, root_key: str, key: str) -> dict | None:
@@ -164,17 +169,28 @@ def store_notebook_facts(
 
 
 def _encode_facts(facts: ModuleFacts) -> list:
-    return [list(getattr(facts, name)) for name in _NAME_FIELDS] + [
-        [list(pair) for pair in getattr(facts, name)] for name in _PAIR_FIELDS
-    ]
+    return (
+        [list(getattr(facts, name)) for name in _NAME_FIELDS]
+        + [[list(pair) for pair in getattr(facts, name)] for name in _PAIR_FIELDS]
+        + [[list(pair) for pair in getattr(facts, name)] for name in _LINE_FIELDS]
+    )
 
 
 def _decode_facts(row: Any) -> ModuleFacts:
-    if type(row) is not list or len(row) != len(_NAME_FIELDS) + len(_PAIR_FIELDS):
+    if type(row) is not list or len(row) != len(_NAME_FIELDS + _PAIR_FIELDS + _LINE_FIELDS):
         raise ValueError("not a module's facts")
     found: dict[str, tuple] = {}
     for index, name in enumerate(_NAME_FIELDS):
         found[name] = tuple(map(checked_text, checked_list(row[index])))
     for index, name in enumerate(_PAIR_FIELDS, len(_NAME_FIELDS)):
         found[name] = tuple(map(checked_pair, checked_list(row[index])))
+    for index, name in enumerate(_LINE_FIELDS, len(_NAME_FIELDS + _PAIR_FIELDS)):
+        found[name] = tuple(map(_checked_line, checked_list(row[index])))
     return ModuleFacts(**found)
+
+
+def _checked_line(value: Any) -> tuple[str, int]:
+    shown, line = checked_list(value)
+    if type(line) is not int:
+        raise ValueError("not a line")
+    return checked_text(shown), line

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from kmigrate.commands.cache import ResultCache
 
 RESOLVED = "resolved"  # the store's namespace; one value per project root
-STATE_FORMAT = 2
+STATE_FORMAT = 3
 
 
 @functools.cache
@@ -167,9 +167,13 @@ def _check_row(row: Any, slots: list[str | None]) -> None:
             raise ValueError("not a slot")
     for texts in (paths, model, data, imports):
         _texts(texts)
-    if type(local) is not list or len(local) != 7:
+    if type(local) is not list or len(local) != 9:
         raise ValueError("not local facts")
-    classes, bindings, notes, functions, edges, model_seeds, data_seeds = local
+    classes, bindings, notes, functions, edges, model_seeds, data_seeds, saves, reload = local
+    if saves is not True and saves is not False:
+        raise ValueError("not a flag")
+    if type(reload) is not int or reload < 0:
+        raise ValueError("not a line")
     _texts(classes)
     _texts(functions)
     for pair in (*checked_list(bindings), *checked_list(notes)):
@@ -277,7 +281,7 @@ class _ResolvedFacts(ProjectFacts):
                 if made is None:
                     own, model_seeds, data_seeds = self.stored.graph(record.key)  # type: ignore[union-attr]
                 else:
-                    own, model_seeds, data_seeds = self.encoded(record.key)[4:]
+                    own, model_seeds, data_seeds = self.encoded(record.key)[4:7]
                 slot = self.position[record.key]
                 for name, out in own.items():
                     edges[f"{slot}:{name}"] = out
@@ -492,6 +496,8 @@ def _encode_local(local: LocalFacts, position: Mapping[str, int]) -> list:
         {name: nodes(out) for name, out in local.edges},
         nodes(local.model_seeds),
         nodes(local.data_seeds),
+        local.saves_saved_model,
+        local.saved_model_reload,
     ]
 
 
@@ -499,7 +505,7 @@ def _decode_local(value: list, slots: list[str | None]) -> LocalFacts:
     """A row's local facts as objects. The row was checked whole when the resolution was
     loaded (:func:`_check_row`: texts, pairs, nodes naming a file that is still there),
     so nothing is checked again here: a warm re-scan decodes every file's row."""
-    classes, bindings, notes, functions, edges, model_seeds, data_seeds = value
+    classes, bindings, notes, functions, edges, model_seeds, data_seeds, saves, reload = value
 
     def nodes(items: list[str]) -> tuple[tuple[str, str], ...]:
         found = []
@@ -516,6 +522,8 @@ def _decode_local(value: list, slots: list[str | None]) -> LocalFacts:
         edges=tuple((name, nodes(out)) for name, out in edges.items()),
         model_seeds=nodes(model_seeds),
         data_seeds=nodes(data_seeds),
+        saves_saved_model=saves,
+        saved_model_reload=reload,
     )
 
 

@@ -173,6 +173,20 @@ class ModuleInfo:
         facts = self.project_facts
         return dict(facts.shared_paths).get(name, "") if facts is not None else ""
 
+    def project_model_classes(self) -> tuple[str, ...]:
+        """The module's top-level classes the project's resolution found to be Keras
+        layers/models/losses/metrics: through base classes in other modules, and on the
+        third-party bases the config names (``model-bases``)."""
+        facts = self.project_facts
+        return facts.model_classes if facts is not None else ()
+
+    def saved_model_reloads(self) -> tuple[tuple[str, int], ...]:
+        """The other modules of the project that reload SavedModels: (path as shown,
+        line of the first reload). Only a module that saves one is told (see
+        ``ModuleFacts.saved_model_reloads``)."""
+        facts = self.project_facts
+        return facts.saved_model_reloads if facts is not None else ()
+
     def memo(self, key: Hashable, compute: Callable[[], T]) -> T:
         """``compute()``, once per module and ``key``: for facts several sites of one
         class or function ask about (``key`` should hold the rule and the node)."""

@@ -17,13 +17,13 @@ import hashlib
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kmigrate.engine.names import code_children, dotted_parts
+from kmigrate.engine.names import code_children, dotted_parts, import_bindings
 from kmigrate.engine.spec import ContextSpec, function_refs
 
 if TYPE_CHECKING:
     from kmigrate.engine.tree_index import TreeIndex
 
-ENTRY_FORMAT = 3
+ENTRY_FORMAT = 4
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Module-level statements whose calls were taken already (functions, classes) or that
 # hold none (imports: names only, no call, no string).
@@ -65,14 +65,22 @@ class _EntryBuilder:
         self.model_refs: set[str] = set()
         self.data_refs: set[str] = set()
         self.paths: set[str] = set()  # literal saved-model / weights file names
+        # every call: (callee as written, line, its path when a function imports its root)
+        self.calls: list[tuple[str, int, str]] = []
 
     def calls_in(self, node: ast.AST) -> list[str]:
         """Dotted callees of every call below ``node``; also notes the functions handed
         to Keras (``loss=f``, ``Lambda(f)``) or to a dataset (``.map(f)``)."""
         found: set[str] = set()
         calls, constants = self._nodes_below(node)
+        imported = self._imported_in(node) if node.__class__ in _FUNCTIONS else {}
         for call in calls:
-            self._on_call(call, found)  # type: ignore[arg-type]
+            callee = self._on_call(call, found)  # type: ignore[arg-type]
+            if callee is not None:
+                root = callee.partition(".")[0]
+                where = imported.get(root, "")
+                path = where + callee[len(root) :] if where else ""
+                self.calls.append((callee, call.lineno, path))  # type: ignore[attr-defined]
         suffixes = self.spec.saved_file_suffixes
         for constant in constants:
             value = constant.value  # type: ignore[attr-defined]
@@ -101,7 +109,46 @@ class _EntryBuilder:
             todo.extend(code_children(child))
         return calls, constants
 
-    def _on_call(self, call: ast.Call, found: set[str]) -> None:
+    def _imported_in(self, function: ast.AST) -> dict[str, str]:
+        """Names the absolute imports inside ``function`` bind (``import tensorflow as
+        tf`` in a function body): module-level resolution does not see them."""
+        if self.index is not None:
+            nodes = self.index.below_any(function, (ast.Import, ast.ImportFrom))
+        else:
+            nodes = [n for n in ast.walk(function) if isinstance(n, (ast.Import, ast.ImportFrom))]
+        bound: dict[str, str] = {}
+        for node in nodes:
+            if not getattr(node, "level", 0):
+                bound.update(import_bindings(node))  # type: ignore[arg-type]
+        return bound
+
+    def saved_model_calls(self, imports: list[list], assigns: list[list[str]]) -> list[list]:
+        """The calls that may write or reload a SavedModel, for resolution to decide
+        (``ProjectIndex.local``): each callee (with its line, and its path when a
+        function's own import binds its root) whose last part is that of such a
+        function, or whose root is bound to one (``from ... import load as sm_load``)."""
+        spec = self.spec
+        names = {s.rpartition(".")[2] for s in (*spec.saved_model_saves, *spec.saved_model_loads)}
+        if not names:
+            return []
+        aliases = {
+            local
+            for local, module, name, _ in imports
+            if (name or module).rpartition(".")[2] in names
+        }
+        aliases.update(local for local, source in assigns if source.rpartition(".")[2] in names)
+        found: dict[tuple[str, str], int] = {}
+        for callee, line, path in self.calls:
+            if (
+                callee.rpartition(".")[2] in names
+                or callee.partition(".")[0] in aliases
+                or path.rpartition(".")[2] in names
+            ):
+                key = (callee, path)
+                found[key] = min(line, found.get(key, line))
+        return sorted([callee, line, path] for (callee, path), line in found.items())
+
+    def _on_call(self, call: ast.Call, found: set[str]) -> str | None:
         spec = self.spec
         callee = _dotted(call.func)
         if callee is not None:
@@ -114,6 +161,7 @@ class _EntryBuilder:
         if isinstance(call.func, ast.Attribute) and call.func.attr in spec.data_methods:
             for arg in call.args[:1]:
                 self._refs(arg, self.data_refs)
+        return callee
 
     @staticmethod
     def _refs(expr: ast.AST, into: set[str]) -> None:
@@ -184,6 +232,7 @@ def build_entry(tree: ast.Module, spec: ContextSpec, index: TreeIndex | None = N
         "model_refs": sorted(builder.model_refs),
         "data_refs": sorted(builder.data_refs),
         "paths": sorted(builder.paths),
+        "saved_model_calls": builder.saved_model_calls(imports, assigns),
     }
 
 
@@ -233,6 +282,14 @@ def valid_entry(value: object) -> bool:
         ok = ok and all(_strings(v) for v in value["functions"].values())
         ok = ok and (value["all"] is None or _strings(value["all"]))
         ok = ok and _strings(value["paths"])
+        ok = ok and all(
+            isinstance(c, list)
+            and len(c) == 3
+            and isinstance(c[0], str)
+            and type(c[1]) is int
+            and isinstance(c[2], str)
+            for c in value["saved_model_calls"]
+        )
         return ok and _strings(value["model_refs"]) and _strings(value["data_refs"])
     except (KeyError, TypeError, AttributeError):
         return False

@@ -64,6 +64,9 @@ class ModuleFacts:
     patched: tuple[tuple[str, str], ...] = ()
     # (file name, other modules using it): a save here pairs with a load there
     shared_paths: tuple[tuple[str, str], ...] = ()
+    # (module as shown, line of its first reload): other modules that reload SavedModels
+    # (the spec's ``saved_model_loads``), told to modules that save one (at most three)
+    saved_model_reloads: tuple[tuple[str, int], ...] = ()
 
     @property
     def reaches_framework(self) -> bool:
@@ -95,6 +98,8 @@ class LocalFacts:
     edges: tuple[tuple[str, tuple[Node, ...]], ...] = ()
     model_seeds: tuple[Node, ...] = ()  # nodes that are model code whoever calls them
     data_seeds: tuple[Node, ...] = ()  # ... data-pipeline code
+    saves_saved_model: bool = False  # calls one of the spec's ``saved_model_saves``
+    saved_model_reload: int = 0  # line of its first call of a ``saved_model_loads`` (or 0)
 
 
 @dataclass(frozen=True)
@@ -470,6 +475,7 @@ class ProjectIndex:
                 target = self.resolve(record, ref)
                 if target[0] == "function":
                     seeds.add((target[1].key, target[2]))
+        saves, reload = self._saved_model_calls(record)
         return LocalFacts(
             model_classes=tuple(model_classes),
             bindings=self._bindings(record),
@@ -478,7 +484,26 @@ class ProjectIndex:
             edges=tuple(edges.items()),
             model_seeds=tuple(sorted(model_seeds)),
             data_seeds=tuple(sorted(data_seeds)),
+            saves_saved_model=saves,
+            saved_model_reload=reload,
         )
+
+    def _saved_model_calls(self, record: ModuleRecord) -> tuple[bool, int]:
+        """(whether ``record`` writes a SavedModel, the line of its first reload or 0),
+        from the calls its entry keeps for this, resolved as any other name (a
+        function's own import of the root gives the path to resolve instead)."""
+        saves, reload = False, 0
+        spec = self.spec
+        for callee, line, path in record.entry["saved_model_calls"]:
+            target = self._qualified(record, path, 0) if path else self.resolve(record, callee)
+            if target[0] != "external":
+                continue
+            symbol = self.canonical(target[1])
+            if symbol in spec.saved_model_saves:
+                saves = True
+            elif symbol in spec.saved_model_loads and not 0 < reload <= line:
+                reload = line
+        return saves, reload
 
     def local_with_reads(self, record: ModuleRecord) -> tuple[LocalFacts, LocalFactsFrom | None]:
         """:meth:`local`, and the same with what it was made from, for another index of
@@ -599,6 +624,7 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
         self._made: dict[str, ModuleFacts] = {}
         self._reach: tuple[set[Node], set[Node]] | None = None
         self._users: dict[str, list[str]] | None = None
+        self._reloads: list[tuple[str, str, int]] | None = None
 
     def __getitem__(self, key: str) -> ModuleFacts:
         made = self._made.get(key)
@@ -650,6 +676,7 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
             notes=local.notes,
             patched=self.patched,
             shared_paths=self._shared_paths(key),
+            saved_model_reloads=self.saved_model_reloads(key) if local.saves_saved_model else (),
         )
 
     def _data_caller(self, node: Node) -> str:
@@ -667,6 +694,17 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
         if self._users is None:
             self._users = file_users(self.files.values())
         return shared_with(self._users, own, paths)
+
+    def saved_model_reloads(self, own: str) -> tuple[tuple[str, int], ...]:
+        """The modules but ``own`` (a key) that reload SavedModels: (path as shown, line
+        of the first reload), at most three, by path."""
+        if self._reloads is None:
+            self._reloads = sorted(
+                (self.files[key][0], key, local.saved_model_reload)
+                for key, local in self.local.items()
+                if local.saved_model_reload
+            )
+        return tuple((shown, line) for shown, key, line in self._reloads if key != own)[:3]
 
 
 def file_users(files: Iterable[tuple[str, Iterable[str]]]) -> dict[str, list[str]]:

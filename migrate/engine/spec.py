@@ -60,6 +60,11 @@ class ContextSpec:
     # ... / except ImportError: tf = None``) marks a module's calls through it as
     # deliberate (input-pipeline code of a multi-backend project): never rewritten
     optional_imports: tuple[tuple[str, str], ...] = ()
+    # canonical symbols that write a SavedModel of any object, and those that reload one
+    # as an object called directly (``loaded(x)``): a module of the project that reloads
+    # makes the saves elsewhere keep their form (``ModuleFacts.saved_model_reloads``)
+    saved_model_saves: frozenset[str] = frozenset()
+    saved_model_loads: frozenset[str] = frozenset()
 
     @property
     def canonical(self) -> Canonical:

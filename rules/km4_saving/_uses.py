@@ -16,7 +16,6 @@ from kmigrate.rules.km4_saving._paths import PathAnalyzer, PathInfo, rewrite_lit
 SAVE_MODEL_FUNCTIONS = in_keras_namespaces("models.save_model", "saving.save_model")
 LOAD_MODEL_FUNCTIONS = in_keras_namespaces("models.load_model", "saving.load_model")
 CHECKPOINT_CALLBACKS = in_keras_namespaces("callbacks.ModelCheckpoint")
-SAVED_MODEL_SAVE = frozenset({"tf.saved_model.save", "tf.compat.v1.saved_model.save"})
 
 WRITER_METHODS = frozenset({"save", "save_weights"})
 READER_METHODS = frozenset({"load_weights"})

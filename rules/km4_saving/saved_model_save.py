@@ -9,7 +9,7 @@ from kmigrate.engine import CallSite, EditPlan, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.common.namespaces import KERAS_NAMESPACES, in_keras_namespaces
 from kmigrate.rules.common.scopes import single_assignment
-from kmigrate.rules.km4_saving._uses import SAVED_MODEL_SAVE
+from kmigrate.rules.context_spec import SAVED_MODEL_LOAD, SAVED_MODEL_SAVE
 
 # `export` is a Keras model's: a layer, a tf.Module or a tf.train.Checkpoint (what
 # tensorflow_hub saves) has none. The object is known to be a model when the scope binds
@@ -44,17 +44,31 @@ _MODEL_ONLY_METHODS = frozenset(
 )
 
 
-_SAVED_MODEL_LOAD = frozenset({"tf.saved_model.load", "tf.compat.v2.saved_model.load"})
-
-
 def reloads_saved_models(site: CallSite) -> bool:
     """Whether the module calls ``tf.saved_model.load``: what ``tf.saved_model.save`` of a
     Keras model wrote is called as ``loaded(x)``; what ``model.export`` writes is called
     as ``loaded.serve(x)``, so a rewrite would break the reload (change them together)."""
     module = site.module
     return any(
-        (module.resolve(call.func) or "") in _SAVED_MODEL_LOAD for call in module.nodes(ast.Call)
+        (module.resolve(call.func) or "") in SAVED_MODEL_LOAD for call in module.nodes(ast.Call)
     )
+
+
+def reloading_modules(site: CallSite) -> str:
+    """Who reloads SavedModels, as a clause ("this file reloads SavedModels with
+    tf.saved_model.load"); "" when no module of the project does. A reload anywhere in
+    the project counts: the directory is most often a variable, so which SavedModel a
+    reload reads cannot be told."""
+    how = "SavedModels with tf.saved_model.load"
+    if reloads_saved_models(site):
+        return f"this file reloads {how}"
+    others = site.module.saved_model_reloads()
+    if len(others) == 1:
+        ((shown, line),) = others
+        return f"`{shown}` reloads {how} (line {line})"
+    if others:
+        return ", ".join(f"`{shown}` (line {line})" for shown, line in others) + f" reload {how}"
+    return ""
 
 
 def is_keras_model(site: CallSite, obj: ast.expr) -> bool:
@@ -89,8 +103,11 @@ class SavedModelSave(Rule):
         "Offered for the two-argument form, when the code shows the object is a Keras model "
         "(bound from `keras.Model(...)`, `Sequential`, `load_model` or an application, or "
         "fitted, compiled or evaluated in the same scope): a tf.Module or "
-        "tf.train.Checkpoint has no `export`. `model.export` needs TensorFlow installed and "
-        "is exact on the TensorFlow backend; on JAX/PyTorch it converts the model first. "
+        "tf.train.Checkpoint has no `export`; and when no module of the project reloads "
+        "SavedModels with `tf.saved_model.load` (an exported model is called as "
+        "`loaded.serve(x)`: the save and its reloads change together). `model.export` "
+        "needs TensorFlow installed and is exact on the TensorFlow backend; on "
+        "JAX/PyTorch it converts the model first. "
         "`signatures=` and `options=` have no direct equivalent: use "
         "`keras.export.ExportArchive` (manual)."
     )
@@ -170,13 +187,13 @@ class SavedModelSave(Rule):
                 "Checkpoint has no `export`, and tf.saved_model.save stays right for those)",
             )
             return
-        if reloads_saved_models(site):
+        where = reloading_modules(site)
+        if where:
             yield Report(
                 site,
                 f"use `{site.text(obj)}.export(dir)` for a serving SavedModel {note} (manual: "
-                "this file reloads SavedModels with tf.saved_model.load; an exported model "
-                "is called as `loaded.serve(x)`, not `loaded(x)`: change the save and its "
-                "reloads together)",
+                f"{where}; an exported model is called as `loaded.serve(x)`, not `loaded(x)`: "
+                "change the save and its reloads together)",
             )
             return
         text = f"{site.text(obj)}.export({site.text(export_dir)})"

@@ -86,7 +86,11 @@ def zero_decay(site: CallSite) -> bool:
     return site.literal(None, "decay") in (0, 0.0)
 
 
-def _is_keras_class(node: ast.ClassDef, site: Node, local: set[str]) -> bool:
+def _is_keras_class(
+    node: ast.ClassDef, site: Node, local: set[str], through_project: bool = True
+) -> bool:
+    if through_project and node.name in site.module.project_model_classes():
+        return True  # a base elsewhere in the project, or on one `model-bases` names
     for base in node.bases:
         symbol = site.module.resolve(base) or ""
         if symbol.startswith(CONTEXT_SPEC.model_base_prefixes):
@@ -104,15 +108,18 @@ def module_site(module, node: ast.AST) -> Node:
     )
 
 
-def keras_classes(module) -> list[tuple[Node, ast.ClassDef]]:
+def keras_classes(module, through_project: bool = True) -> list[tuple[Node, ast.ClassDef]]:
     """The module-level classes deriving from a Keras layer, model, loss or metric (also
-    through a local base), each with a site to report on."""
+    through a local base), each with a site to report on. ``through_project``: also
+    those the project's resolution found to be (a base in another module; a base from
+    a package the config's ``model-bases`` names); a rule that needs to see what the
+    bases define leaves them out."""
     classes = [c for c in module.tree.body if isinstance(c, ast.ClassDef)]
     local = {c.name for c in classes}
     found = []
     for node in classes:
         site = module_site(module, node)
-        if _is_keras_class(node, site, local - {node.name}):
+        if _is_keras_class(node, site, local - {node.name}, through_project):
             found.append((site, node))
     return found
 

@@ -79,7 +79,9 @@ class CustomObjectWithoutConfig(Rule):
     ]
 
     def check_module(self, module) -> Iterable[Report]:
-        for site, node in keras_classes(module):
+        # a base in another module or package may define `get_config` (tensorflow_addons'
+        # LossFunctionWrapper, params_flow's Layer): only bases seen here are judged
+        for site, node in keras_classes(module, through_project=False):
             yield from self._check_class(site, node)
 
     def _check_class(self, site: Node, node: ast.ClassDef) -> Iterator[Report]:

@@ -1,0 +1,192 @@
+"""KM404 across files: a SavedModel reloaded anywhere in the project keeps the saves
+elsewhere as they are (what ``tf.saved_model.save`` of a Keras model wrote is called as
+``loaded(x)``, what ``model.export`` writes as ``loaded.serve(x)``). The project index
+records which modules reload, through imports, aliases and re-exports; the runs that
+reuse stored resolutions, cached results and first guesses must see it change."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from kmigrate.engine.project_entry import build_entry, valid_entry
+from kmigrate.engine.project_index import ModuleRecord, ProjectIndex
+from kmigrate.rules.context_spec import CONTEXT_SPEC
+from tests.repo_fixtures import apply_repo, copy_repo, run_repo
+
+SAVE = "train.py:7"  # the fixture's tf.saved_model.save(model, out)
+LOAD = "    loaded = tf.compat.v2.saved_model.load(directory)\n"
+
+
+def _index(modules: dict[str, str]) -> ProjectIndex:
+    records = []
+    for name, source in modules.items():
+        entry = build_entry(ast.parse(textwrap.dedent(source)), CONTEXT_SPEC)
+        assert valid_entry(entry)
+        package = name.rpartition(".")[0]
+        records.append(ModuleRecord(name, entry, package, "", (name,), name + ".py"))
+    return ProjectIndex(records, CONTEXT_SPEC)
+
+
+def test_reloads_are_resolved_through_imports_aliases_and_re_exports() -> None:
+    index = _index(
+        {
+            "train": """
+                import tensorflow as tf
+
+                def train(model, out):
+                    tf.saved_model.save(model, out)
+            """,
+            "compat_v2": """
+                import tensorflow as tf
+                loaded = tf.compat.v2.saved_model.load("exported")
+            """,
+            "renamed": """
+                from tensorflow.saved_model import load as sm_load
+
+                def serve(d):
+                    return sm_load(d)
+            """,
+            "inside": """
+                def serve(d):
+                    import tensorflow as tf
+
+                    return tf.saved_model.load(d)
+            """,
+            "pkg.compat": "import tensorflow as tf\n",
+            "reexported": """
+                from pkg.compat import tf
+
+                def serve(d):
+                    x = 1
+                    return tf.compat.v1.saved_model.load_v2(d)
+            """,
+            "other_loads": """
+                import json
+                import numpy as np
+                import tensorflow as tf
+
+                def read(f, sess, d):
+                    tf.compat.v1.saved_model.load(sess, ["serve"], d)
+                    return json.load(f), np.load(d)
+            """,
+        }
+    )
+    local = {r.key: index.local(r) for r in index.records}
+    reloads = {key: facts.saved_model_reload for key, facts in local.items()}
+    assert reloads == {
+        "train": 0,
+        "compat_v2": 3,
+        "renamed": 5,
+        "inside": 5,
+        "pkg.compat": 0,
+        "reexported": 6,
+        "other_loads": 0,  # the TF1 session loader reads signatures; json/np are not TF
+    }
+    assert [key for key, facts in local.items() if facts.saves_saved_model] == ["train"]
+    train = next(r for r in index.records if r.key == "train")
+    # the saving module is told of three, by path; the others, which save nothing, of none
+    assert index.facts(train).saved_model_reloads == (
+        ("compat_v2.py", 3),
+        ("inside.py", 5),
+        ("reexported.py", 6),
+    )
+    assert all(index.facts(r).saved_model_reloads == () for r in index.records if r is not train)
+
+
+def _scan(root: Path, *args: str) -> dict:
+    command = [sys.executable, "-m", "kmigrate", "scan", ".", "-f", "json", "-o", "r.json"]
+    subprocess.run([*command, *args], cwd=root, check=True)
+    return json.loads((root / "r.json").read_text())
+
+
+def _save_finding(root: Path, *args: str) -> tuple[bool, str]:
+    (found,) = [
+        f
+        for f in _scan(root, *args)["findings"]
+        if f["rule"] == "KM404" and f"{f['path']}:{f['line']}" == SAVE
+    ]
+    return found["fixable"], found["message"]
+
+
+def _pad(root: Path) -> None:
+    """Enough TensorFlow files that a cold scan analyses files before it resolves the
+    project (with its first guess of their facts)."""
+    for i in range(10):
+        (root / f"pad_{i}.py").write_text("import tensorflow as tf\n\nX = tf.constant(1)\n")
+
+
+def test_a_reload_in_another_file_keeps_the_save_warm_or_cold(tmp_path: Path) -> None:
+    """Through the real CLI with its caches: each edit of the loading file is seen by
+    the next (warm) scan, and each answer is a cold scan's."""
+    root = copy_repo("saved_model_serve", tmp_path)
+    _pad(root)
+    serve = root / "serve.py"
+    text = serve.read_text()
+    blocked = "`serve.py` reloads SavedModels with tf.saved_model.load (line 11)"
+
+    def both() -> tuple[bool, str]:
+        warm = _save_finding(root)
+        assert warm == _save_finding(root, "--no-cache")
+        return warm
+
+    fixable, message = both()
+    assert not fixable and blocked in message and "loaded.serve(x)" in message
+    serve.write_text(text.replace(LOAD, "    loaded = None\n"))  # the load call removed
+    assert both()[0]
+    serve.write_text("# an explanation first\n" + text)  # back, one line lower
+    fixable, message = both()
+    assert not fixable and "(line 12)" in message
+    serve.unlink()  # the loading file removed
+    assert both()[0]
+    serve.write_text(text)  # and added again
+    assert both() == (False, message.replace("(line 12)", "(line 11)"))
+    # `tf` re-exported by a module of the project: resolved through it
+    (root / "compat.py").write_text("import tensorflow as tf\n")
+    serve.write_text(text.replace("import tensorflow as tf", "from compat import tf"))
+    assert both() == (False, message.replace("(line 12)", "(line 11)"))
+    (root / "compat.py").write_text("import numpy as tf\n")  # now it is not TensorFlow
+    assert both()[0]
+
+
+def test_check_of_the_saving_file_and_apply_see_the_reload(tmp_path: Path) -> None:
+    root = copy_repo("saved_model_serve", tmp_path)
+    check = [sys.executable, "-m", "kmigrate", "check", "train.py"]
+    result = subprocess.run(check, cwd=root, capture_output=True, text=True)
+    (line,) = [line for line in result.stdout.splitlines() if "KM404" in line]
+    assert "`serve.py` reloads SavedModels" in line
+    scanned = sum(f.fixable for f in run_repo(root).findings)
+    assert apply_repo(root) == scanned > 0
+    assert "tf.saved_model.save(model, out)" in (root / "train.py").read_text()
+    (root / "serve.py").unlink()
+    apply_repo(root)
+    assert "model.export(out)" in (root / "train.py").read_text()
+
+
+def test_a_notebook_that_saves_is_told_of_the_modules_that_reload(tmp_path: Path) -> None:
+    root = copy_repo("saved_model_serve", tmp_path)
+    (root / "train.py").unlink()
+    code = "import tensorflow as tf\nmodel = tf.keras.Sequential()\nmodel.compile()\n"
+    notebook = {
+        "cells": [
+            {"cell_type": "code", "metadata": {}, "source": code, "outputs": []},
+            {"cell_type": "code", "metadata": {}, "source": "tf.saved_model.save(model, 'out')"},
+        ],
+        "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    (root / "demo.ipynb").write_text(json.dumps(notebook))
+
+    def save() -> dict:
+        (found,) = [f for f in _scan(root)["findings"] if f["rule"] == "KM404"]
+        return found
+
+    found = save()
+    assert not found["fixable"] and "`serve.py` reloads SavedModels" in found["message"]
+    (root / "serve.py").unlink()
+    assert save()["fixable"]
