@@ -445,6 +445,7 @@ def analyze_module_text(
         walker._run(rule, rule.check_module, None)
     waiting: list[tuple[Finding, Report]] = []  # findings a later apply round may fix
     result.findings.extend(_findings_from_reports(path, reports, ruleset, waiting))
+    module.release()
     result.shared_path_reads = tuple(sorted(module.shared_path_reads))
     if facts.mixed_functions or facts.notes or facts.patched:
         _apply_project_notes(result.findings, facts)

@@ -196,6 +196,13 @@ class ModuleInfo:
             value = self._memo[key] = compute()
             return value
 
+    def release(self) -> None:
+        """Forget what the rules memoised, once they have run: a memoised value may
+        refer back to this module (a save call's path use holds its site, the site the
+        module), a reference cycle that would keep the whole tree alive until the
+        garbage collector runs, which workers pause while they analyse."""
+        self._memo.clear()
+
     def parent_of(self, node: ast.AST) -> ast.AST | None:
         """The node ``node`` hangs from (``ast`` has no parent links).
 
