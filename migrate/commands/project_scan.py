@@ -176,6 +176,7 @@ def index_records(
     stored: StoredResolution | None = None,
     entries: _Entries | None = None,
     packages: dict[Path, str] | None = None,
+    digests: Mapping[str, str] | None = None,
 ) -> list[ModuleRecord]:
     """One record per parseable file; entries from ``store`` (the signed index cache)
     when stored. Files for which ``deferred`` says so and whose entry is not stored are
@@ -184,7 +185,8 @@ def index_records(
 
     Files unchanged since the ``stored`` resolution get a record that reads its entry
     only when resolution needs it: after an edit, most entries are never read.
-    ``packages``: each folder's package, as far as worked out already (filled in)."""
+    ``packages``: each folder's package, as far as worked out already (filled in);
+    ``digests``: each file's digest by key, as far as worked out already."""
     from kmigrate.commands.jobs import package_of
 
     entries = entries if entries is not None else _Entries(store)
@@ -194,10 +196,12 @@ def index_records(
     left_out = False
     for path, data in files:
         package = package_of(path, packages)
-        digest = _digest(data)
-        if stored is not None and stored.digest(_key(path)) == digest:
+        key = _key(path)
+        digest = digests.get(key) if digests is not None else None
+        digest = digest or _digest(data)
+        if stored is not None and stored.digest(key) == digest:
             fields = record_layout(path, root, package)
-            records.append(_StoredRecord(data, entries, stored.patches(fields["key"]), **fields))
+            records.append(_StoredRecord(data, entries, stored.patches(key), **fields))
             entries.complete = False
             continue
         entry = entries.get(data, digest, one=stored is not None)
@@ -417,7 +421,12 @@ def attach_facts(
     project = _Project(root, store, digests, tuple(sorted(set(config.model_bases))))
     notebooks = [(Path(j.path), j.package) for j in jobs if j.path.endswith(".ipynb")]
     if project.stored is not None and project.stored.project == project.key:  # unchanged
-        facts: Mapping[str, ModuleFacts] = project.stored.facts()
+
+        def full() -> Mapping[str, ModuleFacts]:  # a stored row does not fit
+            project.stored = None
+            return project.resolve(index_records(files, root, store, workers, digests=digests))
+
+        facts: Mapping[str, ModuleFacts] = project.stored.facts(full)
         if notebooks:
             facts = project.with_known_notebooks(facts, files, notebooks, workers)
         return _with_facts(jobs, facts)
@@ -435,7 +444,7 @@ def attach_facts(
     later_if = deferred if len(scanned) > _PARSE_TWICE_UP_TO else None
     packages: dict[Path, str] = {}
     records = index_records(
-        files, root, store, workers, later_if, project.stored, entries, packages
+        files, root, store, workers, later_if, project.stored, entries, packages, digests
     )
     known = {record.key for record in records}
     later = {k for j in jobs if (k := _key(j.path)) in scanned and k not in known}
@@ -556,7 +565,9 @@ class _Project:
             known = load_notebook_facts(self.store, self.root_key, key)
             if known is not None:
                 return ChainMap(known, facts)  # type: ignore[arg-type]
-        records = index_records(files, self.root, self.store, workers, None, self.stored)
+        records = index_records(
+            files, self.root, self.store, workers, None, self.stored, digests=self.digests
+        )
         return self.with_notebooks(facts, records, notebooks)
 
     def _notebooks_key(self, notebooks: Sequence[tuple[Path, str]]) -> str:
