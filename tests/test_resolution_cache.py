@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -164,21 +165,32 @@ def _edit(root: Path, name: str, change) -> None:
 
 
 def _resolve(root: Path, use_store: bool) -> dict:
-    files = project_scan.read_files(project_scan.index_scope([root], root, []))
+    """Every module's facts as ``attach_facts`` works them out."""
+    scope = project_scan.index_scope([root], root, [])
     store = project_scan.index_store(root) if use_store else None
-    digests = {project_scan._key(p): project_scan._digest(d) for p, d in files}
-    project = project_scan._Project(root, store, digests)
+    project = project_scan._Project(root, store, None)
+    read = project_scan.ProjectFiles(scope, project.stored)
+    project.take(read.digests, read.stamps)
 
     def full():  # what attach_facts does when a stored row does not fit
         project.stored = None
-        return project.resolve(project_scan.index_records(files, root, store, 1))
+        return project.resolve(project_scan.index_records(read.complete(), root, store, 1))
 
     if project.stored is not None and project.stored.project == project.key:
         facts = project.stored.facts(full)
     else:
-        records = project_scan.index_records(files, root, store, 1, None, project.stored)
+        records = project_scan.index_records(
+            read.items, root, store, 1, None, project.stored, digests=read.digests
+        )
         facts = project.resolve(records)
     return {key: facts[key] for key in facts}
+
+
+@pytest.fixture
+def settled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every file's stat is kept with its digest at once, as if its last change were
+    long past (a test's files were all just written)."""
+    monkeypatch.setattr(project_scan, "SETTLED_NS", -(10**12))
 
 
 def _reference(root: Path) -> dict:
@@ -191,9 +203,12 @@ def _reference(root: Path) -> dict:
     return {record.key: index.facts(record) for record in records}
 
 
+@pytest.mark.parametrize("stamped", [False, True])  # files read every run, or by stat
 def test_incremental_facts_are_those_of_a_fresh_resolution(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stamped: bool
 ) -> None:
+    if stamped:
+        monkeypatch.setattr(project_scan, "SETTLED_NS", -(10**12))
     root = tmp_path / "repo"
     _write(root, FILES)
     made: list[str] = []
@@ -212,6 +227,8 @@ def test_incremental_facts_are_those_of_a_fresh_resolution(
     assert first[str(root / "pkg" / "ops.py")].data_functions == ("helper",)
     partial = 0
     for description, name, change in EDITS:
+        if stamped:  # an edit past the file system's timestamp granularity
+            time.sleep(0.01)
         _edit(root, name, change)
         made.clear()
         incremental = _resolve(root, use_store=True)
@@ -264,6 +281,72 @@ def test_an_edit_keeping_the_call_graph_rewrites_only_its_own_row(
     changed = [i - 1 for i in range(1, len(graph)) if graph[i] != after[i]]
     assert layers in changed and ops in changed  # ops.py: scale_by and helper now model code
     assert closed
+
+
+def _reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files project_scan reads from now on (by relative path)."""
+    read_bytes = project_scan.read_bytes
+    found: list[str] = []
+
+    def reading(path):
+        found.append(str(path))
+        return read_bytes(path)
+
+    monkeypatch.setattr(project_scan, "read_bytes", reading)
+    return found
+
+
+def test_a_file_whose_stat_is_the_stored_one_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settled: None
+) -> None:
+    """An unchanged project is resolved without reading a file; after an edit, the
+    edited file is read, and the others only if resolution needs their entries. A
+    change that keeps the size and puts the old mtime back still changes the ctime."""
+    import os
+
+    root = tmp_path / "repo"
+    _write(root, FILES)
+    _resolve(root, use_store=True)
+    reads = _reads(monkeypatch)
+    facts = _resolve(root, use_store=True)
+    assert reads == []
+    assert facts == _reference(root)
+    layers = root / "pkg" / "layers.py"
+    _edit(root, "pkg/layers.py", ("ops.gelu(x)", "ops.gelu(x) + 1"))
+    reads.clear()
+    facts = _resolve(root, use_store=True)
+    assert str(layers) in reads
+    assert len(set(reads)) < len(FILES)
+    assert facts == _reference(root)
+    time.sleep(0.05)  # past the file system's timestamp granularity
+    before = os.stat(layers)
+    _edit(root, "pkg/layers.py", ("ops.gelu(x) + 1", "ops.gelu(x) - 1"))  # same size
+    os.utime(layers, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert os.stat(layers).st_size == before.st_size
+    assert _resolve(root, use_store=True) == _reference(root)
+    assert _resolve(root, use_store=False)[str(layers)] == _reference(root)[str(layers)]
+
+
+def test_a_file_changed_just_before_the_run_is_read_every_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a pre-commit hook sees: files edited a moment ago, maybe again within the
+    same second at the same size. Their stat is not kept (too recent to tell a later
+    change apart), so they are read and hashed every run."""
+    root = tmp_path / "repo"
+    _write(root, FILES)
+    layers = str(root / "pkg" / "layers.py")
+    _resolve(root, use_store=True)
+    _edit(root, "pkg/layers.py", ("ops.gelu(x)", "ops.gelu(x) + 1"))
+    _resolve(root, use_store=True)
+    _, _, lines = _stored_lines(root)
+    header = json.loads(lines[0])
+    assert header["files"][header["keys"].index(layers)][5] is None
+    _edit(root, "pkg/layers.py", ("ops.gelu(x) + 1", "ops.gelu(x) - 1"))  # same size
+    reads = _reads(monkeypatch)
+    facts = _resolve(root, use_store=True)
+    assert layers in reads
+    assert facts == _reference(root)
 
 
 def test_stale_rows_would_be_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

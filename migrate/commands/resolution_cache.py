@@ -91,8 +91,9 @@ class StoredResolution:
     whole when loaded: anything malformed makes the whole value a miss, as for any cache
     entry), then one line per slot, the file's row.
 
-    The header holds what a run reads of every file: its digest, whether it patches
-    TF/Keras functions, its layout's digest, its path as shown and its file names. A
+    The header holds what a run reads of every file: its digest (with the stat it had
+    then, so that an unchanged file need not be read), whether it patches TF/Keras
+    functions, its layout's digest, its path as shown and its file names. A
     row holds the rest (shape, the modules its imports reach, local facts, the
     functions reached, layout, import paths); it is parsed and checked when first used
     (a row that does not fit raises :class:`DamagedRowError`, which the reader turns into a
@@ -126,13 +127,19 @@ class StoredResolution:
         self._rows: dict[str, list] = {}
         self._local: dict[str, LocalFacts] = {}
 
-    # A file's header: [digest, has patches, layout digest, path as shown, [file names]].
+    # A file's header: [digest, has patches, layout digest, path as shown, [file names],
+    # its stat then or None (``project_scan.file_stamp``)].
     # Its row: [shape, [used module slots], local facts, [functions reached from model
     # code], [... from data pipelines], layout, [import paths]]. In the local facts, call
     # graph nodes are "slot:name" strings: the stored graph is closed without decoding.
     def digest(self, key: str) -> str | None:
         head = self.heads.get(key)
         return None if head is None else head[0]
+
+    def stamped_digest(self, key: str, stamp: list[int]) -> str | None:
+        """The digest of ``key`` if it was stored with this stat (``stamp``), else None."""
+        head = self.heads.get(key)
+        return head[0] if head is not None and head[5] == stamp else None
 
     def patches(self, key: str) -> bool:
         return self.heads[key][1]
@@ -211,14 +218,18 @@ class StoredResolution:
 
 
 def _check_head(head: Any) -> None:
-    if type(head) is not list or len(head) != 5:
+    if type(head) is not list or len(head) != 6:
         raise ValueError("not a file's header")
-    digest, patches, layout_of, shown, paths = head
+    digest, patches, layout_of, shown, paths, stamp = head
     if not (type(digest) is type(layout_of) is type(shown) is str):
         raise ValueError("not a file's header")
     if patches is not True and patches is not False:
         raise ValueError("not a flag")
     _texts(paths)
+    if stamp is not None and not (
+        type(stamp) is list and len(stamp) == 5 and all(type(n) is int for n in stamp)
+    ):
+        raise ValueError("not a stat")
 
 
 def _check_row(row: Any, slots: list[str | None]) -> None:
@@ -436,14 +447,18 @@ def resolve(
     stored: StoredResolution | None = None,
     load_all: Callable[[], None] | None = None,
     made: Mapping[str, LocalFactsFrom] | None = None,
+    stamps: Mapping[str, list[int] | None] | None = None,
 ) -> ProjectFacts:
     """The facts of every module of ``records`` (``digests``: each record's file digest),
     reusing the stored resolution where the changes allow, and storing this one.
     ``load_all``: reads every record's entry at once, before a full resolution (records
     may read their entries one by one, when resolution first needs them). ``made``:
     local facts made by smaller indexes (a cold scan's first analyses), which a full
-    resolution takes where they are its own (``LocalFactsFrom``). A stored row that does
-    not fit, met now or when a module's facts are asked for, means a full resolution."""
+    resolution takes where they are its own (``LocalFactsFrom``). ``stamps``: each
+    file's stat, kept with its digest (``project_scan.ProjectFiles``). A stored row that
+    does not fit, met now or when a module's facts are asked for, means a full
+    resolution."""
+    stamps = stamps or {}
     records = sorted(records, key=lambda r: r.key)
 
     def full() -> ProjectFacts:
@@ -452,7 +467,7 @@ def resolve(
         index, local = _local_facts(records, spec, made or {})
         facts = _ResolvedFacts(records, local, None, index.patched_symbols(), index)
         if store is not None:
-            _store(store, root_key, digests, project_key, facts)
+            _store(store, root_key, digests, stamps, project_key, facts)
         return facts
 
     if stored is not None and stored.reusable:
@@ -460,7 +475,7 @@ def resolve(
             facts = _resolve_again(records, digests, spec, stored, full)
             if facts is not None:
                 if store is not None:
-                    _store(store, root_key, digests, project_key, facts)
+                    _store(store, root_key, digests, stamps, project_key, facts)
                 return facts
         except DamagedRowError:
             pass
@@ -558,6 +573,7 @@ def _store(
     store: ResultCache,
     root_key: str,
     digests: Mapping[str, str],
+    stamps: Mapping[str, list[int] | None],
     project_key: str,
     facts: _ResolvedFacts,
 ) -> None:
@@ -565,7 +581,7 @@ def _store(
     of a file not resolved again whose reach did not change is copied as stored (its
     slots hold): after an edit, most of the file is bytes copied, not data encoded."""
     try:
-        data = _stored_bytes(project_key, digests, facts)
+        data = _stored_bytes(project_key, digests, stamps, facts)
     except DamagedRowError:
         raise  # a stored row read for its reach: resolve in full
     except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
@@ -573,7 +589,12 @@ def _store(
     store.store_bytes(RESOLVED, root_key, data)
 
 
-def _stored_bytes(project_key: str, digests: Mapping[str, str], facts: _ResolvedFacts) -> bytes:
+def _stored_bytes(
+    project_key: str,
+    digests: Mapping[str, str],
+    stamps: Mapping[str, list[int] | None],
+    facts: _ResolvedFacts,
+) -> bytes:
     index = facts.index
     position = facts.position
     stored = facts.stored
@@ -596,6 +617,7 @@ def _stored_bytes(project_key: str, digests: Mapping[str, str], facts: _Resolved
                     layout_digest(row_layout),
                     record.shown or key,
                     entry["paths"],
+                    stamps.get(key),
                 ]
             )
             in_model, in_data = facts.reached_functions(key)
@@ -610,7 +632,7 @@ def _stored_bytes(project_key: str, digests: Mapping[str, str], facts: _Resolved
             ]
             lines.append(_encode(row))
             continue
-        heads.append(stored.heads[key])
+        heads.append([digests[key], *stored.heads[key][1:5], stamps.get(key)])
         if facts.graph_kept:
             lines.append(stored.lines[stored.position[key]])
             continue
