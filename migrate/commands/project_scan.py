@@ -24,6 +24,7 @@ import hashlib
 import os
 import re
 import stat
+import sys
 import time
 import warnings
 from collections import ChainMap
@@ -173,13 +174,15 @@ def read_files(files: Sequence[Path]) -> list[tuple[Path, bytes]]:
 # A file's stat stands for its bytes only if its last change was this long before the
 # stat was taken: a later change then gives it a later ctime (see ProjectFiles).
 SETTLED_NS = 2_000_000_000
+_CTIME_IS_CREATION = sys.platform == "win32"
 
 
 def file_stamp(info: os.stat_result, now_ns: int) -> list[int] | None:
     """What the stored resolution keeps of a file's stat, to know it unchanged without
     reading it: size, mtime, ctime, inode and device; None when its last change is too
-    recent (less than ``SETTLED_NS`` before ``now_ns``) to tell a later one apart."""
-    if now_ns - max(info.st_mtime_ns, info.st_ctime_ns) < SETTLED_NS:
+    recent (less than ``SETTLED_NS`` before ``now_ns``) to tell a later one apart, and
+    on Windows, where ``st_ctime`` is the creation time (a change leaves it as it is)."""
+    if _CTIME_IS_CREATION or now_ns - max(info.st_mtime_ns, info.st_ctime_ns) < SETTLED_NS:
         return None
     return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev]
 

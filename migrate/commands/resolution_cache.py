@@ -4,7 +4,7 @@ can change instead of the whole project.
 The pre-commit hook checks the file that was just edited: every run sees a project one
 file away from the last one. Resolving a thousand-file project costs a fifth of a
 second; one file's :class:`~kmigrate.engine.project_index.LocalFacts` cost a few
-milliseconds. So the last resolution is kept (one signed value in the index store):
+milliseconds. So the last resolution is kept (one signed file in the index store):
 per file its content digest, its shape (:func:`~kmigrate.engine.project_entry.entry_shape`),
 the names it is imported by, the import paths it resolves names through, the modules
 those reach, its file names and its local facts.
@@ -20,11 +20,13 @@ Against it, a run redoes the local facts of
   (:func:`~kmigrate.engine.project_index.path_reaches`), and every file whose imports
   reach those;
 
-and closes the call graph again over all local facts. That is the same as resolving
-from scratch as long as resolution never met a name cycle or its depth bound (then
-what a name resolves to depends on the order names were asked for): such a project, a
-change that reaches a module patching TF/Keras functions, or another kmigrate build,
-is resolved in full.
+and closes the call graph again over all local facts, unless no file came or went
+and every file redone has the graph its row holds: then the stored closure holds, and
+only the rows of the files redone are read (see :class:`StoredResolution`). That is
+the same as resolving from scratch as long as resolution never met a name cycle or its
+depth bound (then what a name resolves to depends on the order names were asked for):
+such a project, a change that reaches a module patching TF/Keras functions, or another
+kmigrate build, is resolved in full.
 
 Call graph nodes are stored as "slot:name" strings, a slot being a file's index in the
 stored key list. Slots stay put while files come and go (a new file takes a new slot,
