@@ -34,7 +34,9 @@ looks (every key is computable from public inputs). Two things keep that harmles
 
 Besides scan results, the store holds any plain-data value per *(namespace, key)*
 (:meth:`ResultCache.store_value` / :meth:`ResultCache.load_value`, keys from
-:func:`content_key`), under the same run key, MAC and limits.
+:func:`content_key`), under the same run key, MAC and limits, and bytes laid out by
+their owner, who checks their shape when reading them (:meth:`ResultCache.store_bytes`
+/ :meth:`ResultCache.load_bytes`: the stored resolution, read row by row).
 
 An entry serves reports, not ``apply``: a finding keeps whether it is fixable but
 not its edit plan, nor the node text its fingerprint was made from
