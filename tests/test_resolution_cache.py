@@ -517,22 +517,27 @@ THREE_LEVEL_EDITS = [
 ]
 
 
+@pytest.mark.parametrize("stamped", [False, True])  # files read every run, or by stat
 @pytest.mark.parametrize("parse_twice_up_to", [0, 8])  # the edited file analysed first, or not
 @pytest.mark.parametrize(
     ("repo", "edits"), [("shared_helper", HOOK_EDITS), ("three_level", THREE_LEVEL_EDITS)]
 )
 def test_the_hook_reports_after_each_edit_what_a_run_without_cache_reports(
-    tmp_path: Path, repo: str, edits: list, parse_twice_up_to: int, monkeypatch
+    tmp_path: Path, repo: str, edits: list, parse_twice_up_to: int, stamped: bool, monkeypatch
 ) -> None:
     """End to end, as ``kmigrate check FILE`` runs after each commit: the edited file is
     analysed first on its own and the project resolved again from the stored resolution;
     every file checked then (the edited one and the others) has the findings of a run
-    that stores and reuses nothing."""
+    that stores and reuses nothing. ``stamped``: the files left unread whose stat is the
+    stored one (as if every change were long past)."""
     from kmigrate.commands.config import Config
     from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
     from tests.repo_fixtures import copy_repo, finding_lines
 
     monkeypatch.setattr(project_scan, "_PARSE_TWICE_UP_TO", parse_twice_up_to)
+    if stamped:
+        monkeypatch.setattr(project_scan, "SETTLED_NS", -(10**12))
+        reads = _reads(monkeypatch)
     root = copy_repo(repo, tmp_path)
     config = Config(root=root.resolve())
     ids = select_ids((), ())
@@ -543,11 +548,16 @@ def test_the_hook_reports_after_each_edit_what_a_run_without_cache_reports(
 
     for name, change in [(None, None), *edits]:
         if name is not None:
+            time.sleep(0.01)  # an edit past the file system's timestamp granularity
             _edit(root, name, change)
         edited = [root / name] if name and (root / name).exists() else []
         others = sorted(p for p in root.rglob("*.py") if p not in edited)
         for path in [*edited, *others]:  # the edited file first: its run resolves again
             assert check(path, True) == check(path, False), (name, change, path)
+    if stamped:
+        reads.clear()
+        check(others[0], True)
+        assert len(set(reads)) < len(others)  # files whose stat is the stored one: unread
 
 
 # -- local facts made by the first analyses of a cold scan ---------------------------
