@@ -9,7 +9,9 @@ are compared with those of a fresh index over the same files."""
 
 from __future__ import annotations
 
+import json
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -77,6 +79,12 @@ EDITS = [
     ("a call added to a layer method", "pkg/layers.py", ("ops.gelu(x)", "ops.scale_by(x, 2)")),
     ("a call added to a helper", "pkg/ops.py", ("return tf.abs(x)", "return gelu(x)")),
     ("a base class removed", "pkg/base.py", ("(keras.layers.Layer)", "")),
+    (
+        "a line appended, as the hook sees an edit: the call graph is the stored one",
+        "pkg/ops.py",
+        ("return tf.square(x)\n", "return tf.square(x)\n\n_edit = 1\n"),
+    ),
+    ("a body edit calling nothing new", "pkg/data.py", (".map(helper)", ".map(helper).batch(2)")),
     (
         "the base class back",
         "pkg/base.py",
@@ -157,16 +165,32 @@ def _edit(root: Path, name: str, change) -> None:
 
 
 def _resolve(root: Path, use_store: bool) -> dict:
-    files = project_scan.read_files(project_scan.index_scope([root], root, []))
+    """Every module's facts as ``attach_facts`` works them out."""
+    scope = project_scan.index_scope([root], root, [])
     store = project_scan.index_store(root) if use_store else None
-    digests = {project_scan._key(p): project_scan._digest(d) for p, d in files}
-    project = project_scan._Project(root, store, digests)
+    project = project_scan._Project(root, store, None)
+    read = project_scan.ProjectFiles(scope, project.stored)
+    project.take(read.digests, read.stamps)
+
+    def full():  # what attach_facts does when a stored row does not fit
+        project.stored = None
+        return project.resolve(project_scan.index_records(read.complete(), root, store, 1))
+
     if project.stored is not None and project.stored.project == project.key:
-        facts = project.stored.facts()
+        facts = project.stored.facts(full)
     else:
-        records = project_scan.index_records(files, root, store, 1, None, project.stored)
+        records = project_scan.index_records(
+            read.items, root, store, 1, None, project.stored, digests=read.digests
+        )
         facts = project.resolve(records)
     return {key: facts[key] for key in facts}
+
+
+@pytest.fixture
+def settled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every file's stat is kept with its digest at once, as if its last change were
+    long past (a test's files were all just written)."""
+    monkeypatch.setattr(project_scan, "SETTLED_NS", -(10**12))
 
 
 def _reference(root: Path) -> dict:
@@ -179,9 +203,12 @@ def _reference(root: Path) -> dict:
     return {record.key: index.facts(record) for record in records}
 
 
+@pytest.mark.parametrize("stamped", [False, True])  # files read every run, or by stat
 def test_incremental_facts_are_those_of_a_fresh_resolution(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stamped: bool
 ) -> None:
+    if stamped:
+        monkeypatch.setattr(project_scan, "SETTLED_NS", -(10**12))
     root = tmp_path / "repo"
     _write(root, FILES)
     made: list[str] = []
@@ -200,6 +227,8 @@ def test_incremental_facts_are_those_of_a_fresh_resolution(
     assert first[str(root / "pkg" / "ops.py")].data_functions == ("helper",)
     partial = 0
     for description, name, change in EDITS:
+        if stamped:  # an edit past the file system's timestamp granularity
+            time.sleep(0.01)
         _edit(root, name, change)
         made.clear()
         incremental = _resolve(root, use_store=True)
@@ -213,6 +242,132 @@ def test_incremental_facts_are_those_of_a_fresh_resolution(
         assert made == [], description
     # most edits re-resolved a few modules, not the project
     assert partial >= 14
+
+
+def test_an_edit_keeping_the_call_graph_rewrites_only_its_own_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An edit that changes no call into the project resolves the edited file alone and
+    stores the rows as they were (their bytes copied); one that changes the graph
+    rewrites the rows of the files whose reach changed, not only its own."""
+    from kmigrate.commands import resolution_cache
+
+    root = tmp_path / "repo"
+    _write(root, FILES)
+    _resolve(root, use_store=True)
+    _, _, before = _stored_lines(root)
+    slots = json.loads(before[0])["keys"]
+    ops = slots.index(str(root / "pkg" / "ops.py"))
+    layers = slots.index(str(root / "pkg" / "layers.py"))
+    closed = []
+    node_sets = resolution_cache._ResolvedFacts.node_sets
+
+    def closing(self):
+        closed.append(self)
+        return node_sets(self)
+
+    monkeypatch.setattr(resolution_cache._ResolvedFacts, "node_sets", closing)
+    _edit(root, "pkg/ops.py", ("def unused(x):", "_edit = 1\n\n\ndef unused(x):"))
+    assert _resolve(root, use_store=True) == _reference(root)
+    assert not closed  # the stored closure serves
+    _, _, after = _stored_lines(root)
+    assert after[1:] == before[1:]  # the edited file's row too: its digest is in the header
+    old_head, new_head = json.loads(before[0]), json.loads(after[0])
+    assert [i for i, f in enumerate(new_head["files"]) if f != old_head["files"][i]] == [ops]
+    assert new_head["project"] != old_head["project"]
+    _edit(root, "pkg/layers.py", ("ops.gelu(x)", "ops.scale_by(x, 2)"))
+    assert _resolve(root, use_store=True) == _reference(root)
+    _, _, graph = _stored_lines(root)
+    changed = [i - 1 for i in range(1, len(graph)) if graph[i] != after[i]]
+    assert layers in changed and ops in changed  # ops.py: scale_by and helper now model code
+    assert closed
+
+
+def _reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files project_scan reads from now on (by relative path)."""
+    read_bytes = project_scan.read_bytes
+    found: list[str] = []
+
+    def reading(path):
+        found.append(str(path))
+        return read_bytes(path)
+
+    monkeypatch.setattr(project_scan, "read_bytes", reading)
+    return found
+
+
+def test_a_file_whose_stat_is_the_stored_one_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settled: None
+) -> None:
+    """An unchanged project is resolved without reading a file; after an edit, the
+    edited file is read, and the others only if resolution needs their entries. A
+    change that keeps the size and puts the old mtime back still changes the ctime."""
+    import os
+
+    root = tmp_path / "repo"
+    _write(root, FILES)
+    _resolve(root, use_store=True)
+    reads = _reads(monkeypatch)
+    facts = _resolve(root, use_store=True)
+    assert reads == []
+    assert facts == _reference(root)
+    layers = root / "pkg" / "layers.py"
+    _edit(root, "pkg/layers.py", ("ops.gelu(x)", "ops.gelu(x) + 1"))
+    reads.clear()
+    facts = _resolve(root, use_store=True)
+    assert str(layers) in reads
+    assert len(set(reads)) < len(FILES)
+    assert facts == _reference(root)
+    time.sleep(0.05)  # past the file system's timestamp granularity
+    before = os.stat(layers)
+    _edit(root, "pkg/layers.py", ("ops.gelu(x) + 1", "ops.gelu(x) - 1"))  # same size
+    os.utime(layers, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert os.stat(layers).st_size == before.st_size
+    assert _resolve(root, use_store=True) == _reference(root)
+    assert _resolve(root, use_store=False)[str(layers)] == _reference(root)[str(layers)]
+
+
+def test_a_file_changed_just_before_the_run_is_read_every_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a pre-commit hook sees: files edited a moment ago, maybe again within the
+    same second at the same size. Their stat is not kept (too recent to tell a later
+    change apart), so they are read and hashed every run."""
+    root = tmp_path / "repo"
+    _write(root, FILES)
+    layers = str(root / "pkg" / "layers.py")
+    _resolve(root, use_store=True)
+    _edit(root, "pkg/layers.py", ("ops.gelu(x)", "ops.gelu(x) + 1"))
+    _resolve(root, use_store=True)
+    _, _, lines = _stored_lines(root)
+    header = json.loads(lines[0])
+    assert header["files"][header["keys"].index(layers)][5] is None
+    _edit(root, "pkg/layers.py", ("ops.gelu(x) + 1", "ops.gelu(x) - 1"))  # same size
+    reads = _reads(monkeypatch)
+    facts = _resolve(root, use_store=True)
+    assert layers in reads
+    assert facts == _reference(root)
+
+
+def test_stale_rows_would_be_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparison with a fresh resolution sees a stored row used where it no longer
+    holds: taking the stored graph as kept whenever no file came or went gives other
+    facts after some edit."""
+    from kmigrate.commands import resolution_cache
+
+    def same_files(self) -> bool:  # the check without comparing the edited files' graphs
+        return self.stored is not None and self.slots == self.stored.slots
+
+    monkeypatch.setattr(resolution_cache._ResolvedFacts, "_same_graph", same_files)
+    root = tmp_path / "repo"
+    _write(root, FILES)
+    _resolve(root, use_store=True)
+    differ = []
+    for description, name, change in EDITS:
+        _edit(root, name, change)
+        if _resolve(root, use_store=True) != _reference(root):
+            differ.append(description)
+    assert "a call added to a layer method" in differ
 
 
 def test_the_edits_change_the_facts(tmp_path: Path) -> None:
@@ -233,33 +388,83 @@ def test_the_edits_change_the_facts(tmp_path: Path) -> None:
 
 def _damages(row: list) -> list:
     """Rows as a bug (or another build) could have written them: each is a miss."""
-    layers = [row[:5] + [0] + row[6:], row + [None], row[:3] + [[10**6]] + row[4:]]
-    local = row[6]
+    layers = [[0, *row[1:]], row + [None], [row[0], [10**6], *row[2:]]]
+    local = row[2]
     for bad in (
         {**local[4], "f": ["x"]},  # a node without a slot
         {**local[4], "f": ["999999:f"]},  # a slot out of range
         {"f": 3},
         [["f", []]],  # edges as a list
     ):
-        layers.append(row[:6] + [local[:4] + [bad] + local[5:]] + row[7:])
-    layers.append(row[:6] + [local[:1] + [[["K"]]] + local[2:]] + row[7:])  # a pair of one
+        layers.append([*row[:2], local[:4] + [bad] + local[5:], *row[3:]])
+    layers.append([*row[:2], local[:1] + [[["K"]]] + local[2:], *row[3:]])  # a pair of one
     return layers
 
 
-def test_a_damaged_row_is_a_miss_not_a_crash(tmp_path: Path) -> None:
-    root = tmp_path / "repo"
-    _write(root, FILES)
-    assert _resolve(root, use_store=True)
+def _stored_lines(root: Path) -> tuple:
+    """(store, root key, the stored resolution's lines: header, then a row per slot)."""
     store = project_scan.index_store(root)
     assert store is not None
     (stored,) = store.folder.glob("resolved.*")
     root_key = stored.name.partition(".")[2]
-    value = store.load_value("resolved", root_key, lambda v: v)
-    for damaged in [["short"], *_damages(value["files"][0])]:
-        value["files"][0] = damaged
-        store.store_value("resolved", root_key, value)  # signed: only its shape is wrong
-        assert project_scan.load_resolution(store, root_key) is None, damaged
+    body = store.load_bytes("resolved", root_key)
+    assert body is not None
+    return store, root_key, body.split(b"\n")
+
+
+def test_a_damaged_row_is_a_miss_not_a_crash(tmp_path: Path) -> None:
+    """Rows are checked when first read, not when the file is loaded: a row that does
+    not fit, read then (an unchanged project's facts, or resolving again after an
+    edit), makes a full resolution, which stores a sound file again."""
+    root = tmp_path / "repo"
+    _write(root, FILES)
+    assert _resolve(root, use_store=True)
+    store, root_key, lines = _stored_lines(root)
+    # the first slot (pkg/__init__.py) is read by both runs below
+    for damaged in [
+        b"[",
+        b'["short"]',
+        *(json.dumps(row).encode() for row in _damages(json.loads(lines[1]))),
+    ]:
+        for edit in (None, ("pkg/layers.py", ("ops.gelu(x)", "ops.gelu(x) + 1"))):
+            store.store_bytes("resolved", root_key, b"\n".join([lines[0], damaged, *lines[2:]]))
+            assert project_scan.load_resolution(store, root_key) is not None  # loaded lazily
+            if edit is not None:
+                _edit(root, *edit)
+            assert _resolve(root, use_store=True) == _reference(root), (damaged, edit)
+            _, _, now = _stored_lines(root)
+            assert now[1] != damaged  # replaced by a full resolution
+            lines = now
+
+
+def test_a_damaged_or_foreign_file_is_a_miss(tmp_path: Path) -> None:
+    """What is checked when the file is loaded: its MAC (a truncated, edited or foreign
+    file) and its header; each is a miss, and the run's facts are those from scratch."""
+    root = tmp_path / "repo"
+    _write(root, FILES)
+    assert _resolve(root, use_store=True)
+    store, root_key, lines = _stored_lines(root)
+    header = json.loads(lines[0])
+    (path,) = store.folder.glob("resolved.*")
+    signed = path.read_bytes()
+    unsigned = [signed[:-10], signed.replace(b'"reusable":true', b'"reusable":null'), b"{}"]
+    headers = [
+        {**header, "files": header["files"][1:]},  # fewer files than rows
+        {**header, "files": [[1, *header["files"][0][1:]], *header["files"][1:]]},
+        {**header, "keys": None},
+        {**header, "build": "another build"},
+        {k: v for k, v in header.items() if k != "patched"},
+    ]
+    bodies = [b"\n".join([json.dumps(h).encode(), *lines[1:]]) for h in headers]
+    bodies += [b"\n".join(lines[:-1]), b"[]", b"{" + lines[0]]  # a row short, not a header
+    for damage in [*unsigned, *bodies]:
+        if isinstance(damage, bytes) and damage in unsigned:
+            path.write_bytes(damage)
+        else:
+            store.store_bytes("resolved", root_key, damage)
+        assert project_scan.load_resolution(store, root_key) is None, damage
         assert _resolve(root, use_store=True) == _reference(root)
+    assert project_scan.load_resolution(store, root_key) is not None
 
 
 def test_a_cold_run_stores_its_entries_in_one_pack(tmp_path: Path) -> None:
@@ -280,6 +485,7 @@ def test_a_cold_run_stores_its_entries_in_one_pack(tmp_path: Path) -> None:
 
 # (file, edit): what a pre-commit hook sees between two commits
 HOOK_EDITS = [
+    ("pipe/ops.py", ("def augment(x):", "_edit = 1\n\n\ndef augment(x):")),  # graph kept
     (
         "pipe/ops.py",
         ("return tf.reverse(x, axis=[0])", "return tf.reverse(gelu_tanh(x), axis=[0])"),
@@ -311,22 +517,27 @@ THREE_LEVEL_EDITS = [
 ]
 
 
+@pytest.mark.parametrize("stamped", [False, True])  # files read every run, or by stat
 @pytest.mark.parametrize("parse_twice_up_to", [0, 8])  # the edited file analysed first, or not
 @pytest.mark.parametrize(
     ("repo", "edits"), [("shared_helper", HOOK_EDITS), ("three_level", THREE_LEVEL_EDITS)]
 )
 def test_the_hook_reports_after_each_edit_what_a_run_without_cache_reports(
-    tmp_path: Path, repo: str, edits: list, parse_twice_up_to: int, monkeypatch
+    tmp_path: Path, repo: str, edits: list, parse_twice_up_to: int, stamped: bool, monkeypatch
 ) -> None:
     """End to end, as ``kmigrate check FILE`` runs after each commit: the edited file is
     analysed first on its own and the project resolved again from the stored resolution;
     every file checked then (the edited one and the others) has the findings of a run
-    that stores and reuses nothing."""
+    that stores and reuses nothing. ``stamped``: the files left unread whose stat is the
+    stored one (as if every change were long past)."""
     from kmigrate.commands.config import Config
     from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
     from tests.repo_fixtures import copy_repo, finding_lines
 
     monkeypatch.setattr(project_scan, "_PARSE_TWICE_UP_TO", parse_twice_up_to)
+    if stamped:
+        monkeypatch.setattr(project_scan, "SETTLED_NS", -(10**12))
+        reads = _reads(monkeypatch)
     root = copy_repo(repo, tmp_path)
     config = Config(root=root.resolve())
     ids = select_ids((), ())
@@ -337,11 +548,16 @@ def test_the_hook_reports_after_each_edit_what_a_run_without_cache_reports(
 
     for name, change in [(None, None), *edits]:
         if name is not None:
+            time.sleep(0.01)  # an edit past the file system's timestamp granularity
             _edit(root, name, change)
         edited = [root / name] if name and (root / name).exists() else []
         others = sorted(p for p in root.rglob("*.py") if p not in edited)
         for path in [*edited, *others]:  # the edited file first: its run resolves again
             assert check(path, True) == check(path, False), (name, change, path)
+    if stamped:
+        reads.clear()
+        check(others[0], True)
+        assert len(set(reads)) < len(others)  # files whose stat is the stored one: unread
 
 
 # -- local facts made by the first analyses of a cold scan ---------------------------

@@ -34,7 +34,9 @@ looks (every key is computable from public inputs). Two things keep that harmles
 
 Besides scan results, the store holds any plain-data value per *(namespace, key)*
 (:meth:`ResultCache.store_value` / :meth:`ResultCache.load_value`, keys from
-:func:`content_key`), under the same run key, MAC and limits.
+:func:`content_key`), under the same run key, MAC and limits, and bytes laid out by
+their owner, who checks their shape when reading them (:meth:`ResultCache.store_bytes`
+/ :meth:`ResultCache.load_bytes`: the stored resolution, read row by row).
 
 An entry serves reports, not ``apply``: a finding keeps whether it is fixable but
 not its edit plan, nor the node text its fingerprint was made from
@@ -365,6 +367,11 @@ class ResultCache:
         except (ValueError, TypeError, KeyError, IndexError, RecursionError):
             return None  # InvalidEntryError and json's errors are ValueErrors
 
+    def load_bytes(self, namespace: str, key: str) -> bytes | None:
+        """The bytes stored under ``(namespace, key)`` (:meth:`store_bytes`) when their
+        MAC holds, else None. They are this machine's, not yet checked for shape."""
+        return self._load_body(namespace, key)
+
     def _load_body(self, namespace: str, key: str) -> bytes | None:
         """The body of the entry ``(namespace, key)`` when its MAC holds, else None."""
         name = self._entry_name(namespace, key)
@@ -397,10 +404,19 @@ class ResultCache:
                 data += b"\n" + text.encode("utf-8")
         except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
             return False
+        return self.store_bytes(namespace, key, data)
+
+    def store_bytes(self, namespace: str, key: str, data: bytes) -> bool:
+        """Store ``data`` as it is under ``(namespace, key)``, signed like any entry, for
+        a value laid out by its owner (its reader checks its shape); False when it was
+        not stored."""
+        name = self._entry_name(namespace, key)
+        if name is None or not self.writable or self.secret is None:
+            return False
         if len(data) + _HEADER_BYTES > MAX_ENTRY_BYTES or not self._folder_is_safe():
             return False
         header = _MAGIC + self._mac(name, data) + b"\n"
-        return _write_atomic(self.folder, name, header + data)
+        return _write_atomic(self.folder, name, b"".join((header, data)))
 
     @staticmethod
     def _entry_name(namespace: str, key: str) -> str | None:

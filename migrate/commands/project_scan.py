@@ -23,6 +23,9 @@ import gc
 import hashlib
 import os
 import re
+import stat
+import sys
+import time
 import warnings
 from collections import ChainMap
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -45,8 +48,9 @@ from kmigrate.engine.project_index import (
     ProjectFacts,
     ProjectIndex,
     file_users,
-    module_names,
-    relative_package,
+    folder_below,
+    names_below,
+    package_below,
     shared_with,
 )
 from kmigrate.engine.sources import SourceError, decode_source, read_bytes
@@ -167,8 +171,80 @@ def read_files(files: Sequence[Path]) -> list[tuple[Path, bytes]]:
     return found
 
 
+# A file's stat stands for its bytes only if its last change was this long before the
+# stat was taken: a later change then gives it a later ctime (see ProjectFiles).
+SETTLED_NS = 2_000_000_000
+_CTIME_IS_CREATION = sys.platform == "win32"
+
+
+def file_stamp(info: os.stat_result, now_ns: int) -> list[int] | None:
+    """What the stored resolution keeps of a file's stat, to know it unchanged without
+    reading it: size, mtime, ctime, inode and device; None when its last change is too
+    recent (less than ``SETTLED_NS`` before ``now_ns``) to tell a later one apart, and
+    on Windows, where ``st_ctime`` is the creation time (a change leaves it as it is)."""
+    if _CTIME_IS_CREATION or now_ns - max(info.st_mtime_ns, info.st_ctime_ns) < SETTLED_NS:
+        return None
+    return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev]
+
+
+class ProjectFiles:
+    """The project's files as a run reads them: ``items`` (path, bytes), ``digests`` and
+    ``stamps`` by key.
+
+    A file whose stat is the one the stored resolution keeps with its digest
+    (:func:`file_stamp`) is not read: its bytes are None here and read when something
+    needs them (:meth:`complete`; a record's entry). That relies on the kernel setting a
+    file's ctime to the current time at every change of its bytes, size, times or
+    inode, and on no one setting the clock back: a stamp is only kept when the file's
+    last change was ``SETTLED_NS`` before the stat, so any later change, even within the
+    file system's timestamp granularity, gives another ctime (a replaced file, as an
+    editor saves, another inode). Everything else, a stat newer than that or one that
+    differs in any field, is read and hashed. The stat is taken before the bytes are
+    read: a change in between leaves a stamp that the next run finds changed."""
+
+    def __init__(self, paths: Sequence[Path], stored: StoredResolution | None) -> None:
+        self.items: list[tuple[Path, bytes | None]] = []
+        self.digests: dict[str, str] = {}
+        self.stamps: dict[str, list[int] | None] = {}
+        now = time.time_ns()
+        for path in paths:
+            key = _key(path)
+            try:
+                info = os.stat(path)
+            except OSError:
+                continue
+            stamp = file_stamp(info, now) if stat.S_ISREG(info.st_mode) else None
+            known = stored.stamped_digest(key, stamp) if stored is not None and stamp else None
+            if known is not None:
+                self.items.append((path, None))
+                self.digests[key] = known
+                self.stamps[key] = stamp
+                continue
+            try:
+                data = read_bytes(str(path))
+            except SourceError:
+                continue
+            self.items.append((path, data))
+            self.digests[key] = _digest(data)
+            self.stamps[key] = stamp
+
+    def complete(self) -> list[tuple[Path, bytes]]:
+        """Every file with its bytes, reading those not read (one gone unreadable since
+        is left out, as it would have been)."""
+        found = []
+        for path, data in self.items:
+            if data is None:
+                try:
+                    data = read_bytes(str(path))
+                except SourceError:
+                    continue
+            found.append((path, data))
+        self.items = list(found)
+        return found
+
+
 def index_records(
-    files: Sequence[tuple[Path, bytes]],
+    files: Sequence[tuple[Path, bytes | None]],
     root: Path,
     store: ResultCache | None,
     workers: int = 1,
@@ -176,6 +252,7 @@ def index_records(
     stored: StoredResolution | None = None,
     entries: _Entries | None = None,
     packages: dict[Path, str] | None = None,
+    digests: Mapping[str, str] | None = None,
 ) -> list[ModuleRecord]:
     """One record per parseable file; entries from ``store`` (the signed index cache)
     when stored. Files for which ``deferred`` says so and whose entry is not stored are
@@ -183,23 +260,35 @@ def index_records(
     then saves the new entries; otherwise they are saved here).
 
     Files unchanged since the ``stored`` resolution get a record that reads its entry
-    only when resolution needs it: after an edit, most entries are never read.
-    ``packages``: each folder's package, as far as worked out already (filled in)."""
+    only when resolution needs it: after an edit, most entries are never read. Their
+    bytes may be None (not read: :class:`ProjectFiles`); any other file's are read.
+    ``packages``: each folder's package, as far as worked out already (filled in);
+    ``digests``: each file's digest by key, as far as worked out already."""
     from kmigrate.commands.jobs import package_of
 
     entries = entries if entries is not None else _Entries(store)
     packages = packages if packages is not None else {}
+    folders: dict[Path, tuple[str, ...] | None] = {}
     records: list[ModuleRecord] = []
     missing: list[tuple[Path, str, bytes]] = []
     left_out = False
     for path, data in files:
         package = package_of(path, packages)
-        digest = _digest(data)
-        if stored is not None and stored.digest(_key(path)) == digest:
-            fields = record_layout(path, root, package)
-            records.append(_StoredRecord(data, entries, stored.patches(fields["key"]), **fields))
+        key = _key(path)
+        digest = digests.get(key) if digests is not None else None
+        if digest is None:
+            digest = _digest(data) if data is not None else ""
+        if stored is not None and stored.digest(key) == digest:
+            fields = record_layout(path, root, package, folders)
+            records.append(_StoredRecord(data, entries, stored.patches(key), **fields))
             entries.complete = False
             continue
+        if data is None:
+            try:
+                data = read_bytes(str(path))
+            except SourceError:
+                continue
+            digest = _digest(data)
         entry = entries.get(data, digest, one=stored is not None)
         if entry is None:
             if deferred is None or not deferred(path, data):
@@ -298,9 +387,9 @@ class _StoredRecord(ModuleRecord):
     """A record of a file unchanged since the stored resolution: its entry is read
     when first needed (from the store, or parsed again if it went missing)."""
 
-    def __init__(self, data: bytes, entries: _Entries, patches: bool, **fields: Any) -> None:
+    def __init__(self, data: bytes | None, entries: _Entries, patches: bool, **fields: Any) -> None:
         super().__init__(entry=None, **fields)  # type: ignore[arg-type]
-        self._data = data
+        self._data = data  # None: not read yet (its stat was the stored one)
         self._entries = entries
         self.patches = patches  # whether the entry replaces TF/Keras functions
 
@@ -309,6 +398,11 @@ class _StoredRecord(ModuleRecord):
         entry = self.__dict__.get("_entry")
         if entry is None:
             data = self._data
+            if data is None:
+                try:
+                    data = read_bytes(self.key)
+                except SourceError:
+                    data = b""  # gone since: as if it defined nothing
             entry = self._entries.known(data, _digest(data)) or entry_for_bytes(data)
             # the same bytes parsed before; if they cannot now (out of memory), the
             # module is taken to define nothing rather than failing the run
@@ -371,16 +465,29 @@ def _record(path: Path, root: Path, package: str, entry: dict) -> ModuleRecord:
     return ModuleRecord(entry=entry, **record_layout(path, root, package))
 
 
-def record_layout(path: Path, root: Path, package: str) -> dict[str, Any]:
+def record_layout(
+    path: Path,
+    root: Path,
+    package: str,
+    folders: dict[Path, tuple[str, ...] | None] | None = None,
+) -> dict[str, Any]:
     """A record's fields besides its entry: its key, the path reports show, its package,
-    folder and module names."""
+    folder and module names. ``folders``: each folder's parts below the root, as far
+    as worked out already (filled in; a project's files share a few hundred folders)."""
     key = _key(path)
+    parent = path.parent
+    if folders is not None and parent in folders:
+        below = folders[parent]
+    else:
+        below = folder_below(parent, root)
+        if folders is not None:
+            folders[parent] = below
     return {
         "key": key,
         "shown": _shown(key, root),
-        "package": relative_package(path, root, package),
+        "package": package_below(package, below),
         "folder": os.path.dirname(key),
-        "names": module_names(path, root, package),
+        "names": names_below(path.stem, package, below),
     }
 
 
@@ -409,18 +516,29 @@ def attach_facts(
     """``jobs`` with the project index's facts about each module (``walked``: every file
     discovery found under ``paths``, see :func:`index_scope`)."""
     root = config.root.resolve()
-    files = read_files(index_scope(paths, root, config.exclude, walked))
-    if not files:
+    scope = index_scope(paths, root, config.exclude, walked)
+    if not scope:
         return jobs
     store = index_store(root) if use_cache else None
-    digests = {_key(path): _digest(data) for path, data in files}
-    project = _Project(root, store, digests, tuple(sorted(set(config.model_bases))))
+    project = _Project(root, store, None, tuple(sorted(set(config.model_bases))))
+    read = ProjectFiles(scope, project.stored)
+    if not read.items:
+        return jobs
+    project.take(read.digests, read.stamps)
+    digests = read.digests
     notebooks = [(Path(j.path), j.package) for j in jobs if j.path.endswith(".ipynb")]
     if project.stored is not None and project.stored.project == project.key:  # unchanged
-        facts: Mapping[str, ModuleFacts] = project.stored.facts()
+
+        def full() -> Mapping[str, ModuleFacts]:  # a stored row does not fit
+            project.stored = None
+            files = read.complete()
+            return project.resolve(index_records(files, root, store, workers, digests=digests))
+
+        facts: Mapping[str, ModuleFacts] = project.stored.facts(full)
         if notebooks:
-            facts = project.with_known_notebooks(facts, files, notebooks, workers)
+            facts = project.with_known_notebooks(facts, read.items, notebooks, workers)
         return _with_facts(jobs, facts)
+    files = read.items
     # Scanned files whose entry is not stored are parsed once, by their analysis
     # (run alone first; see PendingProject), not also here. Only for many files: a file
     # whose project facts differ from its own (a helper, a layer on a project base) is
@@ -435,12 +553,12 @@ def attach_facts(
     later_if = deferred if len(scanned) > _PARSE_TWICE_UP_TO else None
     packages: dict[Path, str] = {}
     records = index_records(
-        files, root, store, workers, later_if, project.stored, entries, packages
+        files, root, store, workers, later_if, project.stored, entries, packages, digests
     )
     known = {record.key for record in records}
     later = {k for j in jobs if (k := _key(j.path)) in scanned and k not in known}
     if later:
-        by_path = {_key(p): (p, d) for p, d in files}
+        by_path = {_key(p): (p, d) for p, d in read.complete()}
         pending = PendingProject(project, records, by_path, later, notebooks, entries)
         pending.guess = facts_guess(records, by_path, later, root, project.spec, packages)
         guesses = guess_shared_paths(records, by_path, later, root)
@@ -471,17 +589,26 @@ class _Project:
         self,
         root: Path,
         store: ResultCache | None,
-        digests: dict[str, str],
+        digests: dict[str, str] | None,
         model_bases: tuple[str, ...] = (),
     ) -> None:
         self.root = root
         self.store = store
-        self.digests = digests
         self.model_bases = model_bases
-        self.key = _project_key(root, digests, model_bases)
         where = "\0".join([str(root), *model_bases])
         self.root_key = _digest(where.encode("utf-8", "surrogatepass"))
         self.stored = load_resolution(store, self.root_key) if store is not None else None
+        self.stamps: dict[str, list[int] | None] = {}
+        if digests is not None:
+            self.take(digests)
+
+    def take(
+        self, digests: dict[str, str], stamps: dict[str, list[int] | None] | None = None
+    ) -> None:
+        """The project's files, by digest (``stamps``: by stat, :class:`ProjectFiles`)."""
+        self.digests = digests
+        self.stamps = stamps or {}
+        self.key = _project_key(self.root, digests, self.model_bases)
 
     @functools.cached_property
     def spec(self) -> ContextSpec:
@@ -508,6 +635,7 @@ class _Project:
             self.stored,
             _load_all(records),
             made,
+            self.stamps,
         )
 
     def with_notebooks(
@@ -542,7 +670,7 @@ class _Project:
     def with_known_notebooks(
         self,
         facts: Mapping[str, ModuleFacts],
-        files: Sequence[tuple[Path, bytes]],
+        files: Sequence[tuple[Path, bytes | None]],
         notebooks: Sequence[tuple[Path, str]],
         workers: int,
     ) -> Mapping[str, ModuleFacts]:
@@ -556,7 +684,9 @@ class _Project:
             known = load_notebook_facts(self.store, self.root_key, key)
             if known is not None:
                 return ChainMap(known, facts)  # type: ignore[arg-type]
-        records = index_records(files, self.root, self.store, workers, None, self.stored)
+        records = index_records(
+            files, self.root, self.store, workers, None, self.stored, digests=self.digests
+        )
         return self.with_notebooks(facts, records, notebooks)
 
     def _notebooks_key(self, notebooks: Sequence[tuple[Path, str]]) -> str:

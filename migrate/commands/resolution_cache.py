@@ -4,7 +4,7 @@ can change instead of the whole project.
 The pre-commit hook checks the file that was just edited: every run sees a project one
 file away from the last one. Resolving a thousand-file project costs a fifth of a
 second; one file's :class:`~kmigrate.engine.project_index.LocalFacts` cost a few
-milliseconds. So the last resolution is kept (one signed value in the index store):
+milliseconds. So the last resolution is kept (one signed file in the index store):
 per file its content digest, its shape (:func:`~kmigrate.engine.project_entry.entry_shape`),
 the names it is imported by, the import paths it resolves names through, the modules
 those reach, its file names and its local facts.
@@ -20,11 +20,13 @@ Against it, a run redoes the local facts of
   (:func:`~kmigrate.engine.project_index.path_reaches`), and every file whose imports
   reach those;
 
-and closes the call graph again over all local facts. That is the same as resolving
-from scratch as long as resolution never met a name cycle or its depth bound (then
-what a name resolves to depends on the order names were asked for): such a project, a
-change that reaches a module patching TF/Keras functions, or another kmigrate build,
-is resolved in full.
+and closes the call graph again over all local facts, unless no file came or went
+and every file redone has the graph its row holds: then the stored closure holds, and
+only the rows of the files redone are read (see :class:`StoredResolution`). That is
+the same as resolving from scratch as long as resolution never met a name cycle or its
+depth bound (then what a name resolves to depends on the order names were asked for):
+such a project, a change that reaches a module patching TF/Keras functions, or another
+kmigrate build, is resolved in full.
 
 Call graph nodes are stored as "slot:name" strings, a slot being a file's index in the
 stored key list. Slots stay put while files come and go (a new file takes a new slot,
@@ -35,6 +37,8 @@ a full resolution lays them out afresh.
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +47,7 @@ from kmigrate.engine.project_entry import ENTRY_FORMAT, entry_shape
 from kmigrate.engine.project_index import (
     LocalFacts,
     LocalFactsFrom,
+    ModuleFacts,
     ModuleRecord,
     ProjectFacts,
     ProjectIndex,
@@ -54,7 +59,12 @@ if TYPE_CHECKING:
     from kmigrate.commands.cache import ResultCache
 
 RESOLVED = "resolved"  # the store's namespace; one value per project root
-STATE_FORMAT = 3
+# 4: a header line, then one line per file's row (decoded when used, rewritten only when
+# it changed), whose local facts say whether the file saves or reloads SavedModels;
+# 2 was one JSON value, checked whole when loaded
+STATE_FORMAT = 4
+# Where a row's local facts hold the call graph: edges, model seeds, data seeds.
+_GRAPH = slice(4, 7)
 
 
 @functools.cache
@@ -71,101 +81,173 @@ def layout(record: ModuleRecord) -> str:
     return repr((record.names, record.package, record.folder, record.shown))
 
 
-class StoredResolution:
-    """The last resolution of one project, as stored: plain data, checked whole when
-    loaded (anything malformed makes the whole value a miss, as for any cache entry),
-    each file's row decoded into objects only when asked for."""
+def layout_digest(text: str) -> str:
+    """The short digest of a :func:`layout` the header keeps for every file."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
-    def __init__(self, value: dict) -> None:
+
+class DamagedRowError(ValueError):
+    """A stored row that does not have the shape :func:`_store` writes: the stored
+    resolution is a miss, found out when the row is first read."""
+
+
+class StoredResolution:
+    """The last resolution of one project, as stored: a header line (plain JSON, checked
+    whole when loaded: anything malformed makes the whole value a miss, as for any cache
+    entry), then one line per slot, the file's row.
+
+    The header holds what a run reads of every file: its digest (with the stat it had
+    then, so that an unchanged file need not be read), whether it patches TF/Keras
+    functions, its layout's digest, its path as shown and its file names. A
+    row holds the rest (shape, the modules its imports reach, local facts, the
+    functions reached, layout, import paths); it is parsed and checked when first used
+    (a row that does not fit raises :class:`DamagedRowError`, which the reader turns into a
+    full resolution, :class:`_Fallback`). After an edit a run reads the rows of the
+    files it resolves again, and the next stored resolution copies the bytes of every
+    row that did not change."""
+
+    def __init__(self, body: bytes) -> None:
+        head, *lines = body.split(b"\n")
+        value = json.loads(head)
+        if type(value) is not dict:
+            raise ValueError("not a header")
         self.build: str = checked_text(value["build"])
         self.project: str = checked_text(value["project"])
         self.reusable = value["reusable"] is True
         self.patched = tuple(checked_pair(p) for p in checked_list(value["patched"]))
         slots = checked_list(value["keys"])  # None: the hole a removed file left
         files = checked_list(value["files"])
-        if len(files) != len(slots):
-            raise ValueError("files and keys differ")
+        if not len(files) == len(slots) == len(lines):
+            raise ValueError("files, keys and rows differ")
         self.slots: list[str | None] = [None if k is None else checked_text(k) for k in slots]
-        self.files: dict[str, list] = {}
-        for key, row in zip(self.slots, files, strict=True):
+        self.lines = lines  # by slot: the row as stored
+        self.position: dict[str, int] = {}
+        self.heads: dict[str, list] = {}
+        for slot, (key, head_row) in enumerate(zip(self.slots, files, strict=True)):
             if key is not None:
-                _check_row(row, self.slots)
-                self.files[key] = row
+                _check_head(head_row)
+                self.heads[key] = head_row
+                self.position[key] = slot
+        self.files = self.heads  # the keys of the files stored
+        self._rows: dict[str, list] = {}
         self._local: dict[str, LocalFacts] = {}
 
-    # A file's row: [digest, shape, has patches, [used module slots], [file names],
-    # path as shown, local facts, [functions reached from model code], [... from data
-    # pipelines], layout, [import paths]]. In the local facts, call graph nodes are
-    # "slot:name" strings: the stored graph is closed without decoding a row.
+    # A file's header: [digest, has patches, layout digest, path as shown, [file names],
+    # its stat then or None (``project_scan.file_stamp``)].
+    # Its row: [shape, [used module slots], local facts, [functions reached from model
+    # code], [... from data pipelines], layout, [import paths]]. In the local facts, call
+    # graph nodes are "slot:name" strings: the stored graph is closed without decoding.
     def digest(self, key: str) -> str | None:
-        row = self.files.get(key)
-        return None if row is None else checked_text(row[0])
+        head = self.heads.get(key)
+        return None if head is None else head[0]
 
-    def shape(self, key: str) -> str:
-        return checked_text(self.files[key][1])
+    def stamped_digest(self, key: str, stamp: list[int]) -> str | None:
+        """The digest of ``key`` if it was stored with this stat (``stamp``), else None."""
+        head = self.heads.get(key)
+        return head[0] if head is not None and head[5] == stamp else None
 
     def patches(self, key: str) -> bool:
-        return self.files[key][2] is True
+        return self.heads[key][1]
+
+    def layout_digest(self, key: str) -> str:
+        return self.heads[key][2]
+
+    def shown(self, key: str) -> str:
+        return self.heads[key][3]
+
+    def paths(self, key: str) -> list[str]:
+        return self.heads[key][4]
+
+    def row(self, key: str) -> list:
+        """The row of ``key``, checked when first read (:class:`DamagedRowError`)."""
+        found = self._rows.get(key)
+        if found is None:
+            try:
+                found = json.loads(self.lines[self.position[key]])
+                _check_row(found, self.slots)
+            except (ValueError, TypeError, RecursionError) as error:
+                raise DamagedRowError(f"a stored row does not fit: {error}") from None
+            self._rows[key] = found
+        return found
+
+    def shape(self, key: str) -> str:
+        return self.row(key)[0]
 
     def uses(self, key: str) -> list[str]:
         found = []
-        for slot in checked_list(self.files[key][3]):
-            used = self.slots[_index(slot)]
+        for slot in self.row(key)[1]:
+            used = self.slots[slot]
             if used is not None:
                 found.append(used)
         return found
 
-    def paths(self, key: str) -> list[str]:
-        return [checked_text(p) for p in checked_list(self.files[key][4])]
-
-    def shown(self, key: str) -> str:
-        return checked_text(self.files[key][5])
+    def reach(self, key: str) -> tuple[list[str], list[str]]:
+        """(model, data): the top-level functions of ``key`` reached, as stored."""
+        row = self.row(key)
+        return row[3], row[4]
 
     def layout(self, key: str) -> str:
-        return checked_text(self.files[key][9])
+        return self.row(key)[5]
 
     def import_paths(self, key: str) -> list[str]:
-        return [checked_text(p) for p in checked_list(self.files[key][10])]
+        return self.row(key)[6]
 
     def names(self, key: str) -> tuple[str, ...]:
         """The module names in the stored layout (for files since renamed or gone)."""
         import ast
 
-        names = ast.literal_eval(self.layout(key))[0]
+        try:
+            names = ast.literal_eval(self.layout(key))[0]
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError, IndexError):
+            raise DamagedRowError("not a layout") from None
         if not isinstance(names, tuple) or not all(isinstance(n, str) for n in names):
-            raise ValueError("not module names")
+            raise DamagedRowError("not module names")
         return names
 
     def local(self, key: str) -> LocalFacts:
         found = self._local.get(key)
         if found is None:
-            found = self._local[key] = _decode_local(self.files[key][6], self.slots)
+            found = self._local[key] = _decode_local(self.row(key)[2], self.slots)
         return found
 
     def graph(self, key: str) -> tuple[dict[str, list[str]], list[str], list[str]]:
         """(edges by node name, model seeds, data seeds) of one row, undecoded."""
-        local = self.files[key][6]
-        return local[4], local[5], local[6]
+        edges, model_seeds, data_seeds = self.row(key)[2][_GRAPH]
+        return edges, model_seeds, data_seeds
 
-    def facts(self) -> ProjectFacts:
+    def facts(self, fallback: Callable[[], ProjectFacts]) -> ProjectFacts:
         """The stored project's facts, as resolved then: a module's facts are read
-        from its own row (what its functions are reached from was stored too)."""
-        return _StoredFacts(self)
+        from its own row (what its functions are reached from was stored too).
+        ``fallback``: the facts of a full resolution, for when a row does not fit."""
+        return _StoredFacts(self, fallback)
+
+
+def _check_head(head: Any) -> None:
+    if type(head) is not list or len(head) != 6:
+        raise ValueError("not a file's header")
+    digest, patches, layout_of, shown, paths, stamp = head
+    if not (type(digest) is type(layout_of) is type(shown) is str):
+        raise ValueError("not a file's header")
+    if patches is not True and patches is not False:
+        raise ValueError("not a flag")
+    _texts(paths)
+    if stamp is not None and not (
+        type(stamp) is list and len(stamp) == 5 and all(type(n) is int for n in stamp)
+    ):
+        raise ValueError("not a stat")
 
 
 def _check_row(row: Any, slots: list[str | None]) -> None:
     """Raise ValueError unless ``row`` has the shape :func:`_store` writes."""
-    if type(row) is not list or len(row) != 11:
+    if type(row) is not list or len(row) != 7:
         raise ValueError("not a file's row")
-    digest, shape, patches, uses, paths, shown, local, model, data, layout, imports = row
-    if not (type(digest) is type(shape) is type(shown) is type(layout) is str):
+    shape, uses, local, model, data, layout_of, imports = row
+    if not (type(shape) is type(layout_of) is str):
         raise ValueError("not a file's row")
-    if patches is not True and patches is not False:
-        raise ValueError("not a flag")
     for slot in checked_list(uses):
         if type(slot) is not int or not 0 <= slot < len(slots):
             raise ValueError("not a slot")
-    for texts in (paths, model, data, imports):
+    for texts in (model, data, imports):
         _texts(texts)
     if type(local) is not list or len(local) != 9:
         raise ValueError("not local facts")
@@ -193,19 +275,40 @@ def _texts(value: Any) -> None:
             raise ValueError("not a string")
 
 
-class _StoredFacts(ProjectFacts):
-    def __init__(self, stored: StoredResolution) -> None:
+class _Fallback(ProjectFacts):
+    """Facts read from a stored resolution, which may hold a row that does not fit
+    (:class:`DamagedRowError`, found when the row is first read): then every answer comes
+    from ``fallback``, a full resolution, made once."""
+
+    def __init__(
+        self, *args: Any, fallback: Callable[[], ProjectFacts] | None, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self._fallback = fallback  # None: nothing is read from stored rows
+        self._full: ProjectFacts | None = None
+
+    def __getitem__(self, key: str) -> ModuleFacts:
+        if self._full is None:
+            try:
+                return super().__getitem__(key)
+            except DamagedRowError:
+                if self._fallback is None:
+                    raise
+                self._full = self._fallback()
+        return self._full[key]
+
+
+class _StoredFacts(_Fallback):
+    def __init__(self, stored: StoredResolution, fallback: Callable[[], ProjectFacts]) -> None:
         keys = list(stored.files)
         local = _Rows(stored, {}, keys)
         files = {key: (stored.shown(key), stored.paths(key)) for key in keys}
-        super().__init__(local, files, stored.patched)
+        super().__init__(local, files, stored.patched, fallback=fallback)
         self.stored = stored
 
     def reached_functions(self, key: str) -> tuple[set[str], set[str]]:
-        row = self.stored.files[key]
-        return {checked_text(f) for f in checked_list(row[7])}, {
-            checked_text(f) for f in checked_list(row[8])
-        }
+        model, data = self.stored.reach(key)
+        return set(model), set(data)
 
 
 class _Rows(Mapping[str, LocalFacts]):
@@ -229,10 +332,13 @@ class _Rows(Mapping[str, LocalFacts]):
         return len(self._order)
 
 
-class _ResolvedFacts(ProjectFacts):
+class _ResolvedFacts(_Fallback):
     """Facts from this run's local facts (``made``) and, for the other modules, the
     stored rows. The call graph is closed over "slot:name" nodes, so stored rows join
-    it as they are."""
+    it as they are. When no file came or went and the graph of every file resolved
+    again is the one stored (``graph_kept``: a body edit that changed no call into the
+    project), the closure is the stored one: what each module's functions are reached
+    from is read from its row, and the other rows are neither read nor rewritten."""
 
     def __init__(
         self,
@@ -241,6 +347,7 @@ class _ResolvedFacts(ProjectFacts):
         stored: StoredResolution | None,
         patched: tuple[tuple[str, str], ...],
         index: ProjectIndex,
+        fallback: Callable[[], ProjectFacts] | None = None,
     ) -> None:
         keys = [r.key for r in records]
         if stored is None:
@@ -260,7 +367,7 @@ class _ResolvedFacts(ProjectFacts):
             self.slots = [k if k in current else None for k in stored.slots]
             placed = set(stored.slots)
             self.slots += [k for k in keys if k not in placed]
-        super().__init__(local, files, patched)
+        super().__init__(local, files, patched, fallback=fallback)
         self.records = records
         self.made = made
         self.stored = stored
@@ -268,6 +375,15 @@ class _ResolvedFacts(ProjectFacts):
         self.position = {key: i for i, key in enumerate(self.slots) if key is not None}
         self._nodes: tuple[dict[int, set[str]], dict[int, set[str]]] | None = None
         self._encoded: dict[str, list] = {}
+        self.graph_kept = stored is not None and self._same_graph()
+
+    def _same_graph(self) -> bool:
+        """Whether the call graph is the stored one: the same slots, and every file
+        resolved again with the edges and seeds its row holds."""
+        stored = self.stored
+        if stored is None or self.slots != stored.slots:
+            return False
+        return all(self.encoded(key)[_GRAPH] == list(stored.graph(key)) for key in self.made)
 
     def node_sets(self) -> tuple[dict[int, set[str]], dict[int, set[str]]]:
         """(model, data): by slot, the top-level functions reached from model code and
@@ -281,7 +397,7 @@ class _ResolvedFacts(ProjectFacts):
                 if made is None:
                     own, model_seeds, data_seeds = self.stored.graph(record.key)  # type: ignore[union-attr]
                 else:
-                    own, model_seeds, data_seeds = self.encoded(record.key)[4:7]
+                    own, model_seeds, data_seeds = self.encoded(record.key)[_GRAPH]
                 slot = self.position[record.key]
                 for name, out in own.items():
                     edges[f"{slot}:{name}"] = out
@@ -298,6 +414,9 @@ class _ResolvedFacts(ProjectFacts):
         return found
 
     def reached_functions(self, key: str) -> tuple[set[str], set[str]]:
+        if self.graph_kept:
+            model_names, data_names = self.stored.reach(key)  # type: ignore[union-attr]
+            return set(model_names), set(data_names)
         # every reached node without a dot is a top-level function of its module: call
         # graph edges and seeds only ever lead to those
         model, data = self.node_sets()
@@ -317,10 +436,14 @@ def _by_slot(nodes: set[str]) -> dict[int, set[str]]:
 def load_resolution(store: ResultCache, root_key: str) -> StoredResolution | None:
     """The stored resolution of the project at ``root_key``, or None (missing, made by
     another build, unsigned or malformed: a miss)."""
-    stored = store.load_value(RESOLVED, root_key, StoredResolution)
-    if stored is None or stored.build != build_key():
+    body = store.load_bytes(RESOLVED, root_key)
+    if body is None:
         return None
-    return stored
+    try:
+        stored = StoredResolution(body)
+    except (ValueError, TypeError, KeyError, IndexError, RecursionError):
+        return None
+    return stored if stored.build == build_key() else None
 
 
 def resolve(
@@ -333,27 +456,39 @@ def resolve(
     stored: StoredResolution | None = None,
     load_all: Callable[[], None] | None = None,
     made: Mapping[str, LocalFactsFrom] | None = None,
+    stamps: Mapping[str, list[int] | None] | None = None,
 ) -> ProjectFacts:
     """The facts of every module of ``records`` (``digests``: each record's file digest),
     reusing the stored resolution where the changes allow, and storing this one.
     ``load_all``: reads every record's entry at once, before a full resolution (records
     may read their entries one by one, when resolution first needs them). ``made``:
     local facts made by smaller indexes (a cold scan's first analyses), which a full
-    resolution takes where they are its own (``LocalFactsFrom``)."""
+    resolution takes where they are its own (``LocalFactsFrom``). ``stamps``: each
+    file's stat, kept with its digest (``project_scan.ProjectFiles``). A stored row that
+    does not fit, met now or when a module's facts are asked for, means a full
+    resolution."""
+    stamps = stamps or {}
     records = sorted(records, key=lambda r: r.key)
+
+    def full() -> ProjectFacts:
+        if load_all is not None:
+            load_all()
+        index, local = _local_facts(records, spec, made or {})
+        facts = _ResolvedFacts(records, local, None, index.patched_symbols(), index)
+        if store is not None:
+            _store(store, root_key, digests, stamps, project_key, facts)
+        return facts
+
     if stored is not None and stored.reusable:
-        facts = _resolve_again(records, digests, spec, stored)
-        if facts is not None:
-            if store is not None:
-                _store(store, root_key, digests, project_key, facts)
-            return facts
-    if load_all is not None:
-        load_all()
-    index, local = _local_facts(records, spec, made or {})
-    facts = _ResolvedFacts(records, local, None, index.patched_symbols(), index)
-    if store is not None:
-        _store(store, root_key, digests, project_key, facts)
-    return facts
+        try:
+            facts = _resolve_again(records, digests, spec, stored, full)
+            if facts is not None:
+                if store is not None:
+                    _store(store, root_key, digests, stamps, project_key, facts)
+                return facts
+        except DamagedRowError:
+            pass
+    return full()
 
 
 def _local_facts(
@@ -382,11 +517,16 @@ def _resolve_again(
     digests: Mapping[str, str],
     spec: Any,
     stored: StoredResolution,
+    fallback: Callable[[], ProjectFacts],
 ) -> _ResolvedFacts | None:
     """The facts, with only what the changes since ``stored`` reach resolved again;
     None when that cannot be exact (a cycle met, a patching module reached)."""
     known = stored.files
-    new = {r.key for r in records if r.key not in known or layout(r) != stored.layout(r.key)}
+    new = {
+        r.key
+        for r in records
+        if r.key not in known or layout_digest(layout(r)) != stored.layout_digest(r.key)
+    }
     changed = {
         r.key for r in records if r.key not in new and digests[r.key] != stored.digest(r.key)
     }
@@ -435,50 +575,98 @@ def _resolve_again(
     made = {key: index.local(by_key[key]) for key in sorted(redo)}
     if index.order_sensitive:
         return None  # a cycle: what was reused may differ from a fresh resolution
-    return _ResolvedFacts(records, made, stored, stored.patched, index)
+    return _ResolvedFacts(records, made, stored, stored.patched, index, fallback)
 
 
 def _store(
     store: ResultCache,
     root_key: str,
     digests: Mapping[str, str],
+    stamps: Mapping[str, list[int] | None],
     project_key: str,
     facts: _ResolvedFacts,
 ) -> None:
-    """Store this resolution; the rows of files not resolved again are kept as stored."""
+    """Store this resolution, laid out as :class:`StoredResolution` reads it. The row
+    of a file not resolved again whose reach did not change is copied as stored (its
+    slots hold): after an edit, most of the file is bytes copied, not data encoded."""
+    try:
+        data = _stored_bytes(project_key, digests, stamps, facts)
+    except DamagedRowError:
+        raise  # a stored row read for its reach: resolve in full
+    except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
+        return  # not plain data (a path that is no text): not stored
+    store.store_bytes(RESOLVED, root_key, data)
+
+
+def _stored_bytes(
+    project_key: str,
+    digests: Mapping[str, str],
+    stamps: Mapping[str, list[int] | None],
+    facts: _ResolvedFacts,
+) -> bytes:
     index = facts.index
     position = facts.position
-    rows: dict[str, list] = {}
-    for record in facts.records:
-        key = record.key
+    stored = facts.stored
+    heads: list[list | None] = []
+    lines: list[bytes] = []
+    by_key = {record.key: record for record in facts.records}
+    for key in facts.slots:
+        record = by_key.get(key) if key is not None else None
+        if record is None:
+            heads.append(None)
+            lines.append(b"")
+            continue
+        if key in facts.made or stored is None:
+            entry = record.entry
+            row_layout = layout(record)
+            heads.append(
+                [
+                    digests[key],
+                    bool(entry["patches"]),
+                    layout_digest(row_layout),
+                    record.shown or key,
+                    entry["paths"],
+                    stamps.get(key),
+                ]
+            )
+            in_model, in_data = facts.reached_functions(key)
+            row = [
+                entry_shape(entry),
+                sorted(position[u] for u in index.modules_used(record)),
+                facts.encoded(key),
+                sorted(in_model),
+                sorted(in_data),
+                row_layout,
+                index.import_paths(record),
+            ]
+            lines.append(_encode(row))
+            continue
+        heads.append([digests[key], *stored.heads[key][1:5], stamps.get(key)])
+        if facts.graph_kept:
+            lines.append(stored.lines[stored.position[key]])
+            continue
         in_model, in_data = facts.reached_functions(key)
         reach = [sorted(in_model), sorted(in_data)]
-        if key not in facts.made:
-            row = facts.stored.files[key]  # type: ignore[union-attr]
-            rows[key] = row[:7] + reach + row[9:]  # its slots hold
-            continue
-        entry = record.entry
-        rows[key] = [
-            digests[key],
-            entry_shape(entry),
-            bool(entry["patches"]),
-            sorted(position[u] for u in index.modules_used(record)),
-            entry["paths"],
-            record.shown or record.key,
-            facts.encoded(key),
-            *reach,
-            layout(record),
-            index.import_paths(record),
-        ]
-    value = {
+        row = stored.row(key)
+        if reach == row[3:5]:
+            lines.append(stored.lines[stored.position[key]])
+        else:
+            lines.append(_encode([*row[:3], *reach, *row[5:]]))
+    head = {
         "build": build_key(),
         "project": project_key,
         "reusable": not index.order_sensitive,
         "patched": [list(p) for p in facts.patched],
         "keys": facts.slots,
-        "files": [None if key is None else rows[key] for key in facts.slots],
+        "files": heads,
     }
-    store.store_value(RESOLVED, root_key, value)
+    return b"\n".join([_encode(head), *lines])
+
+
+def _encode(value: Any) -> bytes:
+    """Compact JSON: it never holds a raw newline, which ends a line of the stored file."""
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return text.encode("utf-8")
 
 
 # -- local facts as plain data ---------------------------------------------------------
@@ -525,9 +713,3 @@ def _decode_local(value: list, slots: list[str | None]) -> LocalFacts:
         saves_saved_model=saves,
         saved_model_reload=reload,
     )
-
-
-def _index(value: Any) -> int:
-    if type(value) is not int or value < 0:
-        raise ValueError("not an index")
-    return value
