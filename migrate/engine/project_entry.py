@@ -72,15 +72,19 @@ class _EntryBuilder:
         """Dotted callees of every call below ``node``; also notes the functions handed
         to Keras (``loss=f``, ``Lambda(f)``) or to a dataset (``.map(f)``)."""
         found: set[str] = set()
-        calls, constants = self._nodes_below(node)
-        imported = self._imported_in(node) if node.__class__ in _FUNCTIONS else {}
+        calls, constants, imports = self._nodes_below(node)
+        imported = _imported(imports) if imports and node.__class__ in _FUNCTIONS else {}
+        record = self.calls.append
         for call in calls:
             callee = self._on_call(call, found)  # type: ignore[arg-type]
-            if callee is not None:
+            if callee is None:
+                continue
+            path = ""
+            if imported:
                 root = callee.partition(".")[0]
                 where = imported.get(root, "")
                 path = where + callee[len(root) :] if where else ""
-                self.calls.append((callee, call.lineno, path))  # type: ignore[attr-defined]
+            record((callee, call.lineno, path))  # type: ignore[attr-defined]
         suffixes = self.spec.saved_file_suffixes
         for constant in constants:
             value = constant.value  # type: ignore[attr-defined]
@@ -88,15 +92,17 @@ class _EntryBuilder:
                 self.paths.add(value)
         return sorted(found)
 
-    def _nodes_below(self, node: ast.AST) -> tuple[list[ast.AST], list[ast.AST]]:
-        """The calls and the constants below ``node``: from the module's tree index when
-        the analysis made one, else by walking the subtree (an entry made on its own,
-        for a file no rule analyses, costs less without an index of every node)."""
+    def _nodes_below(self, node: ast.AST) -> list[list[ast.AST]]:
+        """The calls, the constants and the imports below ``node``: from the module's
+        tree index when the analysis made one, else by walking the subtree (an entry
+        made on its own, for a file no rule analyses, costs less without an index of
+        every node)."""
         if self.index is not None:
-            calls, constants = self.index.below_each(node, (ast.Call, ast.Constant))
-            return calls, constants
+            calls, constants, imports, from_imports = self.index.below_each(node, _GATHERED)
+            return [calls, constants, imports + from_imports if from_imports else imports]
         calls: list[ast.AST] = []
         constants: list[ast.AST] = []
+        imports: list[ast.AST] = []
         todo = [node]
         while todo:
             child = todo.pop()
@@ -106,21 +112,11 @@ class _EntryBuilder:
             elif cls is ast.Constant:
                 constants.append(child)
                 continue  # nothing below a constant
+            elif cls is ast.Import or cls is ast.ImportFrom:
+                imports.append(child)
+                continue  # names only below an import
             todo.extend(code_children(child))
-        return calls, constants
-
-    def _imported_in(self, function: ast.AST) -> dict[str, str]:
-        """Names the absolute imports inside ``function`` bind (``import tensorflow as
-        tf`` in a function body): module-level resolution does not see them."""
-        if self.index is not None:
-            nodes = self.index.below_any(function, (ast.Import, ast.ImportFrom))
-        else:
-            nodes = [n for n in ast.walk(function) if isinstance(n, (ast.Import, ast.ImportFrom))]
-        bound: dict[str, str] = {}
-        for node in nodes:
-            if not getattr(node, "level", 0):
-                bound.update(import_bindings(node))  # type: ignore[arg-type]
-        return bound
+        return [calls, constants, imports]
 
     def saved_model_calls(self, imports: list[list], assigns: list[list[str]]) -> list[list]:
         """The calls that may write or reload a SavedModel, for resolution to decide
@@ -169,6 +165,24 @@ class _EntryBuilder:
             name = _dotted(ref)
             if name is not None:
                 into.add(name)
+
+
+_GATHERED = (ast.Call, ast.Constant, ast.Import, ast.ImportFrom)
+
+
+def _imported(imports: list[ast.AST]) -> dict[str, str]:
+    """Names the absolute imports inside a function bind (``import tensorflow as tf`` in
+    a function body): module-level resolution does not see them. In source order, so a
+    later import of a name wins, however the imports were gathered."""
+    bound: dict[str, str] = {}
+    for node in sorted(imports, key=_position):
+        if not getattr(node, "level", 0):
+            bound.update(import_bindings(node))  # type: ignore[arg-type]
+    return bound
+
+
+def _position(node: ast.AST) -> tuple[int, int]:
+    return node.lineno, node.col_offset  # type: ignore[attr-defined]
 
 
 def build_entry(tree: ast.Module, spec: ContextSpec, index: TreeIndex | None = None) -> dict:
