@@ -29,8 +29,19 @@ def plan_for(site: CallSite) -> tuple[OpEntry, Rewrite | ManualPortError] | None
     key = id(site.node)
     if key not in plans:
         entry = lookup(site.symbol)
-        plans[key] = None if entry is None else (entry, plan_call(entry, site))
+        if entry is None or _names_the_target(site, entry):
+            plans[key] = None
+        else:
+            plans[key] = (entry, plan_call(entry, site))
     return plans[key]
+
+
+def _names_the_target(site: CallSite | ReferenceSite, entry: OpEntry) -> bool:
+    """Whether the code already names the Keras 3 function the entry rewrites to:
+    ``keras.backend.get_uid`` folds to ``K.get_uid`` like the tf.keras spelling does,
+    but written through Keras itself it is the Keras 3 function (nothing to port)."""
+    node = site.node.func if isinstance(site, CallSite) else site.node  # type: ignore[attr-defined]
+    return entry.target is not None and site.module.resolver.resolve(node) == entry.target
 
 
 def passed_function(site: ReferenceSite) -> OpEntry | None:
@@ -38,7 +49,7 @@ def passed_function(site: ReferenceSite) -> OpEntry | None:
     if site.context is not Context.MODEL:
         return None
     entry = lookup(site.symbol)
-    if entry is None or entry.builder == "variable":
+    if entry is None or entry.builder == "variable" or _names_the_target(site, entry):
         return None
     if id(site.node) in site.module.memo(_CALLEES, set):
         return None  # the callee of a call: check_call reported the call

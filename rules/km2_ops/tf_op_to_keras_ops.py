@@ -143,6 +143,18 @@ class TfOpToKerasOps(CatalogRule):
         ),
         Clean(
             """
+            import keras
+
+
+            class Block(keras.layers.Layer):
+                def __init__(self, **kwargs):
+                    super().__init__(**kwargs)
+                    # the Keras 3 function already (folds to K.get_uid like tf.keras's)
+                    self.tag = keras.backend.get_uid("block")
+            """
+        ),
+        Clean(
+            """
             from keras import layers, ops
 
 
