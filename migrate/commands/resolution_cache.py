@@ -115,6 +115,7 @@ class StoredResolution:
         self.project: str = checked_text(value["project"])
         self.reusable = value["reusable"] is True
         self.patched = tuple(checked_pair(p) for p in checked_list(value["patched"]))
+        self.patch_targets = _checked_patches(value["patch_targets"])
         slots = checked_list(value["keys"])  # None: the hole a removed file left
         files = checked_list(value["files"])
         if not len(files) == len(slots) == len(lines):
@@ -133,7 +134,9 @@ class StoredResolution:
         self._local: dict[str, LocalFacts] = {}
 
     # A file's header: [digest, has patches, layout digest, path as shown, [file names],
-    # its stat then or None (``project_scan.file_stamp``)].
+    # its stat then or None (``project_scan.file_stamp``), the line of its first
+    # SavedModel reload or 0 (a saving module's facts name the reloading modules: read
+    # from the headers, a `check` of it decodes no other row)].
     # Its row: [shape, [used module slots], local facts, [functions reached from model
     # code], [... from data pipelines], layout, [import paths]]. In the local facts, call
     # graph nodes are "slot:name" strings: the stored graph is closed without decoding.
@@ -148,6 +151,9 @@ class StoredResolution:
 
     def patches(self, key: str) -> bool:
         return self.heads[key][1]
+
+    def reload_line(self, key: str) -> int:
+        return self.heads[key][6]
 
     def layout_digest(self, key: str) -> str:
         return self.heads[key][2]
@@ -222,10 +228,27 @@ class StoredResolution:
         return _StoredFacts(self, fallback)
 
 
+def _checked_patches(value: Any) -> dict[str, tuple[str, tuple]] | None:
+    """The stored ``ProjectIndex.patched`` (symbol -> (module, target)), or None."""
+    if value is None:
+        return None
+    found = {}
+    for item in checked_list(value):
+        if type(item) is not list or len(item) != 3:
+            raise ValueError("not a patch")
+        symbol, where, target = item
+        checked_text(symbol)
+        checked_text(where)
+        found[symbol] = (where, tuple(checked_text(t) for t in checked_list(target)))
+    return found
+
+
 def _check_head(head: Any) -> None:
-    if type(head) is not list or len(head) != 6:
+    if type(head) is not list or len(head) != 7:
         raise ValueError("not a file's header")
-    digest, patches, layout_of, shown, paths, stamp = head
+    digest, patches, layout_of, shown, paths, stamp, reload = head
+    if type(reload) is not int or reload < 0:
+        raise ValueError("not a line")
     if not (type(digest) is type(layout_of) is type(shown) is str):
         raise ValueError("not a file's header")
     if patches is not True and patches is not False:
@@ -309,6 +332,9 @@ class _StoredFacts(_Fallback):
     def reached_functions(self, key: str) -> tuple[set[str], set[str]]:
         model, data = self.stored.reach(key)
         return set(model), set(data)
+
+    def reload_line(self, key: str) -> int:
+        return self.stored.reload_line(key)
 
 
 class _Rows(Mapping[str, LocalFacts]):
@@ -412,6 +438,12 @@ class _ResolvedFacts(_Fallback):
         if found is None:
             found = self._encoded[key] = _encode_local(self.made[key], self.position)
         return found
+
+    def reload_line(self, key: str) -> int:
+        made = self.made.get(key)
+        if made is not None or self.stored is None:
+            return super().reload_line(key)
+        return self.stored.reload_line(key)
 
     def reached_functions(self, key: str) -> tuple[set[str], set[str]]:
         if self.graph_kept:
@@ -540,6 +572,10 @@ def _resolve_again(
     ]
     index = ProjectIndex(records, spec, patching)
     by_key = {r.key: r for r in records}
+    if stored.patch_targets is not None:  # unless a patching module is redone (below)
+        patches = _patches_of(stored.patch_targets, by_key)
+        if patches is not None:
+            index.reuse_patches(patches)
     redo = new | changed
     # whose resolution may change: files whose import paths can name a module that
     # came, went or moved, and those whose imports reach a reshaped or moved module
@@ -598,6 +634,42 @@ def _store(
     store.store_bytes(RESOLVED, root_key, data)
 
 
+def _patches_to_store(facts: _ResolvedFacts) -> list | None:
+    """``ProjectIndex.patched`` as worked out in this run, else as stored (still right:
+    a run that resolves a patching module again resolves the whole project)."""
+    patches = facts.index.known_patches()
+    if patches is None:
+        patches = facts.stored.patch_targets if facts.stored is not None else None
+    if patches is None:
+        return None
+    return [[symbol, where, _stored_target(t)] for symbol, (where, t) in sorted(patches.items())]
+
+
+_RECORD_TARGETS = ("class", "function", "module")  # targets that hold a ModuleRecord
+
+
+def _stored_target(target: tuple) -> list[str]:
+    """A resolved target as text: a module record by its key."""
+    if target[0] in _RECORD_TARGETS:
+        return [target[0], target[1].key, *target[2:]]
+    return list(target)
+
+
+def _patches_of(
+    stored: dict[str, tuple[str, tuple]], by_key: Mapping[str, ModuleRecord]
+) -> dict[str, tuple[str, tuple]] | None:
+    """The stored patches with each key back to its record; None if one is gone."""
+    found = {}
+    for symbol, (where, target) in stored.items():
+        if target and target[0] in _RECORD_TARGETS:
+            record = by_key.get(target[1]) if len(target) > 1 else None
+            if record is None:
+                return None
+            target = (target[0], record, *target[2:])
+        found[symbol] = (where, target)
+    return found
+
+
 def _stored_bytes(
     project_key: str,
     digests: Mapping[str, str],
@@ -627,6 +699,7 @@ def _stored_bytes(
                     record.shown or key,
                     entry["paths"],
                     stamps.get(key),
+                    facts.made[key].saved_model_reload,
                 ]
             )
             in_model, in_data = facts.reached_functions(key)
@@ -641,7 +714,7 @@ def _stored_bytes(
             ]
             lines.append(_encode(row))
             continue
-        heads.append([digests[key], *stored.heads[key][1:5], stamps.get(key)])
+        heads.append([digests[key], *stored.heads[key][1:5], stamps.get(key), stored.heads[key][6]])
         if facts.graph_kept:
             lines.append(stored.lines[stored.position[key]])
             continue
@@ -657,6 +730,7 @@ def _stored_bytes(
         "project": project_key,
         "reusable": not index.order_sensitive,
         "patched": [list(p) for p in facts.patched],
+        "patch_targets": _patches_to_store(facts),
         "keys": facts.slots,
         "files": heads,
     }

@@ -596,6 +596,16 @@ class ProjectIndex:
             self._patched = found
         return self._patched
 
+    def known_patches(self) -> dict[str, tuple[str, Target]] | None:
+        """:meth:`patched`, if it was worked out already (for storing it)."""
+        return self._patched
+
+    def reuse_patches(self, patches: dict[str, tuple[str, Target]]) -> None:
+        """Take :meth:`patched` from the last resolution: right while no module that
+        patches, nor any module its names resolve through, was resolved again (the
+        caller checks), and it spares reading every patching module's entry."""
+        self._patched = patches
+
     def _in_project(self, module: str) -> bool:
         parts = module.split(".")
         for cut in range(len(parts), 0, -1):
@@ -699,12 +709,14 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
         """The modules but ``own`` (a key) that reload SavedModels: (path as shown, line
         of the first reload), at most three, by path."""
         if self._reloads is None:
-            self._reloads = sorted(
-                (self.files[key][0], key, local.saved_model_reload)
-                for key, local in self.local.items()
-                if local.saved_model_reload
-            )
+            lines = ((key, self.reload_line(key)) for key in self.local)
+            self._reloads = sorted((self.files[key][0], key, line) for key, line in lines if line)
         return tuple((shown, line) for shown, key, line in self._reloads if key != own)[:3]
+
+    def reload_line(self, key: str) -> int:
+        """The line of module ``key``'s first SavedModel reload (0: none). A stored
+        resolution answers it without decoding the module's local facts."""
+        return self.local[key].saved_model_reload
 
 
 def file_users(files: Iterable[tuple[str, Iterable[str]]]) -> dict[str, list[str]]:
