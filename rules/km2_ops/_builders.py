@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any
 
 from kmigrate.engine import MISSING, NOT_LITERAL, ArgOut, CallEdit, CallSite, EditPlan, ReplaceNode
@@ -207,6 +208,23 @@ def _build_fill(binding: Binding) -> Rewrite:
     return Rewrite(EditPlan((edit,)), "keras.ops.full")
 
 
+def _build_backend_arange(binding: Binding) -> Rewrite:
+    """K.arange casts only to a dtype other than its default 'int32'; otherwise its result
+    has tf.range's own dtype, float32 when a bound or the step is a float: a literal float
+    there gets dtype="float32" written (keras.ops.arange with "int32" would truncate)."""
+    rewrite = table_rewrite(binding)
+    if binding.literal("dtype") not in (MISSING, "int32"):
+        return rewrite
+    bounds = [binding.literal(name) for name in ("start", "stop", "step")]
+    if not any(isinstance(value, float) for value in bounds):
+        return rewrite
+    (edit,) = rewrite.plan.edits
+    assert isinstance(edit, CallEdit) and edit.args is not None
+    args = [arg for arg in edit.args if arg.keyword != "dtype"]
+    args.append(ArgOut(None, "dtype", py_literal("float32")))
+    return Rewrite(EditPlan((replace(edit, args=tuple(args)),)), rewrite.target)
+
+
 def _build_name_scope(binding: Binding) -> Rewrite:
     """``with tf.name_scope("block"):`` -> ``with keras.name_scope("block"):``."""
     check_conditions(binding)
@@ -310,6 +328,7 @@ BUILDERS: dict[str, Callable[[Binding], Rewrite]] = {
     "batch_dot": _build_batch_dot,
     "name_scope": _build_name_scope,
     "fill": _build_fill,
+    "backend_arange": _build_backend_arange,
     "matmul": _build_matmul,
     "shape": _build_shape,
     "top_k": _build_top_k,

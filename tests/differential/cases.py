@@ -277,6 +277,8 @@ CREATION = [
     C("tf.range(4, dtype=tf.float32)"),
     C("K.arange(5)"),
     C("K.arange(1, 7, 2)"),
+    C("K.arange(0.0, 2.0, 0.5)"),
+    C("K.arange(1, 3.0)"),
     C("tf.linspace(0.0, 1.0, 5)"),
     C("tf.constant([1.0, 2.0])"),
     C("tf.constant([1, 2, 3])"),

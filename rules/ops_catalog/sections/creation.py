@@ -59,7 +59,11 @@ CREATION = [
         "start, stop=None, step=1, dtype='int32'",
         "arange",
         "start, stop=stop, step=step, dtype=dtype(dtype) | 'int32'",
-        note="K.arange returns int32 by default (even for float bounds): written.",
+        builder="backend_arange",
+        note="K.arange casts only to a dtype other than 'int32', so its result has "
+        "tf.range's dtype: int32 for int bounds, float32 when a bound or the step is a "
+        "float; dtype is written, float32 for a literal float (a bound held in a variable "
+        "is taken to be an int).",
     ),
     op(
         "tf.linspace",
