@@ -210,18 +210,25 @@ def _build_fill(binding: Binding) -> Rewrite:
 
 def _build_backend_arange(binding: Binding) -> Rewrite:
     """K.arange casts only to a dtype other than its default 'int32'; otherwise its result
-    has tf.range's own dtype, float32 when a bound or the step is a float: a literal float
-    there gets dtype="float32" written (keras.ops.arange with "int32" would truncate)."""
+    has tf.range's own dtype, inferred from the bounds and step: float32 for a literal
+    float (keras.ops.arange with "int32" would raise or truncate), int32 for literal ints,
+    and for a bound held in a name no dtype at all: keras.ops.arange infers it from its
+    arguments as tf.range does (int32 from ints and shape entries, float32 from floats)."""
     rewrite = table_rewrite(binding)
     if binding.literal("dtype") not in (MISSING, "int32"):
         return rewrite
     bounds = [binding.literal(name) for name in ("start", "stop", "step")]
-    if not any(isinstance(value, float) for value in bounds):
-        return rewrite
+    if any(isinstance(value, float) for value in bounds):
+        inferred: str | None = "float32"
+    elif all(value is MISSING or type(value) is int for value in bounds):
+        inferred = "int32"
+    else:
+        inferred = None
     (edit,) = rewrite.plan.edits
     assert isinstance(edit, CallEdit) and edit.args is not None
     args = [arg for arg in edit.args if arg.keyword != "dtype"]
-    args.append(ArgOut(None, "dtype", py_literal("float32")))
+    if inferred is not None:
+        args.append(ArgOut(None, "dtype", py_literal(inferred)))
     return Rewrite(EditPlan((replace(edit, args=tuple(args)),)), rewrite.target)
 
 

@@ -58,12 +58,12 @@ CREATION = [
         "K.arange",
         "start, stop=None, step=1, dtype='int32'",
         "arange",
-        "start, stop=stop, step=step, dtype=dtype(dtype) | 'int32'",
+        "start, stop=stop, step=step, dtype=dtype(dtype)",
         builder="backend_arange",
         note="K.arange casts only to a dtype other than 'int32', so its result has "
-        "tf.range's dtype: int32 for int bounds, float32 when a bound or the step is a "
-        "float; dtype is written, float32 for a literal float (a bound held in a variable "
-        "is taken to be an int).",
+        "tf.range's dtype, inferred from the bounds and step: dtype is written for literal "
+        "bounds (float32 when one is a float), and left to keras.ops.arange, which infers "
+        "it the same way, when a bound is an expression.",
     ),
     op(
         "tf.linspace",
