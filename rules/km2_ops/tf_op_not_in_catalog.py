@@ -1,0 +1,123 @@
+"""KM205: a TensorFlow or Keras 2 backend call in model code that the ops catalog does
+not know and no other rule reports."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+
+from kmigrate.engine import CallSite, Context, Severity
+from kmigrate.rules.base import Clean, Flagged, Report, Rule
+from kmigrate.rules.keras_api import keras3_reference
+from kmigrate.rules.ops_catalog import lookup
+
+# Spellings other rules own as references, not as calls: ``tf.keras.layers.Dense(...)``
+# (KM101) and ``tf.function(...)`` (KM602).
+_REFERENCE_OWNED = ("tf.keras.", "tf.function")
+# Keras 2 under TensorFlow's other names (``tf.losses`` is ``tf.keras.losses`` in TF 2,
+# ``tensorflow.python.keras`` its private copy): Keras classes, not TensorFlow ops, with
+# a Keras 3 form this rule's message would deny.
+_KERAS_ALIASES = (
+    "tf.python.keras.",
+    "tf.compat.v1.keras.",
+    "tf.losses.",
+    "tf.initializers.",
+    "tf.optimizers.",
+    "tf.metrics.",
+)
+
+
+class TfOpNotInCatalog(Rule):
+    id = "KM205"
+    name = "tf-op-not-in-catalog"
+    summary = (
+        "A TensorFlow or Keras 2 backend call in model code that kmigrate's ops catalog "
+        "does not know."
+    )
+    rationale = (
+        "Model code must run on every backend after the migration, and a TensorFlow call "
+        "kmigrate has no entry for (tf.compat.v1 image ops, rarely used tf.* functions, "
+        "backend functions a library added to K) stays as it is: without a finding, the "
+        "report would count the model as portable while it still needs TensorFlow."
+    )
+    fix_safety = (
+        "Never rewritten: kmigrate knows no exact Keras 3 form for it. Port it by hand "
+        "(keras.ops, or move it out of the model), or add it to the catalog with a "
+        "differential test."
+    )
+    severity = Severity.ERROR
+    contexts = frozenset({Context.MODEL})
+    call_prefixes = ("tf.", "K.")
+    examples = [
+        Flagged(
+            """
+            import tensorflow as tf
+            from tensorflow import keras
+
+
+            class Resize(keras.layers.Layer):
+                def call(self, x):
+                    return tf.compat.v1.image.resize_images(x, (8, 8))
+            """
+        ),
+        Clean(
+            """
+            import tensorflow as tf
+
+
+            def load(path):
+                return tf.compat.v1.image.resize_images(tf.io.decode_png(path), (8, 8))
+            """
+        ),
+        Clean(
+            """
+            import tensorflow as tf
+            from tensorflow import keras
+
+
+            class Mean(keras.layers.Layer):
+                def call(self, x):
+                    return tf.reduce_mean(x, axis=-1)
+            """
+        ),
+    ]
+
+    def check_call(self, site: CallSite) -> Iterable[Report]:
+        symbol = site.symbol
+        if lookup(symbol) is not None or _owned_elsewhere(symbol) or _in_keras3(symbol):
+            return
+        family = "Keras 2 backend" if symbol.startswith("K.") else "TensorFlow"
+        yield Report(
+            site,
+            f"`{symbol}` is a {family} call kmigrate has no Keras 3 form for (it is not "
+            "in the ops catalog), so it is not rewritten and keeps this model on "
+            "TensorFlow: port it by hand (keras.ops, or move it out of the model)",
+        )
+
+
+def _in_keras3(symbol: str) -> bool:
+    """Keras 2 spellings of Keras classes, and backend functions Keras 3's
+    ``keras.backend`` still has (``K.clear_session``)."""
+    if symbol.startswith(_KERAS_ALIASES):
+        return True
+    return symbol.startswith("K.") and keras3_reference("backend." + symbol[2:]) is not None
+
+
+def _owned_elsewhere(symbol: str) -> bool:
+    symbols, prefixes = _other_rules_calls()
+    return symbol in symbols or symbol.startswith(prefixes)
+
+
+@functools.cache
+def _other_rules_calls() -> tuple[frozenset[str], tuple[str, ...]]:
+    """The call symbols and prefixes the other rules ask for: their findings say more
+    than this one would (KM3 random draws, KM203 variables, KM6 summaries...)."""
+    from kmigrate.rules.registry import all_rules
+
+    symbols: set[str] = set()
+    prefixes: list[str] = list(_REFERENCE_OWNED)
+    for rule in all_rules():
+        if rule is not TfOpNotInCatalog:
+            symbols.update(rule.call_symbols)
+            prefixes.extend(p for p in rule.call_prefixes if p not in ("tf.", "K."))
+    return frozenset(symbols), tuple(prefixes)
