@@ -17,29 +17,13 @@ import pytest
 
 from kmigrate.commands.rewrite import apply_to_text
 from tests.backend_run import run_on_backend
+from tests.test_optional_imports import LAYER, OPTIONAL
 
 pytestmark = pytest.mark.backends
-
-OPTIONAL = """
-import keras
-
-try:
-    import tensorflow as tf
-except ImportError:
-    tf = None
-"""
 
 REQUIRED = """
 import keras
 import tensorflow as tf
-"""
-
-LAYER = """
-
-class Packer(keras.layers.Layer):
-    def call(self, inputs):
-        x = tf.cast(inputs, "int32")
-        return tf.squeeze(x, axis=0)
 """
 
 DRIVER = """
