@@ -19,9 +19,9 @@ tells the two apart. Which symbols count (``tf``) comes from the spec.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 
 from kmigrate.engine.names import Canonical, import_bindings
+from kmigrate.engine.project_entry import module_statements
 
 # Exceptions whose handler makes a failed import optional: a ``raise`` in the handler
 # makes it required again.
@@ -36,39 +36,27 @@ def optional_imports(
     of a ``try``/``except ImportError`` whose handlers do not raise."""
     if not symbols:
         return {}
+    statements = list(module_statements(tree.body))
+    guarded_ids = {
+        id(inner)
+        for statement in statements
+        if statement.__class__ is ast.Try and _makes_optional(statement)  # type: ignore[arg-type]
+        for inner in module_statements(statement.body)  # type: ignore[attr-defined]
+    }
     guarded: dict[str, int] = {}
     required: set[str] = set()
-    for statement, is_guarded in _module_imports(tree.body, False):
+    for statement in statements:
+        if statement.__class__ is not ast.Import and statement.__class__ is not ast.ImportFrom:
+            continue
         for _, qualified in import_bindings(statement, package):  # type: ignore[arg-type]
             symbol = canonical(qualified)
             if symbol not in symbols:
                 continue
-            if is_guarded:
+            if id(statement) in guarded_ids:
                 guarded.setdefault(symbol, statement.lineno)
             else:
                 required.add(symbol)
     return {symbol: line for symbol, line in guarded.items() if symbol not in required}
-
-
-def _module_imports(body: list[ast.stmt], guarded: bool) -> Iterator[tuple[ast.stmt, bool]]:
-    """Module-level import statements (also in ``if``/``try``/``with`` blocks), each with
-    whether an optional-import ``try`` guards it."""
-    for statement in body:
-        kind = statement.__class__
-        if kind is ast.Import or kind is ast.ImportFrom:
-            yield statement, guarded
-        elif kind is ast.If:
-            yield from _module_imports(statement.body, guarded)  # type: ignore[attr-defined]
-            yield from _module_imports(statement.orelse, guarded)  # type: ignore[attr-defined]
-        elif kind is ast.Try or kind.__name__ == "TryStar":
-            optional = _makes_optional(statement)  # type: ignore[arg-type]
-            yield from _module_imports(statement.body, guarded or optional)  # type: ignore[attr-defined]
-            for handler in statement.handlers:  # type: ignore[attr-defined]
-                yield from _module_imports(handler.body, guarded)
-            yield from _module_imports(statement.orelse, guarded)  # type: ignore[attr-defined]
-            yield from _module_imports(statement.finalbody, guarded)  # type: ignore[attr-defined]
-        elif kind is ast.With or kind is ast.AsyncWith:
-            yield from _module_imports(statement.body, guarded)  # type: ignore[attr-defined]
 
 
 def _makes_optional(statement: ast.Try) -> bool:

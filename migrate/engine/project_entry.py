@@ -40,22 +40,22 @@ def _dotted(node: ast.AST) -> str | None:
     return ".".join(parts) if parts else None
 
 
-def _module_statements(body: list[ast.stmt]) -> Iterable[ast.stmt]:
+def module_statements(body: list[ast.stmt]) -> Iterable[ast.stmt]:
     """Top-level statements, including those in ``if``/``try``/``with`` blocks at module
     level (conditional imports and try/except fallbacks bind module names too)."""
     for stmt in body:
         yield stmt
         if isinstance(stmt, ast.If):
-            yield from _module_statements(stmt.body)
-            yield from _module_statements(stmt.orelse)
+            yield from module_statements(stmt.body)
+            yield from module_statements(stmt.orelse)
         elif isinstance(stmt, ast.Try) or stmt.__class__.__name__ == "TryStar":
-            yield from _module_statements(stmt.body)
+            yield from module_statements(stmt.body)
             for handler in stmt.handlers:
-                yield from _module_statements(handler.body)
-            yield from _module_statements(stmt.orelse)
-            yield from _module_statements(stmt.finalbody)
+                yield from module_statements(handler.body)
+            yield from module_statements(stmt.orelse)
+            yield from module_statements(stmt.finalbody)
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
-            yield from _module_statements(stmt.body)
+            yield from module_statements(stmt.body)
 
 
 class _EntryBuilder:
@@ -196,7 +196,7 @@ def build_entry(tree: ast.Module, spec: ContextSpec, index: TreeIndex | None = N
     classes: dict[str, dict] = {}
     functions: dict[str, list[str]] = {}
     exported: list[str] | None = None
-    for stmt in _module_statements(tree.body):
+    for stmt in module_statements(tree.body):
         cls = stmt.__class__
         if cls is ast.Import:
             for alias in stmt.names:  # type: ignore[attr-defined]
@@ -251,7 +251,7 @@ def build_entry(tree: ast.Module, spec: ContextSpec, index: TreeIndex | None = N
 
 
 def _own_parts(stmt: ast.stmt) -> list[ast.AST]:
-    """What of a module-level statement :func:`_module_statements` does not yield on its
+    """What of a module-level statement :func:`module_statements` does not yield on its
     own: an ``if``'s test, a ``with``'s items, a ``try``'s exception types; the whole
     statement for any other kind. Walking a block's statements twice finds nothing new."""
     if isinstance(stmt, ast.If):

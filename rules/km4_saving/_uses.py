@@ -67,13 +67,17 @@ def _receiver_name(receiver: ast.expr | None) -> str:
     return ""
 
 
-def _assigned_from_keras(site: CallSite, name: str) -> bool:
-    scope = site.scope.function_node or site.module.tree
-    value = single_assignment(scope, name)
+def assigned_from(site: CallSite, name: str) -> str:
+    """The symbol of the call ``name`` is bound to once in the scope of ``site``
+    (``model = keras.Sequential(...)``), else ""."""
+    value = single_assignment(site.scope.function_node or site.module.tree, name)
     if isinstance(value, ast.Call):
-        symbol = site.module.resolve(value.func) or ""
-        return symbol.startswith(KERAS_NAMESPACES)
-    return False
+        return site.module.resolve(value.func) or ""
+    return ""
+
+
+def _assigned_from_keras(site: CallSite, name: str) -> bool:
+    return assigned_from(site, name).startswith(KERAS_NAMESPACES)
 
 
 def looks_like_model(site: CallSite, path: PathInfo | None) -> bool:

@@ -8,20 +8,14 @@ from collections.abc import Iterable
 from kmigrate.engine import CallSite, EditPlan, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.common.namespaces import KERAS_NAMESPACES, in_keras_namespaces
-from kmigrate.rules.common.scopes import single_assignment
 from kmigrate.rules.context_spec import SAVED_MODEL_LOAD, SAVED_MODEL_SAVE
+from kmigrate.rules.km4_saving._uses import LOAD_MODEL_FUNCTIONS, assigned_from
 
 # `export` is a Keras model's: a layer, a tf.Module or a tf.train.Checkpoint (what
 # tensorflow_hub saves) has none. The object is known to be a model when the scope binds
 # it once from one of these calls...
-_MODEL_FACTORIES = in_keras_namespaces(
-    "Model",
-    "Sequential",
-    "models.Model",
-    "models.Sequential",
-    "models.load_model",
-    "saving.load_model",
-    "models.clone_model",
+_MODEL_FACTORIES = LOAD_MODEL_FUNCTIONS | in_keras_namespaces(
+    "Model", "Sequential", "models.Model", "models.Sequential", "models.clone_model"
 )
 _APPLICATIONS = tuple(ns + "applications." for ns in KERAS_NAMESPACES)
 # ... or calls on it a method only a Keras model has (not `save`: a Checkpoint has one).
@@ -76,11 +70,9 @@ def is_keras_model(site: CallSite, obj: ast.expr) -> bool:
     module = site.module
     scope = site.scope.function_node or module.tree
     if isinstance(obj, ast.Name):
-        value = single_assignment(scope, obj.id)
-        if isinstance(value, ast.Call):
-            symbol = module.resolve(value.func) or ""
-            if symbol in _MODEL_FACTORIES or symbol.startswith(_APPLICATIONS):
-                return True
+        symbol = assigned_from(site, obj.id)
+        if symbol in _MODEL_FACTORIES or symbol.startswith(_APPLICATIONS):
+            return True
     text = module.node_text(obj)
     return any(
         isinstance(call.func, ast.Attribute)
