@@ -93,6 +93,21 @@ def test_calls_through_an_optional_import_are_reported_not_rewritten() -> None:
     assert apply_to_text(source) == source
 
 
+def test_manual_findings_through_an_optional_import_are_notes_too() -> None:
+    """A tokenizer's tf.strings call is no porting work either in a pipeline module (KM202
+    for a catalog entry with no rewrite, KM205 for a call the catalog does not know)."""
+    layer = LAYER.replace(
+        "x = tf.cast(inputs", "x = tf.strings.split(inputs)\n        x = tf.cast(x"
+    )
+    layer += "\n    def more(self, x):\n        return tf.strings.reduce_join(x)\n"
+    findings = scan_text(textwrap.dedent(OPTIONAL + layer))
+    manual = {f.rule for f in findings if f.symbol.startswith("tf.strings.")}
+    assert manual == {"KM202", "KM205"}
+    assert all(f.severity is Severity.INFO and f.fix is None for f in findings if f.symbol)
+    required = scan_text(textwrap.dedent("import keras\nimport tensorflow as tf\n" + layer))
+    assert {f.severity for f in required if f.symbol.startswith("tf.strings.")} == {Severity.ERROR}
+
+
 def test_legacy_code_with_a_required_import_is_still_rewritten() -> None:
     source = textwrap.dedent("import keras\nimport tensorflow as tf\n" + LAYER)
     findings = [f for f in scan_text(source) if f.rule == "KM201"]

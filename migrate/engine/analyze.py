@@ -589,16 +589,14 @@ def _keep_optional_calls(
     findings: list[Finding], module: ModuleInfo, optional: tuple[tuple[str, str], ...]
 ) -> None:
     """Findings on calls through a framework the module imports only optionally keep no
-    fix and become notes (see :mod:`~kmigrate.engine.optional_imports`): that code runs
-    in an input pipeline, where it works on every backend as it is and the rewrite would
-    break it on the other backends."""
+    fix and become notes, manual ones too (see :mod:`~kmigrate.engine.optional_imports`):
+    that code runs in an input pipeline, where it works on every backend as it is and a
+    rewrite would break it on the other backends; nothing there is porting work."""
     why = dict(optional)
     found = optional_imports(module.tree, module.canonical, tuple(why), module.package)
     if not found:
         return
     for finding in findings:
-        if finding.fix is None:
-            continue
         for symbol, line in found.items():
             if finding.symbol == symbol or finding.symbol.startswith(symbol + "."):
                 finding.fix = None
