@@ -115,6 +115,10 @@ class _Walker:
         self.lean = not ruleset.visits_leaves  # Name and Constant have nothing below
         self.by_type = ruleset.by_type
         self.by_string = ruleset.by_string
+        # The callee of the call being dispatched and its symbol: the walk reaches the
+        # callee right after the call, and resolving the same chain twice is a tenth
+        # of the walk.
+        self._callee: tuple[ast.AST | None, str | None] = (None, None)
 
     # -- traversal -------------------------------------------------------------
     def visit(self, node: ast.AST) -> None:
@@ -230,6 +234,7 @@ class _Walker:
 
     def _on_call(self, node: ast.Call) -> None:
         symbol = self.resolver.symbol(node.func)
+        self._callee = (node.func, symbol)
         receiver = None
         if symbol is not None:
             rules = self.ruleset.for_call(symbol)
@@ -259,7 +264,9 @@ class _Walker:
         """Dispatch a whole dotted chain once; True when its parts need no visit."""
         if not self.ruleset.reference_rules:
             return False
-        symbol = self.resolver.symbol(node)
+        callee, symbol = self._callee
+        if callee is not node:
+            symbol = self.resolver.symbol(node)
         if symbol is None:
             return False
         rules = self.ruleset.for_reference(symbol)

@@ -31,6 +31,8 @@ _SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Cl
 _NAMED_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _NAMED_BINDERS = (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)  # ``except E as name``
 _EMPTY: tuple[list[ast.AST], list[int]] = ([], [])
+# Half of a module's nodes are names and constants, which have no code children.
+_CHILDLESS = frozenset({ast.Name, ast.Constant})
 
 
 class TreeIndex:
@@ -68,6 +70,8 @@ class TreeIndex:
         if self._parents is None:
             parents: dict[int, ast.AST] = {}
             for node in self.order:
+                if node.__class__ in _CHILDLESS:
+                    continue
                 children = code_children(node)
                 if children:
                     parents.update(zip(map(id, children), repeat(node)))
