@@ -824,3 +824,36 @@ def test_an_import_kept_for_uses_in_a_shared_helper_is_not_counted_fixable(
     assert "keep this import until" in kept.message and not kept.fixable
     fixable = sum(f.fixable for f in findings)
     assert apply_repo(tmp_path) == fixable
+
+
+def test_a_name_star_imported_from_one_backend_module_per_backend_is_undecided() -> None:
+    """keras-contrib's shape: the backend package star-imports one module per backend
+    when it runs; a layer calling its functions cannot be followed to one definition,
+    so every definition is model code and the call is kept for a finding (KM206)."""
+    modules = {
+        "lib": "",
+        "lib.backend": (
+            "import os\n"
+            "if os.environ.get('B') == 'np':\n    from .np_backend import *\n"
+            "else:\n    from .tf_backend import *\n"
+        ),
+        "lib.backend.tf_backend": "def fold(x):\n    pass\ndef only_tf(x):\n    pass\n",
+        "lib.backend.np_backend": "def fold(x):\n    pass\n",
+        "lib.layer": (
+            "from lib import backend as B\n"
+            "import keras\n"
+            "class Fold(keras.layers.Layer):\n"
+            "    def call(self, x):\n        return B.only_tf(B.fold(x))\n"
+        ),
+    }
+    project = _project(modules, {"lib.backend": "lib.backend"})
+    facts = _facts(project, "lib.layer")
+    assert [callee for callee, _ in facts.undecided_calls] == ["B.fold"]  # only_tf: one
+    assert "star imports of 2 modules" in facts.undecided_calls[0][1]
+    assert _facts(project, "lib.backend.tf_backend").model_functions == ("fold", "only_tf")
+    assert _facts(project, "lib.backend.np_backend").model_functions == ("fold",)
+    # one star import binding it, the others not: that one, as before
+    modules["lib.backend.np_backend"] = "def other(x):\n    pass\n"
+    project = _project(modules, {"lib.backend": "lib.backend"})
+    assert _facts(project, "lib.layer").undecided_calls == ()
+    assert _facts(project, "lib.backend.tf_backend").model_functions == ("fold", "only_tf")

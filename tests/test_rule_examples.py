@@ -9,12 +9,15 @@
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
 import pytest
 
 from kmigrate.commands.rewrite import apply_to_text
 from kmigrate.commands.runner import scan_text
+from kmigrate.engine.rule_api import EXAMPLE_PATH
 from kmigrate.rules.registry import all_rules
+from tests.repo_fixtures import apply_repo, run_repo
 
 CASES = [
     pytest.param(
@@ -26,7 +29,10 @@ CASES = [
 
 
 @pytest.mark.parametrize(("rule", "index", "example"), CASES)
-def test_rule_example(rule, index, example) -> None:
+def test_rule_example(rule, index, example, tmp_path: Path) -> None:
+    if example.project:
+        _check_project_example(rule, example, tmp_path)
+        return
     findings = [f for f in scan_text(example.code, select=[rule.id]) if f.rule == rule.id]
     if not example.flagged:
         assert findings == [], f"{rule.id} flagged a clean example: {[f.message for f in findings]}"
@@ -38,6 +44,23 @@ def test_rule_example(rule, index, example) -> None:
     assert rewritten == example.expected
     ast.parse(rewritten)
     assert apply_to_text(rewritten, select=[rule.id]) == rewritten, "second apply changed the code"
+
+
+def _check_project_example(rule, example, tmp_path: Path) -> None:
+    """An example that is one module of a project: scanned (and fixed) as a folder."""
+    root = tmp_path / "project"
+    for path, code in example.project_files().items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(code)
+    findings = [f for f in run_repo(root).findings if f.rule == rule.id and f.path == EXAMPLE_PATH]
+    if not example.flagged:
+        assert findings == [], f"{rule.id} flagged a clean example: {[f.message for f in findings]}"
+        return
+    assert findings, f"{rule.id} did not flag its example:\n{example.code}"
+    if example.expected is not None:
+        apply_repo(root)
+        assert (root / EXAMPLE_PATH).read_text() == example.expected
+        assert apply_repo(root) == 0, "second apply changed the code"
 
 
 def test_every_rule_has_metadata_and_examples() -> None:

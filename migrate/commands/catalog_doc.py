@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from kmigrate.engine.rule_api import Rule
+from kmigrate.engine.rule_api import EXAMPLE_PATH, Example, Rule
 from kmigrate.rules.registry import all_rules, rule_by_id
 
 
@@ -55,6 +55,7 @@ def rule_markdown(rule: type[Rule], heading: str = "##") -> str:
     for example in rule.examples:
         if not example.flagged:
             continue
+        parts += _project_markdown(example)
         parts += ["", "Flagged:", "", "```python", example.code.rstrip(), "```"]
         if example.expected is not None:
             parts += [
@@ -70,6 +71,22 @@ def rule_markdown(rule: type[Rule], heading: str = "##") -> str:
     if clean is not None:
         parts += ["", "Not flagged:", "", "```python", clean.code.rstrip(), "```"]
     return "\n".join(parts) + "\n"
+
+
+def _project_markdown(example: Example) -> list[str]:
+    """The other files of an example's project, each under its path."""
+    files = example.project_files()
+    parts = []
+    for path, code in files.items():
+        if path == EXAMPLE_PATH:
+            continue
+        if not code.strip():
+            parts += ["", f"In the same project, `{path}` (empty)."]
+        else:
+            parts += ["", f"In the same project, `{path}`:", "", "```python", code.rstrip(), "```"]
+    if parts:
+        parts += ["", f"and `{EXAMPLE_PATH}`:"]
+    return parts
 
 
 def rules_markdown() -> str:
@@ -101,7 +118,13 @@ def explain_text(code: str) -> str | None:
         all_examples = []
         for example in rule.examples:
             label = "Flagged" if example.flagged else "Not flagged"
-            block = f"{label}:\n{_indent(example.code)}"
+            files = "".join(
+                f"In the project, {path}:\n{_indent(code)}"
+                for path, code in example.project_files().items()
+                if path != EXAMPLE_PATH
+            )
+            block = f"{files}{label} ({EXAMPLE_PATH}):\n" if files else f"{label}:\n"
+            block += _indent(example.code)
             if example.expected is not None:
                 block += f"After `kmigrate apply`:\n{_indent(example.expected)}"
             all_examples.append(block)

@@ -146,7 +146,7 @@ def notebook_record(
 
 NOTEBOOKS = "notebooks"  # the index store's namespace; the key is the project root's
 _NAME_FIELDS = ("model_classes", "model_functions", "data_functions", "mixed_functions")
-_PAIR_FIELDS = ("bindings", "notes", "patched", "shared_paths", "data_callers")
+_PAIR_FIELDS = ("bindings", "notes", "patched", "shared_paths", "data_callers", "undecided_calls")
 _LINE_FIELDS = ("saved_model_reloads",)  # (path as shown, line) pairs
 
 

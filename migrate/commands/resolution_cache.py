@@ -59,10 +59,11 @@ if TYPE_CHECKING:
     from kmigrate.commands.cache import ResultCache
 
 RESOLVED = "resolved"  # the store's namespace; one value per project root
-# 4: a header line, then one line per file's row (decoded when used, rewritten only when
-# it changed), whose local facts say whether the file saves or reloads SavedModels;
-# 2 was one JSON value, checked whole when loaded
-STATE_FORMAT = 4
+# 5: local facts also keep the calls resolution could not decide (star imports of one
+# module per backend); 4: a header line, then one line per file's row (decoded when
+# used, rewritten only when it changed), whose local facts say whether the file saves
+# or reloads SavedModels; 2 was one JSON value, checked whole when loaded
+STATE_FORMAT = 5
 # Where a row's local facts hold the call graph: edges, model seeds, data seeds.
 _GRAPH = slice(4, 7)
 
@@ -272,16 +273,27 @@ def _check_row(row: Any, slots: list[str | None]) -> None:
             raise ValueError("not a slot")
     for texts in (model, data, imports):
         _texts(texts)
-    if type(local) is not list or len(local) != 9:
+    if type(local) is not list or len(local) != 10:
         raise ValueError("not local facts")
-    classes, bindings, notes, functions, edges, model_seeds, data_seeds, saves, reload = local
+    (
+        classes,
+        bindings,
+        notes,
+        functions,
+        edges,
+        model_seeds,
+        data_seeds,
+        saves,
+        reload,
+        undecided,
+    ) = local
     if saves is not True and saves is not False:
         raise ValueError("not a flag")
     if type(reload) is not int or reload < 0:
         raise ValueError("not a line")
     _texts(classes)
     _texts(functions)
-    for pair in (*checked_list(bindings), *checked_list(notes)):
+    for pair in (*checked_list(bindings), *checked_list(notes), *checked_list(undecided)):
         checked_pair(pair)
     if type(edges) is not dict:
         raise ValueError("not a dict")
@@ -760,6 +772,7 @@ def _encode_local(local: LocalFacts, position: Mapping[str, int]) -> list:
         nodes(local.data_seeds),
         local.saves_saved_model,
         local.saved_model_reload,
+        [list(p) for p in local.undecided_calls],
     ]
 
 
@@ -767,7 +780,18 @@ def _decode_local(value: list, slots: list[str | None]) -> LocalFacts:
     """A row's local facts as objects. The row was checked whole when the resolution was
     loaded (:func:`_check_row`: texts, pairs, nodes naming a file that is still there),
     so nothing is checked again here: a warm re-scan decodes every file's row."""
-    classes, bindings, notes, functions, edges, model_seeds, data_seeds, saves, reload = value
+    (
+        classes,
+        bindings,
+        notes,
+        functions,
+        edges,
+        model_seeds,
+        data_seeds,
+        saves,
+        reload,
+        undecided,
+    ) = value
 
     def nodes(items: list[str]) -> tuple[tuple[str, str], ...]:
         found = []
@@ -786,4 +810,5 @@ def _decode_local(value: list, slots: list[str | None]) -> LocalFacts:
         data_seeds=nodes(data_seeds),
         saves_saved_model=saves,
         saved_model_reload=reload,
+        undecided_calls=tuple((first, second) for first, second in undecided),
     )

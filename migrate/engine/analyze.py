@@ -18,7 +18,7 @@ from kmigrate.engine.contexts import ContextIndex, build_context_index
 from kmigrate.engine.fingerprint import Occurrences
 from kmigrate.engine.model import RULE_CRASHED, UNPARSEABLE, Context, Finding, Severity, Span
 from kmigrate.engine.module_info import ModuleInfo
-from kmigrate.engine.names import LEAF_KINDS, Resolver, child_nodes, code_children
+from kmigrate.engine.names import LEAF_KINDS, Resolver, child_nodes, code_children, dotted_parts
 from kmigrate.engine.optional_imports import optional_imports
 from kmigrate.engine.project_index import ModuleFacts, module_facts_for_text
 from kmigrate.engine.rule_api import Report, Rule
@@ -43,6 +43,7 @@ class RuleSet:
         self.by_string: dict[str, list[Rule]] = {}
         self.reference_rules: list[Rule] = []
         self.import_rules: list[Rule] = []
+        self.undecided_call_rules: list[Rule] = []
         for rule in self.rules:
             for symbol in rule.call_symbols:
                 self.by_symbol.setdefault(symbol, []).append(rule)
@@ -58,6 +59,8 @@ class RuleSet:
                 self.reference_rules.append(rule)
             if rule.wants_imports:
                 self.import_rules.append(rule)
+            if rule.wants_undecided_calls:
+                self.undecided_call_rules.append(rule)
         self._call_cache: dict[str, list[Rule]] = {}
         self._reference_cache: dict[str, list[Rule]] = {}
         # The walk skips Load()/Add() leaves unless a rule asked to see them.
@@ -119,6 +122,11 @@ class _Walker:
         # callee right after the call, and resolving the same chain twice is a tenth
         # of the walk.
         self._callee: tuple[ast.AST | None, str | None] = (None, None)
+        # calls (as written) the project index could not decide: in few modules, if any
+        facts = module.project_facts
+        self.undecided = (
+            dict(facts.undecided_calls) if facts and ruleset.undecided_call_rules else {}
+        )
 
     # -- traversal -------------------------------------------------------------
     def visit(self, node: ast.AST) -> None:
@@ -243,7 +251,13 @@ class _Walker:
             symbol = f"<method>.{node.func.attr}"
             receiver = node.func.value
         else:
-            return
+            rules = []
+        if self.undecided:
+            written = dotted_parts(node.func)
+            callee = ".".join(written) if written else None
+            if callee in self.undecided:
+                rules = [*rules, *self.ruleset.undecided_call_rules]
+                symbol = symbol or callee
         if not rules:
             return
         keywords = {k.arg: k.value for k in node.keywords if k.arg is not None}

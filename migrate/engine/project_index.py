@@ -67,6 +67,8 @@ class ModuleFacts:
     # (module as shown, line of its first reload): other modules that reload SavedModels
     # (the spec's ``saved_model_loads``), told to modules that save one (at most three)
     saved_model_reloads: tuple[tuple[str, int], ...] = ()
+    # (callee as written, why): calls whose project function resolution cannot decide
+    undecided_calls: tuple[tuple[str, str], ...] = ()
 
     @property
     def reaches_framework(self) -> bool:
@@ -100,6 +102,9 @@ class LocalFacts:
     data_seeds: tuple[Node, ...] = ()  # ... data-pipeline code
     saves_saved_model: bool = False  # calls one of the spec's ``saved_model_saves``
     saved_model_reload: int = 0  # line of its first call of a ``saved_model_loads`` (or 0)
+    # (callee as written, why): calls of a name resolution cannot decide between project
+    # functions (star imports of one backend module per backend): all are followed
+    undecided_calls: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -162,8 +167,20 @@ class ModuleRecord:
 
 
 # A resolved target: ("external", qualified) | ("class", record, name) |
-# ("function", record, name) | ("module", record) | ("ambiguous", text) | ("unknown",)
+# ("function", record, name) | ("module", record) | ("unknown",) |
+# ("ambiguous", text) or ("ambiguous", text, (node, ...)): the project functions it may be
 Target = tuple
+
+
+def alternatives(targets: Iterable[Target]) -> tuple[Node, ...]:
+    """The project functions (as call-graph nodes) any of ``targets`` may be."""
+    found: set[Node] = set()
+    for target in targets:
+        if target[0] == "function":
+            found.add((target[1].key, target[2]))
+        elif target[0] == "ambiguous" and len(target) > 2:
+            found.update(target[2])
+    return tuple(sorted(found))
 
 
 class ProjectIndex:
@@ -310,14 +327,17 @@ class ProjectIndex:
     def _lookup(self, record: ModuleRecord, dotted: str, depth: int) -> Target:
         root, _, rest = dotted.partition(".")
         ways = record.bound().get(root)
+        where = record.shown or record.key
         if ways is None:
-            for module, level in record.stars():
-                target = self._qualified(record, self._absolute(record, module, level), depth)
-                if target[0] == "module" and target[1].exports(root):
-                    return self._in_module(target[1], dotted, depth + 1)
-                if target[0] == "external":
-                    return _UNKNOWN  # maybe from an external star import: unknowable
-            return _UNKNOWN
+            found = self._through_stars(record, root, dotted, depth)
+            if len(found) < 2:
+                return found[0][1] if found else _UNKNOWN
+            shown = ", ".join(sorted(m.shown or m.key for m, _ in found)[:3])
+            return self._agreed(
+                [t for _, t in found],
+                f"`{root}` comes from the star imports of {len(found)} modules in {where} "
+                f"({shown}); which one binds it is decided when that module runs",
+            )
         kind = ways[0][0]
         if kind in ("class", "function"):
             return (kind, record, root) if not rest else _UNKNOWN
@@ -326,12 +346,33 @@ class ProjectIndex:
         if not known:
             return _UNKNOWN
         # try/except and if/else alternatives: fine when they agree in kind
+        return self._agreed(known, f"`{root}` is bound to different things in {where}")
+
+    def _through_stars(
+        self, record: ModuleRecord, root: str, dotted: str, depth: int
+    ) -> list[tuple[ModuleRecord, Target]]:
+        """What ``dotted`` resolves to through each star import of ``record`` whose module
+        binds ``root`` (those that resolve it to something). Star imports in ``if`` or
+        ``try`` blocks are alternatives (Keras 2's backend modules: one per backend); the
+        entry does not say which are, so several that bind it are all kept."""
+        found: list[tuple[ModuleRecord, Target]] = []
+        for module, level in record.stars():
+            target = self._qualified(record, self._absolute(record, module, level), depth)
+            if target[0] == "external":
+                break  # maybe from an external star import: unknowable from here on
+            if target[0] == "module" and target[1].exports(root):
+                resolved = self._in_module(target[1], dotted, depth + 1)
+                if resolved[0] != "unknown":
+                    found.append((target[1], resolved))
+        return found
+
+    def _agreed(self, known: list[Target], why: str) -> Target:
+        """The first of ``known`` when all agree in kind, else an ambiguous target with
+        ``why`` and the project functions it may be (each is followed as called)."""
         first = known[0]
-        for other in known[1:]:
-            if not self._same_kind(first, other):
-                where = record.shown or record.key
-                return ("ambiguous", f"`{root}` is bound to different things in {where}")
-        return first
+        if all(self._same_kind(first, other) for other in known[1:]):
+            return first
+        return ("ambiguous", why, alternatives(known))
 
     def _way(self, record: ModuleRecord, way: tuple, rest: str, depth: int) -> Target:
         if way[0] == "assign":
@@ -437,13 +478,23 @@ class ProjectIndex:
         edges: dict[str, tuple[Node, ...]] = {}
         model_seeds: set[Node] = set()
         data_seeds: set[Node] = set()
+        undecided: dict[str, str] = {}  # callee -> why resolution cannot tell what it runs
+
+        def follow(callee: str, target: Target, out: set[Node]) -> None:
+            if target[0] == "function":
+                out.add((target[1].key, target[2]))
+            elif target[0] == "ambiguous":  # between project functions: follow them all
+                candidates = alternatives([target])
+                if candidates:
+                    out.update(candidates)
+                    undecided[callee] = target[1]
+
         for fname, calls in entry["functions"].items():
             out: set[Node] = set()
             for callee in calls:
                 target = self._callee(record, callee)
-                if target[0] == "function":
-                    out.add((target[1].key, target[2]))
-                elif target[0] == "external":
+                follow(callee, target, out)
+                if target[0] == "external":
                     symbol = self.canonical(target[1])
                     if symbol.endswith(spec.functional_input_suffixes):
                         model_seeds.add((key, fname))
@@ -465,9 +516,7 @@ class ProjectIndex:
                     if callee.startswith("self."):
                         out.add((key, f"{cname}.{callee[5:]}"))
                         continue
-                    target = self._callee(record, callee)
-                    if target[0] == "function":
-                        out.add((target[1].key, target[2]))
+                    follow(callee, self._callee(record, callee), out)
                 if out:
                     edges[node] = tuple(sorted(out))
         for refs, seeds in ((entry["model_refs"], model_seeds), (entry["data_refs"], data_seeds)):
@@ -486,6 +535,7 @@ class ProjectIndex:
             data_seeds=tuple(sorted(data_seeds)),
             saves_saved_model=saves,
             saved_model_reload=reload,
+            undecided_calls=tuple(sorted(undecided.items())),
         )
 
     def _saved_model_calls(self, record: ModuleRecord) -> tuple[bool, int]:
@@ -687,6 +737,7 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
             patched=self.patched,
             shared_paths=self._shared_paths(key),
             saved_model_reloads=self.saved_model_reloads(key) if local.saves_saved_model else (),
+            undecided_calls=local.undecided_calls,
         )
 
     def _data_caller(self, node: Node) -> str:

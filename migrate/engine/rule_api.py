@@ -6,8 +6,9 @@ and reaches it through the ``kmigrate.engine`` facade (``rules/base.py`` re-expo
 
 A rule is looked up by the engine through what it declares it wants to see
 (``call_symbols``, ``method_names``, ``reference_prefixes``, ``visit_types``,
-``string_constants``, ``wants_imports``) and answers with :class:`Report` objects. A report with an
-:class:`~kmigrate.engine.model.EditPlan` is fixable; the engine never asks a rule to
+``string_constants``, ``wants_imports``, ``wants_undecided_calls``) and answers with
+:class:`Report` objects. A report with an :class:`~kmigrate.engine.model.EditPlan` is
+fixable; the engine never asks a rule to
 build LibCST nodes, so ``scan`` and ``apply`` cannot disagree.
 
 The examples are the rule's contract: ``tests/test_rule_examples.py`` turns every
@@ -35,11 +36,23 @@ class Example:
     """A whole module of code. ``flagged`` examples must produce at least one
     finding of the rule; when ``after`` is given, ``apply`` must turn ``before``
     into exactly ``after`` (and a second ``apply`` must change nothing).
-    Clean examples (``flagged=False``) must produce no finding of the rule."""
+    Clean examples (``flagged=False``) must produce no finding of the rule.
+
+    ``project``: the other files of a project the module is part of, (path, code)
+    pairs, for rules about what one module sees of another; the module itself is then
+    :data:`EXAMPLE_PATH` in that project, scanned as ``kmigrate scan`` scans a folder."""
 
     before: str
     after: str | None = None
     flagged: bool = True
+    project: tuple[tuple[str, str], ...] = ()
+
+    def project_files(self) -> dict[str, str]:
+        """The whole project (the module included), path -> code, when there is one."""
+        if not self.project:
+            return {}
+        files = {path: textwrap.dedent(code).lstrip("\n") for path, code in self.project}
+        return {**files, EXAMPLE_PATH: self.code}
 
     @property
     def code(self) -> str:
@@ -50,14 +63,20 @@ class Example:
         return None if self.after is None else textwrap.dedent(self.after).lstrip("\n")
 
 
-def Flagged(before: str, after: str | None = None) -> Example:  # noqa: N802 - reads as data
-    """Code the rule must flag; ``after`` is the exact rewrite when the rule fixes it."""
-    return Example(before, after, flagged=True)
+EXAMPLE_PATH = "example.py"  # where an example's module lies in its project
 
 
-def Clean(code: str) -> Example:  # noqa: N802
-    """Code the rule must not flag."""
-    return Example(code, None, flagged=False)
+def Flagged(  # noqa: N802 - reads as data
+    before: str, after: str | None = None, project: dict[str, str] | None = None
+) -> Example:
+    """Code the rule must flag; ``after`` is the exact rewrite when the rule fixes it;
+    ``project`` the other files (path -> code) when the rule is about them."""
+    return Example(before, after, flagged=True, project=tuple((project or {}).items()))
+
+
+def Clean(code: str, project: dict[str, str] | None = None) -> Example:  # noqa: N802
+    """Code the rule must not flag (in ``project``, when given)."""
+    return Example(code, None, flagged=False, project=tuple((project or {}).items()))
 
 
 @dataclass
@@ -101,6 +120,9 @@ class Rule:
     # constant instead of a site for each of the module's thousands of constants.
     string_constants: ClassVar[frozenset[str]] = frozenset()
     wants_imports: ClassVar[bool] = False
+    # Calls the project index could not decide (``ModuleFacts.undecided_calls``: a name
+    # star-imported from one of several modules, one per backend), to check_call.
+    wants_undecided_calls: ClassVar[bool] = False
 
     examples: ClassVar[list[Example]] = []
 
