@@ -32,7 +32,7 @@ class TfKerasNamespace(Rule):
         "including moved namespaces such as `layers.experimental.preprocessing`); otherwise "
         "reported for a manual port with what replaces it."
     )
-    reference_prefixes = ("tf.keras",)
+    reference_prefixes = ("tf.keras",)  # `tf.losses` and the other aliases included
     examples = [
         Flagged(
             """
@@ -81,6 +81,43 @@ class TfKerasNamespace(Rule):
             rnn = tf.keras.layers.CuDNNLSTM(8)
             """
         ),
+        Flagged(  # TensorFlow 2's own names of four tf.keras modules
+            """
+            import tensorflow as tf
+
+            model.compile(
+                optimizer=tf.optimizers.Adam(1e-3),
+                loss=tf.losses.MeanSquaredError(),
+                metrics=[tf.metrics.MeanAbsoluteError()],
+            )
+            init = tf.compat.v2.initializers.GlorotUniform(seed=1)
+            """,
+            """
+            import keras
+
+            model.compile(
+                optimizer=keras.optimizers.Adam(1e-3),
+                loss=keras.losses.MeanSquaredError(),
+                metrics=[keras.metrics.MeanAbsoluteError()],
+            )
+            init = keras.initializers.GlorotUniform(seed=1)
+            """,
+        ),
+        Flagged(
+            """
+            import tensorflow as tf
+
+            reduction = tf.losses.Reduction.SUM  # TF1's too: KM107's
+            kld = tf.metrics.kld  # not in Keras 3
+            """
+        ),
+        Clean(
+            """
+            import tensorflow as tf
+
+            loss = tf.losses.log_loss(labels, predictions)  # TensorFlow 1's own function
+            """
+        ),
         Clean(
             """
             import keras
@@ -103,7 +140,13 @@ class TfKerasNamespace(Rule):
         assert isinstance(root_name, ast.Name)
         root_target = site.module.resolver.qualified_name(root_name.id) or ""
         qualified = site.module.resolver.resolve(site.node) or ""
+        # `tf.losses.X` and `tf.compat.v2.keras.X` are spelled `tf.keras.` only canonically
         legacy = legacy_path(qualified, TF_KERAS)
+        shown = f"`{site.symbol}`"
+        if legacy is None:
+            legacy = legacy_path(site.symbol, "tf.keras")
+            if not qualified.startswith("tensorflow.compat.v2.keras"):
+                shown = f"`{site.source}` (TensorFlow 2's name of `{site.symbol}`)"
         if legacy is None or legacy.startswith(LEFT_TO_OTHER_RULES):
             return
         through_tensorflow = root_target in ("tensorflow", "tensorflow.compat.v2")
@@ -111,7 +154,7 @@ class TfKerasNamespace(Rule):
         if target is None:
             yield Report(
                 site,
-                f"`{site.symbol}` does not exist in Keras 3: {removal_note(legacy)}",
+                f"{shown} does not exist in Keras 3: {removal_note(legacy)}",
                 severity=Severity.ERROR,
             )
             return
@@ -122,11 +165,11 @@ class TfKerasNamespace(Rule):
         if escape:
             yield Report(
                 site,
-                f"`{site.symbol}` was not renamed to `{new}`: {escape.sentence()}. {PORT_ADVICE}",
+                f"{shown} was not renamed to `{new}`: {escape.sentence()}. {PORT_ADVICE}",
             )
             return
         yield Report(
             site,
-            f"`{site.symbol}` is `{new}` in Keras 3",
+            f"{shown} is `{new}` in Keras 3",
             fix=EditPlan((ReplaceNode(site.span, f"{{name:{new}}}"),), f"use {new}"),
         )
