@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from kmigrate.engine import EditPlan, ReferenceSite, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.keras_api import keras3_reference, removal_note
+from kmigrate.rules.km1_imports._call_differences import call_difference
 from kmigrate.rules.km1_imports._helpers import (
     LEFT_TO_OTHER_RULES,
     PORT_ADVICE,
@@ -111,6 +112,27 @@ class TfKerasNamespace(Rule):
             kld = tf.metrics.kld  # not in Keras 3
             """
         ),
+        Flagged(  # Keras 3's Lion trains at another rate by default
+            """
+            import tensorflow as tf
+
+            optimizer = tf.keras.optimizers.Lion()
+            """
+        ),
+        Flagged(
+            """
+            import tensorflow as tf
+
+            optimizer = tf.optimizers.Lion(learning_rate=1e-4)
+            loss = tf.keras.losses.sparse_categorical_crossentropy(y, p, from_logits=True, axis=1)
+            """,
+            """
+            import keras
+
+            optimizer = keras.optimizers.Lion(learning_rate=1e-4)
+            loss = keras.losses.sparse_categorical_crossentropy(y, p, from_logits=True, axis=1)
+            """,
+        ),
         Clean(
             """
             import tensorflow as tf
@@ -161,6 +183,10 @@ class TfKerasNamespace(Rule):
         if not through_tensorflow and target == legacy:
             return  # e.g. `layers.Dense` after `from tensorflow.keras import layers`: KM102
         new = keras_name(target)
+        difference = call_difference(site, legacy)
+        if difference:
+            yield Report(site, f"{shown} is `{new}` in Keras 3, but {difference}")
+            return
         escape = escaping_reference(site.module, site.node, target)
         if escape:
             yield Report(
