@@ -13,6 +13,7 @@ from kmigrate.rules.km1_imports._helpers import (
     LEFT_TO_OTHER_RULES,
     PORT_ADVICE,
     TF_KERAS,
+    keras_bound_elsewhere,
     keras_name,
     legacy_path,
 )
@@ -133,6 +134,15 @@ class TfKerasNamespace(Rule):
             loss = keras.losses.sparse_categorical_crossentropy(y, p, from_logits=True, axis=1)
             """,
         ),
+        Flagged(  # `keras.Input` would be tf_keras's, or unbound on TensorFlow 2.15
+            """
+            import tensorflow as tf
+
+            if tf.__version__ >= "2.16":
+                import tf_keras as keras
+            inputs = tf.keras.Input((4,))
+            """
+        ),
         Clean(
             """
             import tensorflow as tf
@@ -184,6 +194,12 @@ class TfKerasNamespace(Rule):
             return  # e.g. `layers.Dense` after `from tensorflow.keras import layers`: KM102
         new = keras_name(target)
         difference = call_difference(site, legacy)
+        bound = keras_bound_elsewhere(site.module)
+        if bound and not difference:
+            difference = (
+                f"this module binds `keras` to {bound}: rename that, or import Keras 3 "
+                "under another name, and change this by hand"
+            )
         if difference:
             yield Report(site, f"{shown} is `{new}` in Keras 3, but {difference}")
             return
