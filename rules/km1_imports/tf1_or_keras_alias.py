@@ -88,6 +88,13 @@ class Tf1OrKerasAlias(Rule):
             loss = keras.losses.mean_squared_error(y_true, y_pred)
             """
         ),
+        Clean(
+            """
+            import tensorflow as tf
+
+            loss = tf.compat.v1.losses.mean_squared_error(labels, predictions)  # TF1's, named
+            """
+        ),
     ]
 
     def check_reference(self, site: ReferenceSite) -> Iterable[Report]:
