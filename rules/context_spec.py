@@ -6,6 +6,7 @@ Kept here, as data, so that ``migrate/`` never names a TensorFlow symbol.
 
 from kmigrate.engine import ContextSpec, ImportStyle
 from kmigrate.rules.common.namespaces import KERAS_NAMESPACES
+from kmigrate.rules.common.tf_keras_aliases import alias_canonical_prefixes
 
 _MODEL_BASES = (
     "layers.",
@@ -34,7 +35,9 @@ _KERAS2_ENGINE_BASES = tuple(
 
 # Qualified prefix -> the canonical spelling rules and reports use, first match wins, so
 # the longest, most specific prefixes come first. ``keras_core``, the 2023 preview of
-# Keras 3, has Keras 3's API under another name.
+# Keras 3, has Keras 3's API under another name. TensorFlow 2's ``tf.losses``,
+# ``tf.metrics``, ``tf.optimizers`` and ``tf.initializers`` are ``tf.keras``'s modules
+# (TensorFlow 1's names of the same spelling excepted: see ``tf_keras_aliases``).
 CANONICAL_PREFIXES: tuple[tuple[str, str], ...] = (
     ("keras_core.backend", "K"),
     ("keras_core", "keras"),
@@ -44,6 +47,7 @@ CANONICAL_PREFIXES: tuple[tuple[str, str], ...] = (
     ("tf_keras.backend", "K"),
     ("keras.backend.common", "K"),  # Keras 2: re-exported by keras.backend as they are
     ("keras.backend", "K"),
+    *alias_canonical_prefixes(),
     ("tensorflow.compat.v2", "tf"),
     ("tensorflow", "tf"),
     ("numpy", "np"),

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 from kmigrate.engine import EditPlan, ImportSite, ModuleInfo, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
+from kmigrate.rules.common.tf_keras_aliases import ALIAS_MODULES
 from kmigrate.rules.keras_api import keras3_path, removal_note
 from kmigrate.rules.km1_imports._helpers import (
     LEFT_TO_OTHER_RULES,
@@ -89,6 +90,25 @@ class TfKerasImport(Rule):
         Flagged("from tensorflow import keras, nn\n"),
         Flagged(
             """
+            from tensorflow import losses, optimizers as opt
+
+            model.compile(opt.Adam(), losses.Huber())
+            """,
+            """
+            from keras import losses, optimizers as opt
+
+            model.compile(opt.Adam(), losses.Huber())
+            """,
+        ),
+        Flagged(
+            """
+            from tensorflow import losses
+
+            loss = losses.mean_squared_error(labels, predictions)  # TF1 or Keras: KM107
+            """
+        ),
+        Flagged(
+            """
             from tensorflow.keras import backend as K
 
             def scale(x):
@@ -159,13 +179,18 @@ class TfKerasImport(Rule):
         legacy_module = legacy_path(module, TF_KERAS)
         if module in ("tensorflow", "tensorflow.compat.v2"):
             keras_aliases = [a for a in node.names if a.name == "keras"]
-            if not keras_aliases:
+            modules = [a for a in node.names if a.name in ALIAS_MODULES]
+            if modules and len(modules) == len(node.names):
+                yield from self._alias_modules(site, module, modules)
+                return
+            if not keras_aliases and not modules:
                 return
             if len(keras_aliases) != len(node.names):
                 yield Report(
                     site,
                     "this import mixes `keras` with other TensorFlow names: split it and "
-                    "import Keras 3 as `import keras`",
+                    "import Keras 3 as `import keras`"
+                    + (" (and `from keras import losses`...)" if modules else ""),
                 )
                 return
             alias = keras_aliases[0]
@@ -204,6 +229,35 @@ class TfKerasImport(Rule):
             return
         parent = parents.pop()
         yield self._fix(site, f"from {keras_name(parent)} import {', '.join(names)}")
+
+    def _alias_modules(
+        self, site: ImportSite, module: str, aliases: list[ast.alias]
+    ) -> Iterable[Report]:
+        """``from tensorflow import losses``: TensorFlow 2's alias of ``tf.keras.losses``,
+        unless the module also uses a name TensorFlow 1's ``tf.losses`` had (KM107)."""
+        for alias in aliases:
+            local = alias.asname or alias.name
+            unsure = sorted(
+                ".".join(parts)
+                for parts in site.module.attribute_chains(local)
+                if not site.module.canonical(".".join((module, alias.name, *parts[1:]))).startswith(
+                    "tf.keras."
+                )
+            )
+            if unsure:
+                shown = ", ".join(f"`{u}`" for u in unsure[:4])
+                yield Report(
+                    site,
+                    f"`{local}` was not changed to Keras 3's `keras.{alias.name}`: {shown} "
+                    "may be TensorFlow 1's functions (KM107); port those first",
+                )
+                return
+            blocked = self._blocked(site, local, alias.name)
+            if blocked is not None:
+                yield blocked
+                return
+        names = ", ".join(format_alias(a.name, a.asname) for a in aliases)
+        yield self._fix(site, f"from keras import {names}")
 
     def _blocked(self, site: ImportSite, local: str, base: str) -> Report | None:
         """Why the import must stay for now: uses of ``local`` with no Keras 3 spelling,

@@ -8,10 +8,12 @@ from collections.abc import Iterable
 from kmigrate.engine import EditPlan, ReferenceSite, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.keras_api import keras3_reference, removal_note
+from kmigrate.rules.km1_imports._call_differences import call_difference
 from kmigrate.rules.km1_imports._helpers import (
     LEFT_TO_OTHER_RULES,
     PORT_ADVICE,
     TF_KERAS,
+    keras_bound_elsewhere,
     keras_name,
     legacy_path,
 )
@@ -32,7 +34,7 @@ class TfKerasNamespace(Rule):
         "including moved namespaces such as `layers.experimental.preprocessing`); otherwise "
         "reported for a manual port with what replaces it."
     )
-    reference_prefixes = ("tf.keras",)
+    reference_prefixes = ("tf.keras",)  # `tf.losses` and the other aliases included
     examples = [
         Flagged(
             """
@@ -81,6 +83,73 @@ class TfKerasNamespace(Rule):
             rnn = tf.keras.layers.CuDNNLSTM(8)
             """
         ),
+        Flagged(  # TensorFlow 2's own names of four tf.keras modules
+            """
+            import tensorflow as tf
+
+            model.compile(
+                optimizer=tf.optimizers.Adam(1e-3),
+                loss=tf.losses.MeanSquaredError(),
+                metrics=[tf.metrics.MeanAbsoluteError()],
+            )
+            init = tf.compat.v2.initializers.GlorotUniform(seed=1)
+            """,
+            """
+            import keras
+
+            model.compile(
+                optimizer=keras.optimizers.Adam(1e-3),
+                loss=keras.losses.MeanSquaredError(),
+                metrics=[keras.metrics.MeanAbsoluteError()],
+            )
+            init = keras.initializers.GlorotUniform(seed=1)
+            """,
+        ),
+        Flagged(
+            """
+            import tensorflow as tf
+
+            reduction = tf.losses.Reduction.SUM  # TF1's too: KM107's
+            kld = tf.metrics.kld  # not in Keras 3
+            """
+        ),
+        Flagged(  # Keras 3's Lion trains at another rate by default
+            """
+            import tensorflow as tf
+
+            optimizer = tf.keras.optimizers.Lion()
+            """
+        ),
+        Flagged(
+            """
+            import tensorflow as tf
+
+            optimizer = tf.optimizers.Lion(learning_rate=1e-4)
+            loss = tf.keras.losses.sparse_categorical_crossentropy(y, p, from_logits=True, axis=1)
+            """,
+            """
+            import keras
+
+            optimizer = keras.optimizers.Lion(learning_rate=1e-4)
+            loss = keras.losses.sparse_categorical_crossentropy(y, p, from_logits=True, axis=1)
+            """,
+        ),
+        Flagged(  # `keras.Input` would be tf_keras's, or unbound on TensorFlow 2.15
+            """
+            import tensorflow as tf
+
+            if tf.__version__ >= "2.16":
+                import tf_keras as keras
+            inputs = tf.keras.Input((4,))
+            """
+        ),
+        Clean(
+            """
+            import tensorflow as tf
+
+            loss = tf.losses.log_loss(labels, predictions)  # TensorFlow 1's own function
+            """
+        ),
         Clean(
             """
             import keras
@@ -103,7 +172,13 @@ class TfKerasNamespace(Rule):
         assert isinstance(root_name, ast.Name)
         root_target = site.module.resolver.qualified_name(root_name.id) or ""
         qualified = site.module.resolver.resolve(site.node) or ""
+        # `tf.losses.X` and `tf.compat.v2.keras.X` are spelled `tf.keras.` only canonically
         legacy = legacy_path(qualified, TF_KERAS)
+        shown = f"`{site.symbol}`"
+        if legacy is None:
+            legacy = legacy_path(site.symbol, "tf.keras")
+            if not qualified.startswith("tensorflow.compat.v2.keras"):
+                shown = f"`{site.source}` (TensorFlow 2's name of `{site.symbol}`)"
         if legacy is None or legacy.startswith(LEFT_TO_OTHER_RULES):
             return
         through_tensorflow = root_target in ("tensorflow", "tensorflow.compat.v2")
@@ -111,22 +186,32 @@ class TfKerasNamespace(Rule):
         if target is None:
             yield Report(
                 site,
-                f"`{site.symbol}` does not exist in Keras 3: {removal_note(legacy)}",
+                f"{shown} does not exist in Keras 3: {removal_note(legacy)}",
                 severity=Severity.ERROR,
             )
             return
         if not through_tensorflow and target == legacy:
             return  # e.g. `layers.Dense` after `from tensorflow.keras import layers`: KM102
         new = keras_name(target)
+        difference = call_difference(site, legacy)
+        bound = keras_bound_elsewhere(site.module)
+        if bound and not difference:
+            difference = (
+                f"this module binds `keras` to {bound}: rename that, or import Keras 3 "
+                "under another name, and change this by hand"
+            )
+        if difference:
+            yield Report(site, f"{shown} is `{new}` in Keras 3, but {difference}")
+            return
         escape = escaping_reference(site.module, site.node, target)
         if escape:
             yield Report(
                 site,
-                f"`{site.symbol}` was not renamed to `{new}`: {escape.sentence()}. {PORT_ADVICE}",
+                f"{shown} was not renamed to `{new}`: {escape.sentence()}. {PORT_ADVICE}",
             )
             return
         yield Report(
             site,
-            f"`{site.symbol}` is `{new}` in Keras 3",
+            f"{shown} is `{new}` in Keras 3",
             fix=EditPlan((ReplaceNode(site.span, f"{{name:{new}}}"),), f"use {new}"),
         )

@@ -36,12 +36,25 @@ def plan_for(site: CallSite) -> tuple[OpEntry, Rewrite | ManualPortError] | None
     return plans[key]
 
 
+# Keras 3 keeps these names in `keras.backend` as the very functions the catalog rewrites
+# to (`keras.backend.floatx is keras.config.floatx`; tests/test_keras3_backend_names_backends.py).
+KERAS3_BACKEND_NAMES = {
+    "keras.backend.floatx": "keras.config.floatx",
+    "keras.backend.epsilon": "keras.config.epsilon",
+    "keras.backend.image_data_format": "keras.config.image_data_format",
+}
+
+
 def _names_the_target(site: CallSite | ReferenceSite, entry: OpEntry) -> bool:
     """Whether the code already names the Keras 3 function the entry rewrites to:
     ``keras.backend.get_uid`` folds to ``K.get_uid`` like the tf.keras spelling does,
-    but written through Keras itself it is the Keras 3 function (nothing to port)."""
+    but written through Keras itself it is the Keras 3 function (nothing to port); so
+    is ``keras.backend.floatx``, Keras 3's other name of ``keras.config.floatx``."""
     node = site.node.func if isinstance(site, CallSite) else site.node  # type: ignore[attr-defined]
-    return entry.target is not None and site.module.resolver.resolve(node) == entry.target
+    if entry.target is None:
+        return False
+    resolved = site.module.resolver.resolve(node)
+    return resolved == entry.target or KERAS3_BACKEND_NAMES.get(resolved or "") == entry.target
 
 
 def passed_function(site: ReferenceSite) -> OpEntry | None:

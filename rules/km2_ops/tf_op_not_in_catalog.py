@@ -14,15 +14,15 @@ from kmigrate.rules.ops_catalog import lookup
 # Spellings other rules own as references, not as calls: ``tf.keras.layers.Dense(...)``
 # (KM101) and ``tf.function(...)`` (KM602).
 _REFERENCE_OWNED = ("tf.keras.", "tf.function")
-# Keras 2 under TensorFlow's other names (``tf.losses`` is ``tf.keras.losses`` in TF 2,
-# ``tensorflow.python.keras`` its private copy): Keras classes, not TensorFlow ops, with
-# a Keras 3 form this rule's message would deny.
+# Keras 2 under TensorFlow's other names (``tensorflow.python.keras`` is its private
+# copy): Keras classes, not TensorFlow ops, with a Keras 3 form this rule's message would
+# deny. ``tf.losses.X`` is canonically ``tf.keras.losses.X``; what keeps the ``tf.losses.``
+# spelling is a name TF1 shares with Keras, which KM107 reports.
 _KERAS_ALIASES = (
     "tf.python.keras.",
     "tf.compat.v1.keras.",
     "tf.losses.",
     "tf.initializers.",
-    "tf.optimizers.",
     "tf.metrics.",
 )
 

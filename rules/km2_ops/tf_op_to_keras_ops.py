@@ -164,6 +164,17 @@ class TfOpToKerasOps(CatalogRule):
                     return tf.mean(x, axis=-1)
             """
         ),
+        Clean(  # Keras 3's own `keras.backend` functions: nothing to port
+            """
+            import keras
+
+
+            class Scale(keras.layers.Layer):
+                def call(self, x):
+                    eps = keras.backend.epsilon()
+                    return keras.ops.cast(x, keras.backend.floatx()) + eps
+            """
+        ),
     ]
 
     def check_call(self, site: CallSite) -> Iterable[Report]:

@@ -48,6 +48,10 @@ RANDOM_INITIALIZER = (
     "random op in Keras 3 it draws other numbers than TensorFlow, also with a seed (the "
     "differential test compares the distribution's moments)."
 )
+TF1_INITIALIZER = (
+    "in TensorFlow 1 code this is TF1's initializer ({tf1} by default), in TensorFlow 2 "
+    "code Keras's {tf2}: a default left out means one or the other"
+)
 RAGGED = "ragged and sparse tensors exist only on the TensorFlow backend"
 GRAPH_ONLY = "graph-building API: there is no graph to build on JAX or PyTorch"
 STATE = (

@@ -661,6 +661,11 @@ STATE = [
         "tf.random_uniform_initializer",
     ),
     C(
+        "tf.abs(tf.reduce_mean(tf.initializers.random_uniform(-1.0, 2.0)((400, 400)))"
+        " - 0.5) < 0.01",
+        "tf.initializers.random_uniform",
+    ),
+    C(
         "x * self.s",
         "tf.name_scope",
         init="with tf.name_scope('block'):\n"

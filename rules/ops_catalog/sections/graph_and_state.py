@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from kmigrate.rules.ops_catalog._model import manual, op
-from kmigrate.rules.ops_catalog._wording import COMPLEX, GRAPH_ONLY, RAGGED, RANDOM_INITIALIZER
+from kmigrate.rules.ops_catalog._wording import (
+    COMPLEX,
+    GRAPH_ONLY,
+    RAGGED,
+    RANDOM_INITIALIZER,
+    TF1_INITIALIZER,
+)
 
 GRAPH_AND_STATE = [
     op(
@@ -130,18 +136,43 @@ GRAPH_AND_STATE = [
         "Constant broadcasts it, TensorFlow's reshapes a list.",
     ),
     op(
-        "tf.random_normal_initializer tf.initializers.random_normal",
+        "tf.random_normal_initializer",
         "mean=0.0, stddev=0.05, seed=None",
         "keras.initializers.RandomNormal",
         "mean=mean, stddev=stddev, seed=seed",
         note=RANDOM_INITIALIZER,
     ),
+    # `tf.initializers.random_normal` is Keras's RandomNormal in TensorFlow 2 but TF1's
+    # random_normal_initializer (stddev 1.0; minval 0, maxval 1) in TensorFlow 1 code:
+    # the two agree only where the defaults that differ are written.
     op(
-        "tf.random_uniform_initializer tf.initializers.random_uniform",
+        "tf.initializers.random_normal",
+        "mean=0.0, stddev=0.05, seed=None",
+        "keras.initializers.RandomNormal",
+        "mean=mean, stddev=stddev, seed=seed",
+        needs=("stddev",),
+        note=RANDOM_INITIALIZER,
+        reason=TF1_INITIALIZER.format(tf1="stddev 1.0", tf2="RandomNormal, stddev 0.05"),
+        suggestion="write stddev= and use keras.initializers.RandomNormal",
+    ),
+    op(
+        "tf.random_uniform_initializer",
         "minval=-0.05, maxval=0.05, seed=None",
         "keras.initializers.RandomUniform",
         "minval=minval, maxval=maxval, seed=seed",
         note=RANDOM_INITIALIZER,
+    ),
+    op(
+        "tf.initializers.random_uniform",
+        "minval=-0.05, maxval=0.05, seed=None",
+        "keras.initializers.RandomUniform",
+        "minval=minval, maxval=maxval, seed=seed",
+        needs=("minval", "maxval"),
+        note=RANDOM_INITIALIZER,
+        reason=TF1_INITIALIZER.format(
+            tf1="minval 0, maxval 1", tf2="RandomUniform, minval -0.05, maxval 0.05"
+        ),
+        suggestion="write minval= and maxval= and use keras.initializers.RandomUniform",
     ),
     manual(
         "tf.compat.v1.random_normal_initializer tf.compat.v1.initializers.random_normal",
