@@ -302,3 +302,25 @@ def test_a_clean_rewrite_is_handed_back(tmp_path, monkeypatch) -> None:
     assert report.error is None
     assert report.new_text == "import tensorflow as tf\r\ntf.bar()\r\n"
     ast.parse(report.new_text)
+
+
+def test_a_fix_that_leaves_its_finding_is_not_made_again_and_again(tmp_path, monkeypatch) -> None:
+    """KM402 once inserted the same `os.makedirs` line in every round (its path edit was
+    dropped, so the finding stayed): a fix whose finding survives every round is left
+    out, the other fixes are made once, and the finding says why it was not fixed."""
+
+    class StuckFoo(RenameFoo):
+        replacement = "print(0) or tf.foo()"  # still calls tf.foo: the finding stays
+
+    class RenameBaz(RenameFoo):
+        id = "KM992"
+        name = "test-rename-baz"
+        call_symbols = frozenset({"tf.baz"})
+
+    text = b"import tensorflow as tf\ntf.foo()\ntf.baz()\n"
+    report = run_fix(tmp_path, monkeypatch, text, StuckFoo, RenameBaz)
+    assert report.new_text == "import tensorflow as tf\ntf.foo()\ntf.bar()\n"
+    assert report.fixed == 1
+    stuck = [f for f in report.findings if f.rule == "KM990"]
+    assert len(stuck) == 1 and not stuck[0].fixable
+    assert "did not remove the finding" in stuck[0].message

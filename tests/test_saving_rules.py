@@ -393,3 +393,18 @@ def test_checkpoint_then_load_model_moves_together() -> None:
         """
     after = fixed(before, "KM405")
     assert after.count('"best.keras"') == 2
+
+
+def test_a_load_whose_status_is_checked_keeps_its_save_manual() -> None:
+    """tensorflow/hub: `load_weights(path).assert_consumed()` needs TF's checkpoint
+    status, which Keras 3's load_weights (returning None) does not give."""
+    code = (
+        "import tensorflow as tf\n\n"
+        "def train(model):\n"
+        "    model.save_weights('ckpt')\n"
+        "    status = model.load_weights('ckpt')\n"
+        "    status.expect_partial()\n"
+    )
+    (finding,) = [f for f in scan_text(code, select=["KM402"])]
+    assert not finding.fixable and "returns nothing" in finding.message
+    assert apply_to_text(code, select=["KM402"]) == code

@@ -38,25 +38,65 @@ def fix_module_text(
     facts: ModuleFacts | None = None,
 ) -> FixOutcome:
     """Apply every fix the rules offer for ``text``; never returns code that does not parse.
-    ``facts``: the project index's decisions about the module (see analyze_module_text)."""
-    outcome = FixOutcome(text=text)
+    ``facts``: the project index's decisions about the module (see analyze_module_text).
+
+    A fix whose finding is still there after every round (it would be made again each
+    round: a rule bug) is left out and the rewrite starts over without it; the finding
+    stays, without its fix, with the reason."""
+    skipped: dict[str, str] = {}
+    for _ in range(_MAX_ATTEMPTS):
+        outcome, stuck = _fix_rounds(path, text, ruleset, spec, package, facts, skipped)
+        if not stuck:
+            break
+        skipped.update(dict.fromkeys(stuck, _STUCK))
+    for finding in outcome.remaining:
+        reason = outcome.skipped.get(finding.fingerprint)
+        if reason is not None and finding.fix is not None:
+            finding.fix, finding.fixed_later = None, False
+            finding.message += f" (not rewritten: {reason})"
+    return outcome
+
+
+_MAX_ATTEMPTS = 3
+_STUCK = (
+    "its fix did not remove the finding, so kmigrate would make it again and again; "
+    "please report this kmigrate bug"
+)
+
+
+def _fix_rounds(
+    path: str,
+    text: str,
+    ruleset: RuleSet,
+    spec: ContextSpec,
+    package: str,
+    facts: ModuleFacts | None,
+    skipped: dict[str, str],
+) -> tuple[FixOutcome, set[str]]:
+    """The rounds of one attempt, leaving out the fixes of ``skipped`` findings; and the
+    findings whose fix was made and that were still fixable when the rounds ran out."""
+    outcome = FixOutcome(text=text, skipped=dict(skipped))
     current = text
     analysis = analyze_module_text(path, current, ruleset, spec, package, facts)
     if not analysis.parsed:
         outcome.remaining = analysis.findings
-        return outcome
+        return outcome, set()
     first_crashes = [f for f in analysis.findings if f.rule == RULE_CRASHED]
     # An outer rewrite built from source text re-emits an inner call it contains; the
     # inner call, fixed in the next round, is the same finding (same fingerprint):
     # counted once, so the count matches what scan called fixable.
     counted: set[str] = set()
-    for _ in range(MAX_ROUNDS):
+    stuck: set[str] = set()
+    for round_number in range(MAX_ROUNDS + 1):
         fixable = [
             f
             for f in analysis.findings
             if f.fix is not None and f.fingerprint not in outcome.skipped
         ]
         if not fixable:
+            break
+        if round_number == MAX_ROUNDS:  # out of rounds: fixes made before that stayed
+            stuck = {f.fingerprint for f in fixable if f.fingerprint in counted}
             break
         from kmigrate.engine.splice_editor import apply_plans  # LibCST only for files with fixes
 
@@ -92,4 +132,4 @@ def fix_module_text(
         outcome.remaining += [f for f in first_crashes if (f.symbol, f.message) not in known]
     if outcome.error:
         outcome.text = text
-    return outcome
+    return outcome, stuck

@@ -40,6 +40,13 @@ class Span:
     end_line: int
     end_column: int
 
+    def contains(self, other: Span) -> bool:
+        """Whether ``other`` lies within this range (or is it)."""
+        return (self.line, self.column) <= (other.line, other.column) and (
+            other.end_line,
+            other.end_column,
+        ) <= (self.end_line, self.end_column)
+
 
 class _Missing:
     """Marker for 'argument not given' (distinct from a literal ``None``)."""

@@ -138,7 +138,7 @@ def writer_plan(
                 f"the legacy writer created the folder `{path.folder}`, Keras 3 does not; "
                 "create it first"
             )
-        if folder_edit.span != edit.span:
+        if folder_edit.span != edit.span and folder_edit.span.contains(edit.span):
             edits.pop(edit.span, None)  # the statement text already holds the new path
         edits[folder_edit.span] = folder_edit
     plan_edits = tuple(sorted(edits.values(), key=_span_key)) + tuple(extra)

@@ -157,4 +157,9 @@ def _classify(site: CallSite) -> PathUse | None:
         use.problems.append("pass the arguments after the path by keyword first")
     if role == "load_weights" and site.keywords.get("by_name") is not None:
         use.problems.append("`by_name=` only works with legacy `.h5` files in Keras 3")
+    if role == "load_weights" and not isinstance(site.module.parent_of(site.node), ast.Expr):
+        use.problems.append(
+            "its result is used, and Keras 3's `load_weights` returns nothing (a TF "
+            "checkpoint load returned a status: `.assert_consumed()`, `.expect_partial()`)"
+        )
     return use

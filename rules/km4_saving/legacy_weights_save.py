@@ -76,6 +76,38 @@ class LegacyWeightsSave(PathRule):
                 model.load_weights(ckpt)
             """,
         ),
+        Flagged(  # the path in a variable, in a sub-folder the TF checkpoint created
+            """
+            import os
+            import tensorflow as tf
+
+            def train(model, out):
+                ckpt = os.path.join(out, "checkpoints",
+                                    "last")
+                model.save_weights(ckpt)
+                model.load_weights(ckpt)
+            """,
+            """
+            import os
+            import tensorflow as tf
+
+            def train(model, out):
+                ckpt = os.path.join(out, "checkpoints",
+                                    "last.weights.h5")
+                os.makedirs(os.path.dirname(ckpt), exist_ok=True)
+                model.save_weights(ckpt)
+                model.load_weights(ckpt)
+            """,
+        ),
+        Flagged(  # manual: Keras 3's load_weights returns no checkpoint status to check
+            """
+            import tensorflow as tf
+
+            def train(model):
+                model.save_weights("ckpt")
+                model.load_weights("ckpt").assert_consumed()
+            """
+        ),
         Flagged(
             """
             import tensorflow as tf
