@@ -96,7 +96,11 @@ CONTEXT_SPEC = ContextSpec(
     data_method_exempt_prefixes=("tf.", "K."),
     # Keras's own style: ``from keras import ops`` then ``ops.mean``; a ``keras`` bound by
     # ``from tensorflow import keras`` gives way to ``import keras``
-    import_style=ImportStyle(from_imports=("keras.ops",), superseded_parents=("tensorflow",)),
+    import_style=ImportStyle(
+        from_imports=("keras.ops",),
+        superseded_parents=("tensorflow",),
+        superseded_modules=("keras_core",),  # keras-core-import makes it `import keras`
+    ),
     # Re-exported or aliased by real projects (``from mypkg.backend import K``).
     namespace_symbols=frozenset(
         {

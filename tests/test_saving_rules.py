@@ -408,3 +408,21 @@ def test_a_load_whose_status_is_checked_keeps_its_save_manual() -> None:
     (finding,) = [f for f in scan_text(code, select=["KM402"])]
     assert not finding.fixable and "returns nothing" in finding.message
     assert apply_to_text(code, select=["KM402"]) == code
+
+
+def test_a_load_that_is_keras_3_already_has_nothing_to_rename() -> None:
+    """Real repositories kept a KM403 'fix' after apply: the rename to
+    keras.saving.load_model was made, the save's path fix was not (its file name is used
+    elsewhere), and the finding offered the same rename again."""
+    code = (
+        "import keras\n\n"
+        "def run(model):\n"
+        "    model.save('model.h5')\n"
+        "    return keras.saving.load_model('model.h5')\n"
+    )
+    assert scan_text(code, select=["KM403"]) == []  # KM401 moves the path of both
+    legacy = code.replace("import keras", "import tensorflow as tf").replace(
+        "keras.saving.load_model", "tf.keras.models.load_model"
+    )
+    (finding,) = scan_text(legacy, select=["KM403"])
+    assert finding.fixable and "the save's fix moves both" in finding.message

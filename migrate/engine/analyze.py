@@ -24,6 +24,7 @@ from kmigrate.engine.project_index import ModuleFacts, module_facts_for_text
 from kmigrate.engine.rule_api import Report, Rule
 from kmigrate.engine.sites import CallSite, ImportSite, Node, ReferenceSite, Scope
 from kmigrate.engine.spec import ContextSpec
+from kmigrate.engine.speller import Speller
 from kmigrate.engine.suppress import Suppressions
 from kmigrate.engine.tree_index import TreeIndex
 
@@ -466,6 +467,7 @@ def analyze_module_text(
         walker._run(rule, rule.check_module, None)
     waiting: list[tuple[Finding, Report]] = []  # findings a later apply round may fix
     result.findings.extend(_findings_from_reports(path, reports, ruleset, waiting))
+    _keep_spellable_fixes(result.findings, module, spec)
     module.release()
     result.shared_path_reads = tuple(sorted(module.shared_path_reads))
     if facts.mixed_functions or facts.notes or facts.patched:
@@ -604,6 +606,24 @@ def _apply_project_notes(findings: list[Finding], facts: ModuleFacts) -> None:
         note = notes.get(owner)
         if note is not None:
             finding.message += _note_text(note)
+
+
+def _keep_spellable_fixes(findings: list[Finding], module: ModuleInfo, spec: ContextSpec) -> None:
+    """Fixes whose new names the module cannot spell keep no fix: with ``import tf_keras
+    as keras`` a written ``keras.random.SeedGenerator`` would be tf_keras's, and the
+    editor refuses it (:class:`~kmigrate.engine.speller.UnspellableNameError`); scan says so
+    first, so that it promises only what ``apply`` makes."""
+    speller = None
+    for finding in findings:
+        if finding.fix is None:
+            continue
+        if speller is None:
+            scope = module.index.scope_bindings(module.tree)
+            speller = Speller.for_scope(scope, module.tree, spec.import_style)
+        why = next(filter(None, map(speller.unspellable, sorted(finding.fix.spelled_names()))), "")
+        if why:
+            finding.fix, finding.fixed_later = None, False
+            finding.message += f" (not rewritten: {why})"
 
 
 def _keep_optional_calls(

@@ -8,6 +8,7 @@ Nothing in this module imports LibCST or knows a TensorFlow symbol.
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -170,6 +171,32 @@ class EditPlan:
 
     edits: tuple[Edit, ...]
     description: str = ""
+
+    def spelled_names(self) -> set[str]:
+        """The qualified names the editor spells for this plan (callees, ``{name:...}``
+        placeholders, ensured imports): each must be spellable in the module."""
+        names: set[str] = set()
+        texts: list[str] = []
+        for edit in self.edits:
+            if isinstance(edit, CallEdit):
+                if edit.callee:
+                    names.add(edit.callee)
+                texts += [a.value for a in edit.args or () if a.value]
+            elif isinstance(edit, ReplaceNode):
+                texts.append(edit.text)
+            elif isinstance(edit, ClassEdit):
+                texts += [text for _, text in (*edit.init_params, *edit.config_items)]
+                texts += [text for _, text in edit.call_params]
+                texts += edit.init_statements
+            elif isinstance(edit, EnsureImport):
+                names.add(f"{edit.module}.{edit.name}" if edit.name else edit.module)
+        for text in texts:
+            names.update(PLACEHOLDER.findall(text))
+        return names
+
+
+# ``{name:keras.ops.mean}`` in an edit's text: a qualified name the editor spells
+PLACEHOLDER = re.compile(r"\{name:([A-Za-z_][\w.]*)\}")
 
 
 # The findings about the run itself (rules/km9_internal/ describes them to users): the

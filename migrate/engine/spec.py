@@ -26,6 +26,9 @@ class ImportStyle:
     # packages whose sub-package, bound under its own name (``from <parent> import
     # <root>``), gives way to ``import <root>`` when a spelling starts with ``<root>``
     superseded_parents: tuple[str, ...] = ()
+    # modules a name may be bound to that give way to ``import <that name>``: a rule
+    # rewrites their import (``import keras_core as keras`` -> ``import keras``)
+    superseded_modules: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

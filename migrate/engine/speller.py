@@ -8,14 +8,18 @@ records the imports it needs, in the rules' import style (``ContextSpec.import_s
 from __future__ import annotations
 
 import ast
-import re
+from collections import Counter
 from dataclasses import dataclass, field
 
-from kmigrate.engine.model import EnsureImport
-from kmigrate.engine.names import scope_bindings
+from kmigrate.engine.model import PLACEHOLDER, EnsureImport
+from kmigrate.engine.names import ScopeBindings, dotted_parts, scope_bindings
+from kmigrate.engine.project_entry import module_statements
 from kmigrate.engine.spec import ImportStyle
 
-_PLACEHOLDER = re.compile(r"\{name:([A-Za-z_][\w.]*)\}")
+
+class UnspellableNameError(ValueError):
+    """The module binds the root of a qualified name to something else (``import
+    tf_keras as keras``): writing ``keras.X`` there would name that, not Keras."""
 
 
 @dataclass
@@ -36,8 +40,14 @@ class Speller:
 
     @classmethod
     def for_tree(cls, tree: ast.Module, style: ImportStyle) -> Speller:
-        scope = scope_bindings(tree)
-        return cls(dict(scope.imports), set(scope.imports) | scope.others, style)
+        return cls.for_scope(scope_bindings(tree), tree, style)
+
+    @classmethod
+    def for_scope(cls, scope: ScopeBindings, tree: ast.Module, style: ImportStyle) -> Speller:
+        """From the module's bindings (``scope``: its ``scope_bindings``): its imports,
+        and the names it binds once to an imported dotted name (``keras = tf.keras``)."""
+        bindings = {**assigned_aliases(tree, scope.imports), **scope.imports}
+        return cls(bindings, set(scope.imports) | scope.others, style)
 
     def _need(self, module: str, name: str | None = None) -> None:
         wanted = EnsureImport(module, name)
@@ -62,14 +72,40 @@ class Speller:
                 return qualified[len(parent) + 1 :]
         # 3. Otherwise the full dotted name under `import <root>`.
         root = parts[0]
+        why = self.conflict(root)
+        if why:
+            raise UnspellableNameError(f"`{qualified}` cannot be written here: {why}")
+        self._add(root, root, EnsureImport(root))
+        return qualified
+
+    def conflict(self, root: str) -> str:
+        """Why ``import <root>`` cannot give the name ``root`` here ("" when it can): the
+        module binds it to something else, which would shadow or be shadowed."""
         bound = self.bindings.get(root)
         if (
             root not in self.taken
             or bound == root
             or any(bound == f"{p}.{root}" for p in self.style.superseded_parents)
+            or bound in self.style.superseded_modules
         ):
-            self._add(root, root, EnsureImport(root))
-        return qualified
+            return ""
+        what = f"`{bound}`" if bound else "a value of its own"
+        return f"this module binds `{root}` to {what}"
+
+    def unspellable(self, qualified: str) -> str:
+        """Why :meth:`spell` would refuse ``qualified`` ("" when it can spell it), without
+        recording anything: scan asks, so that it promises only the fixes apply makes."""
+        parts = qualified.split(".")
+        targets = set(self.bindings.values())
+        if any(".".join(parts[:cut]) in targets for cut in range(len(parts), 0, -1)):
+            return ""
+        for namespace in self.style.from_imports:
+            local = namespace.rpartition(".")[2]
+            if qualified.startswith(namespace + ".") and (
+                self.bindings.get(local) == namespace or local not in self.taken
+            ):
+                return ""
+        return self.conflict(parts[0])
 
     def _add(self, local: str, target: str, wanted: EnsureImport) -> None:
         if local not in self.bindings:
@@ -80,4 +116,36 @@ class Speller:
 
     def fill(self, text: str) -> str:
         """Replace ``{name:qualified}`` placeholders with spellings."""
-        return _PLACEHOLDER.sub(lambda m: self.spell(m.group(1)), text)
+        return PLACEHOLDER.sub(lambda m: self.spell(m.group(1)), text)
+
+
+def assigned_aliases(tree: ast.Module, imports: dict[str, str]) -> dict[str, str]:
+    """Module-level names bound exactly once, by ``name = dotted.path`` whose root the
+    module imports: name -> the qualified path (``keras = tf.keras`` gives
+    ``tensorflow.keras``). A name bound in any other way as well is left out."""
+    counts: Counter[str] = Counter()
+    found: dict[str, str] = {}
+    for stmt in module_statements(tree.body):
+        counts.update(_names_bound_by(stmt))
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target = stmt.targets[0]
+            parts = dotted_parts(stmt.value)
+            if isinstance(target, ast.Name) and parts and parts[0] in imports:
+                found[target.id] = ".".join([imports[parts[0]], *parts[1:]])
+    return {name: path for name, path in found.items() if counts[name] == 1}
+
+
+def _names_bound_by(stmt: ast.stmt) -> list[str]:
+    """The names one module-level statement binds itself (not in its nested blocks)."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [stmt.name]
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return [a.asname or a.name.split(".")[0] for a in stmt.names]
+    targets: list[ast.AST] = []
+    if isinstance(stmt, ast.Assign):
+        targets = list(stmt.targets)
+    elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
+        targets = [stmt.target]
+    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+        targets = [i.optional_vars for i in stmt.items if i.optional_vars is not None]
+    return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]

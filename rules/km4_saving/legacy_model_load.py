@@ -6,7 +6,15 @@ from collections.abc import Iterator
 
 from kmigrate.engine import CallEdit, EditPlan, Severity
 from kmigrate.rules.base import Clean, Flagged, Report
-from kmigrate.rules.km4_saving._pairing import Pairing, PathRule, describe_path, new_name
+from kmigrate.rules.km4_saving._pairing import (
+    Pairing,
+    PathRule,
+    describe_path,
+    new_name,
+    writer_plan,
+)
+
+_KERAS3_LOADER = "keras.saving.load_model"
 
 
 class LegacyModelLoad(PathRule):
@@ -63,24 +71,33 @@ class LegacyModelLoad(PathRule):
                 continue
             site = use.site
             writer = pairing.writer_of.get(id(use))
-            rename = CallEdit(site.span, callee="keras.saving.load_model")
+            # a call that is Keras 3's loader already has nothing to rename (a rename to
+            # itself would stay "fixable" after every apply)
+            rename = None
+            if site.module.resolver.resolve(site.node.func) != _KERAS3_LOADER:  # type: ignore[attr-defined]
+                edit = CallEdit(site.span, callee=_KERAS3_LOADER)
+                rename = EditPlan((edit,), _KERAS3_LOADER)
+            moved = writer is not None and writer_plan(writer, pairing)[0] is not None
             if use.problems:
                 yield Report(site, f"loads a legacy model (manual: {use.problems[0]})")
-            elif writer is not None:
+            elif moved:
+                if rename is None:
+                    continue  # Keras 3's loader already: the save's fix moves the path
                 yield Report(
                     site,
-                    f"loads {describe_path(use)} written on line {writer.site.span.line}; "
+                    f"loads {describe_path(use)} written on line {writer.site.span.line}; "  # type: ignore[union-attr]
                     f"use `keras.saving.load_model` (the save's fix moves both to "
-                    f"{new_name(writer)})",
-                    fix=EditPlan((rename,), "keras.saving.load_model"),
+                    f"{new_name(writer)})",  # type: ignore[arg-type]
+                    fix=rename,
                 )
             elif kind == "h5":
+                written = "" if writer is None else f", written on line {writer.site.span.line}"
                 yield Report(
                     site,
-                    f"loads the legacy HDF5 file {describe_path(use)}: Keras 3 still reads "
-                    "it, but convert it once to `.keras` (`kmigrate convert-weights OLD.h5 "
-                    "NEW.keras`) for custom objects and future versions",
-                    fix=EditPlan((rename,), "keras.saving.load_model"),
+                    f"loads the legacy HDF5 file {describe_path(use)}{written}: Keras 3 still "
+                    "reads it, but convert it once to `.keras` (`kmigrate convert-weights "
+                    "OLD.h5 NEW.keras`) for custom objects and future versions",
+                    fix=rename,
                     severity=Severity.INFO,
                 )
             else:
