@@ -154,13 +154,12 @@ def tensorflow_uses(tree: ast.AST, text: str, index: TreeIndex | None = None) ->
             imports.append((*where, local))
     if not bound:
         return []
+    roots = [name for name in index.nodes(ast.Name) if name.id in bound]  # type: ignore[attr-defined]
     # the attribute each node is the value of: up a dotted chain from its root name
-    outer = {id(a.value): a for a in index.nodes(ast.Attribute)}  # type: ignore[attr-defined]
+    outer = {id(a.value): a for a in index.nodes(ast.Attribute)} if roots else {}  # type: ignore[attr-defined]
     uses: list[TfUse] = []
     read: set[str] = set()
-    for root in index.nodes(ast.Name):
-        if root.id not in bound:  # type: ignore[attr-defined]
-            continue
+    for root in roots:
         node, chain = root, [root.id]  # type: ignore[attr-defined]
         while id(node) in outer:
             node = outer[id(node)]
