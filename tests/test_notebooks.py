@@ -414,3 +414,38 @@ def test_a_notebook_entry_made_elsewhere_is_used_only_for_the_same_bytes(tmp_pat
     fresh = notebook_entry(path)
     assert "other" in fresh["functions"]
     assert notebook_entry(path, None, made) == fresh  # made from other bytes: not used
+
+
+def test_a_cold_scan_loads_and_parses_each_notebook_once(tmp_path: Path, monkeypatch) -> None:
+    """The notebook read for its index entry is the one its analysis then reads, tree
+    included (one load, one parse of its code as a module); the findings are those of
+    a run that loads it again."""
+    import ast
+
+    from kmigrate.commands import notebook, notebook_facts
+    from kmigrate.commands.config import Config
+    from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
+
+    _project_with_notebook(tmp_path)
+    notebook_facts._LOADED.clear()  # what earlier tests left
+    for i in range(10):  # enough TensorFlow files to analyse them before resolving
+        (tmp_path / f"pad_{i}.py").write_text("import tensorflow as tf\n\nX = tf.constant(1)\n")
+    loads: list[int] = []
+    real_load = notebook.load_notebook
+    monkeypatch.setattr(notebook, "load_notebook", lambda t: loads.append(1) or real_load(t))
+    parses: list[str] = []
+    real_parse = ast.parse
+    monkeypatch.setattr(
+        ast, "parse", lambda text, *a, **k: parses.append(text) or real_parse(text, *a, **k)
+    )
+    ids = select_ids((), ())
+    jobs = plan_jobs([tmp_path], Config(root=tmp_path), index_cache=False)
+    reused = run_jobs(jobs, ids, 1).findings
+    # the cell, when the notebook is loaded, and the code cells as one module
+    assert len(loads) == 1 and sum("class Scale(BaseLayer)" in t for t in parses) == 2
+    assert not notebook_facts._LOADED  # taken by the analysis
+    monkeypatch.setattr(notebook_facts, "take_loaded", lambda text: None)
+    jobs = plan_jobs([tmp_path], Config(root=tmp_path), index_cache=False)
+    assert run_jobs(jobs, ids, 1).findings == reused
+    notebook_facts._LOADED.clear()
+    assert any(f.path == "demo.ipynb" and f.symbol == "tf.reduce_mean" for f in reused)

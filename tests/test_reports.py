@@ -242,6 +242,53 @@ def test_footprint_matches_its_definition_on_real_code() -> None:
     assert checked > 50  # the comparison saw plenty of framework statements
 
 
+BLOCKS = """\
+import tensorflow as tf
+from tensorflow import keras as K
+
+@tf.function
+def f(x, y=tf.constant(1)):
+    with tf.name_scope("a"), open("p") as handle:
+        a = 1; b = tf.ones(2)
+        for i in range(3):
+            pass
+        else:
+            c = [tf.zeros(j) for j in range(i)]
+    while tf.reduce_any(x):
+        x = lambda z: K.backend.mean(z)
+    try:
+        pass
+    except (tf.errors.OpError, ValueError) as error:
+        raise
+    except* KeyError:
+        pass
+    finally:
+        d = f"{tf.__version__}"
+    match x:
+        case tf.Tensor() if tf.rank(x):
+            e = 1
+        case [1, *rest] if rest:
+            g = tf.rank(rest)
+        case _:
+            pass
+    return x
+
+class L(K.layers.Layer, metaclass=type(tf.Module)):
+    async def call(self, inputs):
+        async with tf.device("cpu"):
+            return [await tf.sleep(x) async for x in inputs]
+"""
+
+
+def test_footprint_matches_its_definition_on_every_kind_of_block() -> None:
+    """Headers and bodies of every compound statement, decorators, handlers, ``case``
+    patterns and guards (which are no statement's), several statements on a line."""
+    tree = ast.parse(BLOCKS.replace("except* KeyError", "except KeyError"))
+    assert count_tf_statements(tree) == _footprint_by_definition(tree) == 14
+    star = ast.parse(BLOCKS.replace("    except (tf.errors", "    except* (tf.errors"))
+    assert count_tf_statements(star) == _footprint_by_definition(star) == 14
+
+
 def test_footprint_read_from_disk_when_engine_does_not_say(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text("import tensorflow as tf\nx = tf.ones(3)\ny = 2\n")
     report = FileReport(path="m.py", uses_tensorflow=True, findings=[make("m.py", 2)])

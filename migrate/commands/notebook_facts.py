@@ -10,9 +10,10 @@ the project's modules are told (their facts are those of the project without it)
 
 from __future__ import annotations
 
+import ast
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,7 @@ from kmigrate.engine.project_index import ModuleFacts, ModuleRecord, ProjectFact
 
 if TYPE_CHECKING:
     from kmigrate.engine.spec import ContextSpec
+    from kmigrate.engine.tree_index import TreeIndex
 
 
 def notebook_entry(
@@ -68,19 +70,52 @@ def _digest(data: bytes) -> str:
 def _entry_of_cells(data: bytes) -> dict | None:
     from kmigrate.commands.notebook import NotebookError, load_notebook
     from kmigrate.engine.sources import SourceError, decode_source, parse_or_none
+    from kmigrate.engine.tree_index import TreeIndex
     from kmigrate.rules.context_spec import CONTEXT_SPEC
 
     try:
-        notebook = load_notebook(decode_source(data).text)
+        text = decode_source(data).text
+        notebook = load_notebook(text)
     except (SourceError, NotebookError):
         return None
     tree = parse_or_none(notebook.module_text) if notebook is not None else None
     if tree is None:
         return None
+    index = TreeIndex(tree)
     try:
-        return build_entry(tree, CONTEXT_SPEC)
+        entry = build_entry(tree, CONTEXT_SPEC, index)
     except RecursionError:
         return None
+    if len(_LOADED) >= _LOADED_AT_MOST:  # one made in a process that never analyses it
+        del _LOADED[next(iter(_LOADED))]
+    _LOADED[text] = LoadedNotebook(notebook, tree, index)
+    return entry
+
+
+@dataclass(frozen=True)
+class LoadedNotebook:
+    """A notebook read for its entry (:func:`_entry_of_cells`), its code cells' tree and
+    that tree's index: what its analysis, later in the same process, reads instead of
+    loading and parsing the notebook again (:func:`take_loaded`)."""
+
+    notebook: Any  # notebook.Notebook
+    tree: ast.Module
+    tree_index: TreeIndex
+
+
+# Notebooks read for their entries in this process, by their decoded text, until
+# their analysis takes them. The analysis of a cold scan's notebooks comes after the
+# project is resolved, which needs their entries: without this each notebook was
+# decoded, loaded and parsed twice. Keyed by the whole text, so an entry never
+# stands for other bytes; taken once, so no two users share a notebook object.
+_LOADED: dict[str, LoadedNotebook] = {}
+_LOADED_AT_MOST = 64  # the oldest goes first
+
+
+def take_loaded(text: str) -> LoadedNotebook | None:
+    """The notebook with this decoded ``text`` as its entry was made from it in this
+    process, or None; each is handed out once."""
+    return _LOADED.pop(text, None) if _LOADED else None
 
 
 def notebook_facts(

@@ -109,6 +109,9 @@ class _Unit:
     ruleset: RuleSet
     _analysis: FileAnalysis | None = field(default=None, repr=False)
     own_local: LocalFactsFrom | None = None  # a deferred job's, from its guess's index
+    # the text's tree and its index when parsed already (a notebook read for its entry)
+    tree: ast.Module | None = field(default=None, repr=False)
+    tree_index: TreeIndex | None = field(default=None, repr=False)
 
     @property
     def facts(self) -> ModuleFacts | None:
@@ -122,7 +125,7 @@ class _Unit:
             from kmigrate.rules.context_spec import CONTEXT_SPEC
 
             job = self.job
-            guessed = _Guessed(self.facts)
+            guessed = _Guessed(self.facts, self.tree, self.tree_index)
             if job.deferred and _FACTS_GUESS:
                 guessed = _guessed_facts(self.text, job, _FACTS_GUESS[0])
             analysis = analyze_module_text(
@@ -225,17 +228,23 @@ def _load(job: Job, rule_ids: tuple[str, ...], data: bytes | None) -> _Unit | Fi
         return unusable(f"cannot decode this file: {error}")
     notebook = None
     text = source.text
+    parsed = None
     if job.path.endswith(".ipynb"):
         from kmigrate.commands.notebook import NotebookError, load_notebook
+        from kmigrate.commands.notebook_facts import take_loaded
 
+        parsed = take_loaded(text)  # loaded and parsed for its index entry already
         try:
-            notebook = load_notebook(text)
+            notebook = parsed.notebook if parsed is not None else load_notebook(text)
         except NotebookError as error:
             return unusable(f"cannot read this notebook: {error}")
         if notebook is None:  # not a Python notebook
             return FileReport(job.display, mentions_backend=mentions_backend(data))
         text = notebook.module_text
-    return _Unit(job, data, source, text, notebook, ruleset_for(rule_ids))
+    unit = _Unit(job, data, source, text, notebook, ruleset_for(rule_ids))
+    if parsed is not None:
+        unit.tree, unit.tree_index = parsed.tree, parsed.tree_index
+    return unit
 
 
 def _scan_unit(unit: _Unit) -> FileReport:

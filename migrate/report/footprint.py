@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import ast
 import json
+from bisect import bisect_left
 
-from kmigrate.engine.names import import_bindings
+from kmigrate.engine.names import code_children, import_bindings
 from kmigrate.engine.sources import parse_or_none
-from kmigrate.engine.tree_index import TreeIndex, innermost
+from kmigrate.engine.tree_index import TreeIndex
 from kmigrate.rules.effort import FRAMEWORK_MODULES
 
 
@@ -38,9 +39,9 @@ def count_tf_statements(tree: ast.AST, index: TreeIndex | None = None) -> int:
 
     A statement uses a framework name when one is read in its own expressions: not in
     the bodies of nested blocks, not in a ``case`` pattern or guard (an ``except`` type
-    belongs to its ``try``). Runs on every scanned file, so it asks the module's
-    :class:`TreeIndex` (``index``, when the caller has it) for the innermost statement
-    around each framework name instead of walking the tree again.
+    belongs to its ``try``). Runs on every scanned file, so it reads the module's
+    :class:`TreeIndex` (``index``, when the caller has it) instead of walking the tree
+    again: the framework names by number, and only the statements that hold one.
     """
     index = index or TreeIndex(tree)  # type: ignore[arg-type]
     names: set[str] = set()
@@ -51,11 +52,42 @@ def count_tf_statements(tree: ast.AST, index: TreeIndex | None = None) -> int:
             imports += 1
     if not names:
         return 0
-    owners = [c for c in index.kinds if issubclass(c, ast.stmt) or c is ast.match_case]
-    regions = [(n, index.span(s)[1], s) for n, s in index.numbered(*owners)]
-    reads = [(n, x) for n, x in index.numbered(ast.Name) if x.id in names]  # type: ignore[attr-defined]
-    using = {id(o) for _, o in innermost(reads, regions) if o.__class__ is not ast.match_case}
-    return imports + len(using)
+    nodes, numbers = index.kinds.get(ast.Name, ([], []))
+    reads = [n for x, n in zip(nodes, numbers) if x.id in names]  # type: ignore[attr-defined]
+    return imports + len(_statements_reading(index, reads)) if reads else imports
+
+
+def _statements_reading(index: TreeIndex, reads: list[int]) -> set[int]:
+    """Ids of the statements whose own expressions hold one of the nodes numbered
+    ``reads`` (sorted).
+
+    Down from the module, into the statements (and ``except`` and ``case`` blocks) that
+    hold a read, skipping every other subtree whole. No node's range is walked for: the
+    walk numbers a node's children last to first, each child's subtree whole, so a
+    child's subtree ends just before the child listed before it, and the first child's
+    where its parent's does. A read in an ``except`` clause's type is its ``try``'s; in
+    a ``case`` pattern or guard, no statement's."""
+    numbers = index.numbers
+    last = len(reads)
+    using: set[int] = set()
+    # (node, its last number, the statement its expressions' reads belong to or None)
+    todo: list[tuple[ast.AST, int, ast.AST | None]] = [(index.tree, len(index.order) - 1, None)]
+    while todo:
+        node, end, owner = todo.pop()
+        for child in code_children(node):
+            start = numbers[id(child)]
+            at = bisect_left(reads, start)
+            if at < last and reads[at] <= end:  # a read in the child's subtree
+                if isinstance(child, ast.stmt):
+                    todo.append((child, end, child))
+                elif child.__class__ is ast.ExceptHandler:
+                    todo.append((child, end, owner))
+                elif child.__class__ is ast.match_case:
+                    todo.append((child, end, None))
+                elif owner is not None:
+                    using.add(id(owner))
+            end = start - 1  # the subtree of the child listed before ends here
+    return using
 
 
 def _notebook_code(text: str) -> str:
@@ -122,13 +154,12 @@ def tensorflow_uses(tree: ast.AST, text: str, index: TreeIndex | None = None) ->
             imports.append((*where, local))
     if not bound:
         return []
+    roots = [name for name in index.nodes(ast.Name) if name.id in bound]  # type: ignore[attr-defined]
     # the attribute each node is the value of: up a dotted chain from its root name
-    outer = {id(a.value): a for a in index.nodes(ast.Attribute)}  # type: ignore[attr-defined]
+    outer = {id(a.value): a for a in index.nodes(ast.Attribute)} if roots else {}  # type: ignore[attr-defined]
     uses: list[TfUse] = []
     read: set[str] = set()
-    for root in index.nodes(ast.Name):
-        if root.id not in bound:  # type: ignore[attr-defined]
-            continue
+    for root in roots:
         node, chain = root, [root.id]  # type: ignore[attr-defined]
         while id(node) in outer:
             node = outer[id(node)]
