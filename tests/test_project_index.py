@@ -272,6 +272,9 @@ def test_scan_fixable_count_is_what_apply_fixes(source: Path, tmp_path: Path) ->
     root = copy_repo(source, tmp_path)
     scanned, fixed = _scan_and_apply_counts(root)
     assert scanned == fixed
+    # and apply converges: nothing it offered is still offered afterwards
+    left = [f"{f.path}:{f.span.line} {f.rule}" for f in run_repo(root).findings if f.fixable]
+    assert left == []
 
 
 @pytest.mark.parametrize(
