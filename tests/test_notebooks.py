@@ -449,3 +449,43 @@ def test_a_cold_scan_loads_and_parses_each_notebook_once(tmp_path: Path, monkeyp
     assert run_jobs(jobs, ids, 1).findings == reused
     notebook_facts._LOADED.clear()
     assert any(f.path == "demo.ipynb" and f.symbol == "tf.reduce_mean" for f in reused)
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_a_save_a_notebook_loads_is_not_renamed_alone(tmp_path: Path, cached) -> None:
+    """A module's `model.save("classifier.h5")` moved to `.keras` would break the
+    notebook that loads `classifier.h5` (nothing imports a notebook, but it uses the
+    file): the save stays manual and says which notebook, also when only the module is
+    checked (the pre-commit hook), and fixable again once the notebook loads another file."""
+    from kmigrate.commands.config import Config
+    from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
+
+    (tmp_path / "train.py").write_text(
+        "import tensorflow as tf\n\n\ndef train(model):\n    model.save('classifier.h5')\n"
+    )
+    notebook = {
+        "cells": [
+            cell(
+                "code",
+                "import tensorflow as tf\nm = tf.keras.models.load_model('classifier.h5')\n",
+                1,
+            )
+        ],
+        "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    path = tmp_path / "evaluate.ipynb"
+    path.write_text(json.dumps(notebook))
+    ids = select_ids((), ())
+
+    def save_finding(*named: Path):
+        jobs = plan_jobs(list(named) or [tmp_path], Config(root=tmp_path), index_cache=cached)
+        (found,) = [f for f in run_jobs(jobs, ids, 1).findings if f.rule == "KM401"]
+        return found
+
+    for named in ((), (tmp_path / "train.py",)):  # the whole project, the hook's one file
+        found = save_finding(*named)
+        assert not found.fixable and "evaluate.ipynb also uses this file name" in found.message
+    path.write_text(json.dumps(notebook).replace("classifier.h5", "other.h5"))
+    assert save_finding().fixable

@@ -42,6 +42,7 @@ from kmigrate.engine.project_entry import (
     valid_entry,
 )
 from kmigrate.engine.project_index import (
+    FileUse,
     LocalFactsFrom,
     ModuleFacts,
     ModuleRecord,
@@ -95,8 +96,10 @@ def index_scope(
     root: Path,
     exclude: Sequence[str],
     walked: Sequence[Path] | None = None,
+    notebooks: list[Path] | None = None,
 ) -> list[Path]:
-    """The files of the project the named ``paths`` belong to.
+    """The files of the project the named ``paths`` belong to (its notebooks appended to
+    ``notebooks`` when given: they are not modules, but use the files modules save).
 
     ``walked``: what discovery found under ``paths``. When they are the project's folder
     itself (``kmigrate scan .``, ``check`` without files), that walk is the project's:
@@ -116,6 +119,8 @@ def index_scope(
             found.append(path)
             if len(found) > MAX_INDEXED_FILES:
                 return []
+        elif notebooks is not None and path.suffix == ".ipynb":
+            notebooks.append(path)
     return found
 
 
@@ -516,11 +521,13 @@ def attach_facts(
     """``jobs`` with the project index's facts about each module (``walked``: every file
     discovery found under ``paths``, see :func:`index_scope`)."""
     root = config.root.resolve()
-    scope = index_scope(paths, root, config.exclude, walked)
+    project_notebooks: list[Path] = []
+    scope = index_scope(paths, root, config.exclude, walked, project_notebooks)
     if not scope:
         return jobs
     store = index_store(root) if use_cache else None
     project = _Project(root, store, None, tuple(sorted(set(config.model_bases))))
+    project.notebook_paths = project_notebooks
     read = ProjectFiles(scope, project.stored)
     if not read.items:
         return jobs
@@ -534,7 +541,7 @@ def attach_facts(
             files = read.complete()
             return project.resolve(index_records(files, root, store, workers, digests=digests))
 
-        facts: Mapping[str, ModuleFacts] = project.stored.facts(full)
+        facts: Mapping[str, ModuleFacts] = project.with_file_users(project.stored.facts(full))
         if notebooks:
             facts = project.with_known_notebooks(facts, read.items, notebooks, workers)
         return _with_facts(jobs, facts)
@@ -599,6 +606,8 @@ class _Project:
         self.root_key = _digest(where.encode("utf-8", "surrogatepass"))
         self.stored = load_resolution(store, self.root_key) if store is not None else None
         self.stamps: dict[str, list[int] | None] = {}
+        self.notebook_paths: Sequence[Path] = ()  # the project's notebooks
+        self.notebook_entries: dict[str, dict] = {}  # their entries made this run, by key
         if digests is not None:
             self.take(digests)
 
@@ -625,18 +634,29 @@ class _Project:
     ) -> Mapping[str, ModuleFacts]:
         """The facts of every module (``made``: local facts made by smaller indexes,
         taken where they are the project's own)."""
-        return resolve(
-            records,
-            self.digests,
-            self.key,
-            self.spec,
-            self.store,
-            self.root_key,
-            self.stored,
-            _load_all(records),
-            made,
-            self.stamps,
+        return self.with_file_users(
+            resolve(
+                records,
+                self.digests,
+                self.key,
+                self.spec,
+                self.store,
+                self.root_key,
+                self.stored,
+                _load_all(records),
+                made,
+                self.stamps,
+            )
         )
+
+    def with_file_users(self, facts: ProjectFacts) -> ProjectFacts:
+        """``facts`` told about the notebooks that use saved files (read only if a module
+        with saved-file names or SavedModel saves asks)."""
+        if self.notebook_paths:
+            paths, root, store, spec = self.notebook_paths, self.root, self.store, self.spec
+            made = self.notebook_entries  # filled in by with_notebooks before it asks
+            facts.add_file_users(lambda: notebook_file_users(paths, root, store, spec, made))
+        return facts
 
     def with_notebooks(
         self,
@@ -662,6 +682,7 @@ class _Project:
             record = notebook_record(path, layout, self.store, (made or {}).get(path))
             if record is not None:
                 found.append(record)
+                self.notebook_entries[record.key] = record.entry
         known = notebook_facts(found, records, facts, _may_patch, self.spec)
         if self.store is not None:
             store_notebook_facts(self.store, self.root_key, self._notebooks_key(notebooks), known)
@@ -915,3 +936,51 @@ def _project_key(root: Path, digests: Mapping[str, str], model_bases: Sequence[s
     for key, file_digest in digests.items():
         digest.update(f"{key}\0{file_digest}\n".encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
+
+
+def notebook_file_users(
+    paths: Sequence[Path],
+    root: Path,
+    store: ResultCache | None,
+    spec: ContextSpec,
+    made: Mapping[str, dict] | None = None,
+) -> dict[str, FileUse]:
+    """The notebooks among ``paths`` that name saved files or reload SavedModels: a
+    module's save renamed to `.keras` would break the notebook that loads the old file.
+    A notebook's reloads are resolved through its own imports (nothing else binds its
+    names). Entries are stored by the notebooks' bytes; ``made``: those this run made
+    already (the scanned notebooks'), by key."""
+    from kmigrate.commands.notebook_facts import notebook_entry
+
+    found: dict[str, FileUse] = {}
+    for path in paths:
+        key = _key(path)
+        entry = (made or {}).get(key) or notebook_entry(path, store)
+        if entry is None:
+            continue
+        reload = _first_reload(entry, spec)
+        if entry["paths"] or reload:
+            found[key] = (_shown(key, root), tuple(entry["paths"]), reload)
+    return found
+
+
+def _first_reload(entry: dict, spec: ContextSpec) -> int:
+    """The line of an entry's first SavedModel reload resolved by its own imports (0:
+    none): ``tf.saved_model.load`` after ``import tensorflow as tf``."""
+    bound = {
+        local: f"{module}.{name}" if name and module else name or module
+        for local, module, name, level in entry["imports"]
+        if local != "*" and not level
+    }
+    lines = []
+    for callee, line, path in entry["saved_model_calls"]:
+        root, _, rest = callee.partition(".")
+        if path:  # the root is bound by an import in the function around the call
+            qualified = path
+        elif root in bound:
+            qualified = f"{bound[root]}.{rest}" if rest else bound[root]
+        else:
+            continue
+        if spec.canonical(qualified) in spec.saved_model_loads:
+            lines.append(line)
+    return min(lines, default=0)

@@ -330,6 +330,7 @@ class _Fallback(ProjectFacts):
                 if self._fallback is None:
                     raise
                 self._full = self._fallback()
+                self._full.add_file_users(self._outside_source)
         return self._full[key]
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 import builtins
 import sys
-from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -80,6 +80,9 @@ class ModuleFacts:
 
 
 Node = tuple[str, str]  # (module key, function name or ``Class.method``)
+# A file outside the modules that uses saved files: (path as shown, the saved-file names
+# it names, the line of its first SavedModel reload or 0)
+FileUse = tuple[str, tuple[str, ...], int]
 
 
 @dataclass(frozen=True)
@@ -685,6 +688,24 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
         self._reach: tuple[set[Node], set[Node]] | None = None
         self._users: dict[str, list[str]] | None = None
         self._reloads: list[tuple[str, str, int]] | None = None
+        self._outside_source: Callable[[], Mapping[str, FileUse]] | None = None
+        self._outside: Mapping[str, FileUse] | None = None
+
+    def add_file_users(self, source: Callable[[], Mapping[str, FileUse]] | None) -> None:
+        """Files outside the modules that use saved-file names or reload SavedModels
+        (notebooks: nothing imports them, but a save renamed in a module breaks the
+        notebook that loads the old file): key -> :data:`FileUse`. ``source`` is asked
+        once, when a module with file names or SavedModel saves first needs them."""
+        self._outside_source = source
+        self._outside = None
+        self._users = self._reloads = None
+        self._made.clear()
+
+    def outside_users(self) -> Mapping[str, FileUse]:
+        if self._outside is None:
+            source = self._outside_source
+            self._outside = dict(source()) if source is not None else {}
+        return self._outside
 
     def __getitem__(self, key: str) -> ModuleFacts:
         made = self._made.get(key)
@@ -752,8 +773,11 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
     def shared_paths(self, own: str, paths: Sequence[str]) -> tuple[tuple[str, str], ...]:
         """Of the file names ``paths`` the file shown as ``own`` uses, those other
         modules use too, with them (KM4 pairs across files)."""
+        if not paths:
+            return ()
         if self._users is None:
-            self._users = file_users(self.files.values())
+            outside = [(shown, names) for shown, names, _ in self.outside_users().values()]
+            self._users = file_users([*self.files.values(), *outside])
         return shared_with(self._users, own, paths)
 
     def saved_model_reloads(self, own: str) -> tuple[tuple[str, int], ...]:
@@ -761,7 +785,9 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
         of the first reload), at most three, by path."""
         if self._reloads is None:
             lines = ((key, self.reload_line(key)) for key in self.local)
-            self._reloads = sorted((self.files[key][0], key, line) for key, line in lines if line)
+            found = [(self.files[key][0], key, line) for key, line in lines if line]
+            found += [(shown, key, line) for key, (shown, _, line) in self.outside_users().items()]
+            self._reloads = sorted(r for r in found if r[2])
         return tuple((shown, line) for shown, key, line in self._reloads if key != own)[:3]
 
     def reload_line(self, key: str) -> int:
