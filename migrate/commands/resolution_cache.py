@@ -40,7 +40,7 @@ import functools
 import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kmigrate.commands.plain_data import checked_list, checked_pair, checked_text
 from kmigrate.engine.project_entry import ENTRY_FORMAT, entry_shape
@@ -273,31 +273,22 @@ def _check_row(row: Any, slots: list[str | None]) -> None:
             raise ValueError("not a slot")
     for texts in (model, data, imports):
         _texts(texts)
-    if type(local) is not list or len(local) != 10:
+    if type(local) is not list or len(local) != len(_LocalRow._fields):
         raise ValueError("not local facts")
-    (
-        classes,
-        bindings,
-        notes,
-        functions,
-        edges,
-        model_seeds,
-        data_seeds,
-        saves,
-        reload,
-        undecided,
-    ) = local
-    if saves is not True and saves is not False:
+    row = _LocalRow(*local)
+    if row.saves is not True and row.saves is not False:
         raise ValueError("not a flag")
-    if type(reload) is not int or reload < 0:
+    if type(row.reload) is not int or row.reload < 0:
         raise ValueError("not a line")
-    _texts(classes)
-    _texts(functions)
-    for pair in (*checked_list(bindings), *checked_list(notes), *checked_list(undecided)):
+    _texts(row.classes)
+    _texts(row.functions)
+    for pair in (*checked_list(row.bindings), *checked_list(row.notes)):
         checked_pair(pair)
-    if type(edges) is not dict:
+    for pair in checked_list(row.undecided):
+        checked_pair(pair)
+    if type(row.edges) is not dict:
         raise ValueError("not a dict")
-    for out in (*edges.values(), model_seeds, data_seeds):
+    for out in (*row.edges.values(), row.model_seeds, row.data_seeds):
         for node in checked_list(out):
             slot, colon, _ = checked_text(node).partition(":")
             if not (colon and slot.isdigit() and int(slot) < len(slots) and slots[int(slot)]):
@@ -781,18 +772,7 @@ def _decode_local(value: list, slots: list[str | None]) -> LocalFacts:
     """A row's local facts as objects. The row was checked whole when the resolution was
     loaded (:func:`_check_row`: texts, pairs, nodes naming a file that is still there),
     so nothing is checked again here: a warm re-scan decodes every file's row."""
-    (
-        classes,
-        bindings,
-        notes,
-        functions,
-        edges,
-        model_seeds,
-        data_seeds,
-        saves,
-        reload,
-        undecided,
-    ) = value
+    row = _LocalRow(*value)
 
     def nodes(items: list[str]) -> tuple[tuple[str, str], ...]:
         found = []
@@ -802,14 +782,33 @@ def _decode_local(value: list, slots: list[str | None]) -> LocalFacts:
         return tuple(found)
 
     return LocalFacts(
-        model_classes=tuple(classes),
-        bindings=tuple((first, second) for first, second in bindings),
-        notes=tuple((first, second) for first, second in notes),
-        functions=tuple(functions),
-        edges=tuple((name, nodes(out)) for name, out in edges.items()),
-        model_seeds=nodes(model_seeds),
-        data_seeds=nodes(data_seeds),
-        saves_saved_model=saves,
-        saved_model_reload=reload,
-        undecided_calls=tuple((first, second) for first, second in undecided),
+        model_classes=tuple(row.classes),
+        bindings=_pairs(row.bindings),
+        notes=_pairs(row.notes),
+        functions=tuple(row.functions),
+        edges=tuple((name, nodes(out)) for name, out in row.edges.items()),
+        model_seeds=nodes(row.model_seeds),
+        data_seeds=nodes(row.data_seeds),
+        saves_saved_model=row.saves,
+        saved_model_reload=row.reload,
+        undecided_calls=_pairs(row.undecided),
     )
+
+
+def _pairs(items: list[list[str]]) -> tuple[tuple[str, str], ...]:
+    return tuple((first, second) for first, second in items)
+
+
+class _LocalRow(NamedTuple):
+    """A row's local facts as stored (:func:`_encode_local`), field by field."""
+
+    classes: list
+    bindings: list
+    notes: list
+    functions: list
+    edges: dict
+    model_seeds: list
+    data_seeds: list
+    saves: bool
+    reload: int
+    undecided: list
