@@ -70,3 +70,36 @@ def test_scan_promises_no_fix_that_would_write_keras_for_tf_keras() -> None:
     fixed = apply_to_text(LAYER)
     assert "keras.random" not in fixed and "tf.random.uniform" in fixed
     assert "ops.mean(x)" in fixed  # spelled through `from keras import ops`: Keras 3's
+
+
+SHADOWED = """\
+import tensorflow as tf
+from tensorflow import keras
+
+
+class Pool(keras.layers.Layer):
+    def call(self, x, ops=("mean",)):
+        if "mean" in ops:
+            return tf.reduce_mean(x, axis=1)
+        return tf.reduce_max(x, axis=1)
+
+
+class Noise(keras.layers.Layer):
+    def call(self, x):
+        keras = None
+        return x + tf.random.uniform(tf.shape(x), seed=1)
+"""
+
+
+def test_a_name_a_function_binds_itself_is_not_written_for_keras() -> None:
+    """`ops.mean` written where a parameter is named `ops`, or `keras.random...` in a
+    function that sets `keras = None`, would name those locals."""
+    found = {(f.rule, f.span.line): f for f in scan_text(SHADOWED)}
+    for line in (8, 9):
+        assert "`ops` is a local name in `call`" in found["KM201", line].message
+        assert not found["KM201", line].fixable
+    assert "`keras` is a local name in `call`" in found["KM301", 15].message
+    assert found["KM201", 15].fixable  # tf.shape -> ops.shape: `ops` is free there
+    fixed = apply_to_text(SHADOWED)
+    assert "tf.reduce_mean(x, axis=1)" in fixed and "keras.random" not in fixed
+    assert "ops.shape(x)" in fixed

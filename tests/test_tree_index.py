@@ -176,3 +176,27 @@ def test_parents_are_made_on_demand_and_match_the_tree() -> None:
         for child in ast.iter_child_nodes(node):
             if child in index.nodes(type(child)):
                 assert index.parent(child) is node
+
+
+def test_local_binder_finds_the_innermost_function_that_binds_a_name() -> None:
+    from kmigrate.engine.tree_index import TreeIndex
+
+    tree = ast.parse(
+        "ops = 1\n"
+        "def outer(ops):\n"
+        "    def inner():\n"
+        "        global keras\n"
+        "        keras = 2\n"
+        "        return ops + keras\n"
+        "    lam = lambda keras: keras + ops\n"
+        "    return inner\n"
+        "def other():\n"
+        "    return ops\n"
+    )
+    index = TreeIndex(tree)
+    names = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in ("ops", "keras")]
+    loads = {(n.lineno, n.col_offset, n.id): n for n in names if isinstance(n.ctx, ast.Load)}
+    assert index.local_binder(loads[6, 15, "ops"], "ops") == "outer"
+    assert index.local_binder(loads[6, 21, "keras"], "keras") is None  # global
+    assert index.local_binder(loads[7, 24, "keras"], "keras") == "<lambda>"
+    assert index.local_binder(loads[10, 11, "ops"], "ops") is None  # the module's

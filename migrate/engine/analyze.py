@@ -466,8 +466,9 @@ def analyze_module_text(
     for rule in ruleset.rules:
         walker._run(rule, rule.check_module, None)
     waiting: list[tuple[Finding, Report]] = []  # findings a later apply round may fix
-    result.findings.extend(_findings_from_reports(path, reports, ruleset, waiting))
-    _keep_spellable_fixes(result.findings, module, spec)
+    fixable: list[tuple[Finding, ast.AST]] = []  # with the node each one's fix is at
+    result.findings.extend(_findings_from_reports(path, reports, ruleset, waiting, fixable))
+    _keep_spellable_fixes(fixable, module, spec)
     module.release()
     result.shared_path_reads = tuple(sorted(module.shared_path_reads))
     if facts.mixed_functions or facts.notes or facts.patched:
@@ -534,9 +535,11 @@ def _findings_from_reports(
     reports: Iterable[Report],
     ruleset: RuleSet,
     waiting: list[tuple[Finding, Report]] | None = None,
+    fixable: list[tuple[Finding, ast.AST]] | None = None,
 ) -> list[Finding]:
     """The rules' reports as findings; ``waiting`` gets those a later ``apply`` round
-    may fix (:func:`_mark_fixed_later` decides once the findings are final)."""
+    may fix (:func:`_mark_fixed_later` decides once the findings are final), ``fixable``
+    those with a fix, with their site's node."""
     findings: list[Finding] = []
     seen: set[tuple] = set()
     for report in reports:
@@ -565,6 +568,8 @@ def _findings_from_reports(
         )
         if report.unblocked_by and report.fix is None and waiting is not None:
             waiting.append((findings[-1], report))
+        if report.fix is not None and fixable is not None:
+            fixable.append((findings[-1], site.node))
     return findings
 
 
@@ -608,19 +613,28 @@ def _apply_project_notes(findings: list[Finding], facts: ModuleFacts) -> None:
             finding.message += _note_text(note)
 
 
-def _keep_spellable_fixes(findings: list[Finding], module: ModuleInfo, spec: ContextSpec) -> None:
-    """Fixes whose new names the module cannot spell keep no fix: with ``import tf_keras
-    as keras`` a written ``keras.random.SeedGenerator`` would be tf_keras's, and the
-    editor refuses it (:class:`~kmigrate.engine.speller.UnspellableNameError`); scan says so
-    first, so that it promises only what ``apply`` makes."""
-    speller = None
-    for finding in findings:
-        if finding.fix is None:
-            continue
-        if speller is None:
-            scope = module.index.scope_bindings(module.tree)
-            speller = Speller.for_scope(scope, module.tree, spec.import_style)
-        why = next(filter(None, map(speller.unspellable, sorted(finding.fix.spelled_names()))), "")
+def _keep_spellable_fixes(
+    fixable: list[tuple[Finding, ast.AST]], module: ModuleInfo, spec: ContextSpec
+) -> None:
+    """Fixes whose new names the module cannot spell keep no fix. With ``import tf_keras
+    as keras`` a written ``keras.random.SeedGenerator`` would be tf_keras's (the editor
+    refuses it: :class:`~kmigrate.engine.speller.UnspellableNameError`); in a function
+    with a parameter or variable ``ops``, a written ``ops.mean`` would be that. Scan says
+    so first, so that it promises only what ``apply`` makes."""
+    if not fixable:
+        return
+    scope = module.index.scope_bindings(module.tree)
+    speller = Speller.for_scope(scope, module.tree, spec.import_style)
+    for finding, node in fixable:
+        why = ""
+        for qualified in sorted(finding.fix.spelled_names()):  # type: ignore[union-attr]
+            name, why = speller.first_name(qualified)
+            if not why:
+                function = module.index.local_binder(node, name)
+                if function is not None:
+                    why = f"`{name}` is a local name in `{function}` here"
+            if why:
+                break
         if why:
             finding.fix, finding.fixed_later = None, False
             finding.message += f" (not rewritten: {why})"

@@ -95,17 +95,24 @@ class Speller:
     def unspellable(self, qualified: str) -> str:
         """Why :meth:`spell` would refuse ``qualified`` ("" when it can spell it), without
         recording anything: scan asks, so that it promises only the fixes apply makes."""
+        return self.first_name(qualified)[1]
+
+    def first_name(self, qualified: str) -> tuple[str, str]:
+        """(the module-level name :meth:`spell` would write ``qualified`` through, why it
+        cannot: "" when it can), without recording anything."""
         parts = qualified.split(".")
-        targets = set(self.bindings.values())
-        if any(".".join(parts[:cut]) in targets for cut in range(len(parts), 0, -1)):
-            return ""
+        for cut in range(len(parts), 0, -1):
+            prefix = ".".join(parts[:cut])
+            for local, target in self.bindings.items():
+                if target == prefix:
+                    return local, ""
         for namespace in self.style.from_imports:
             local = namespace.rpartition(".")[2]
             if qualified.startswith(namespace + ".") and (
                 self.bindings.get(local) == namespace or local not in self.taken
             ):
-                return ""
-        return self.conflict(parts[0])
+                return local, ""
+        return parts[0], self.conflict(parts[0])
 
     def _add(self, local: str, target: str, wanted: EnsureImport) -> None:
         if local not in self.bindings:

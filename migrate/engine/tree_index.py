@@ -63,6 +63,7 @@ class TreeIndex:
         self._parents: dict[int, ast.AST] | None = None
         self._scopes: dict[int, ScopeBindings] | None = None
         self._scopes_package = ""
+        self._functions: tuple[list[int], list[int], list[ast.AST], list[int]] | None = None
 
     @property
     def parents(self) -> dict[int, ast.AST]:
@@ -161,6 +162,50 @@ class TreeIndex:
         return ScopeBindings(
             dict(found.imports), set(found.others), set(found.globals_), found.is_class
         )
+
+    def local_binder(self, node: ast.AST, name: str) -> str | None:
+        """The innermost function around ``node`` whose own body binds ``name`` (a
+        parameter, an assignment, an import, unless declared global), by its name
+        ("<lambda>"); None when only the module can: there a module-level name is that."""
+        number = self.numbers.get(id(node))
+        if number is None:
+            return None
+        firsts, lasts, functions, parents = self._function_tree()
+        i = bisect_left(firsts, number) - 1  # the last function starting before the node
+        while i >= 0 and lasts[i] < number:  # ... that holds it, or the one around that
+            i = parents[i]
+        if self._scopes is None:
+            self._scopes = self._all_scope_bindings(self._scopes_package)
+        while i >= 0:
+            bound = self._scopes.get(id(functions[i]))
+            if (
+                bound is not None
+                and name not in bound.globals_
+                and (name in bound.others or name in bound.imports)
+            ):
+                return getattr(functions[i], "name", "<lambda>")
+            i = parents[i]
+        return None
+
+    def _function_tree(self) -> tuple[list[int], list[int], list[ast.AST], list[int]]:
+        """The functions' first and last numbers, the functions, and the index of the
+        function around each (-1: none), by first number; made once."""
+        if self._functions is None:
+            regions = self.function_regions()
+            parents: list[int] = []
+            open_: list[int] = []
+            for i, (first, _, _) in enumerate(regions):
+                while open_ and regions[open_[-1]][1] < first:
+                    open_.pop()
+                parents.append(open_[-1] if open_ else -1)
+                open_.append(i)
+            self._functions = (
+                [r[0] for r in regions],
+                [r[1] for r in regions],
+                [r[2] for r in regions],
+                parents,
+            )
+        return self._functions
 
     def _body_region(self, scope: ast.AST) -> tuple[int, int] | None:
         if isinstance(scope, ast.Lambda):
