@@ -282,7 +282,7 @@ MOVED_MODULES: dict[str, MovedModule] = {
 
 # Keras 2.x modules tf_keras has no equivalent of (a path covers its submodules)
 REMOVED_MODULES: dict[str, str] = {
-    "keras.legacy": "Keras 1 argument converters (interfaces), dropped in Keras 2.4",
+    "keras.legacy": "Keras 1 argument converters, dropped in Keras 2.4",
     "keras.backend.theano_backend": "the Theano backend; tf_keras runs on TensorFlow only",
     "keras.backend.cntk_backend": "the CNTK backend; tf_keras runs on TensorFlow only",
     "keras.backend.numpy_backend": "Keras 2.2's NumPy test backend",
