@@ -30,7 +30,7 @@ def _error(type_: str, message: str, stage: str = "build") -> ErrorInfo:
                 "OperatorNotAllowedInGraphError",
                 "Using a symbolic `tf.Tensor` as a Python `bool` is not allowed.",
             ),
-            "compared objects",
+            "compared tensors as objects",
         ),
         (
             _error("AttributeError", "module 'tensorflow' has no attribute 'depth_to_space'"),

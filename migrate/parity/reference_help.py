@@ -27,10 +27,10 @@ LEGACY_CAUSES: tuple[tuple[re.Pattern[str], str], ...] = (
     ),
     (
         re.compile(r"OperatorNotAllowedInGraphError|symbolic `tf\.Tensor` as a Python `bool`"),
-        "the original (or a Keras 2 function it calls) uses a tensor as a Python bool: under "
-        "TensorFlow 1 `tensor != 0.0` compared objects and was always True (Keras 2.2's "
-        "K.relu read a tensor `alpha` that way); TensorFlow 2 compares values, and a traced "
-        "call() cannot turn them into a bool",
+        "the original (or a Keras 2 function it calls, e.g. K.relu with a tensor alpha) uses "
+        "a tensor as a Python bool: TensorFlow 1 compared tensors as objects (`alpha != 0.0` "
+        "was simply True), TensorFlow 2 compares their values, which a traced call() cannot "
+        "turn into a bool",
     ),
     (
         re.compile(r"module 'tensorflow(\.[\w.]+)?' has no attribute '(\w+)'"),
@@ -44,7 +44,7 @@ LEGACY_CAUSES: tuple[tuple[re.Pattern[str], str], ...] = (
     ),
     (
         re.compile(r"module 'keras\.backend' has no attribute '(\w+)'"),
-        "the original calls a Keras 2 backend function (K.*) that this Keras does not have",
+        "the original calls a Keras 2 backend function (K.*) that this Keras version lacks",
     ),
 )
 
@@ -107,7 +107,7 @@ def reference_hint(attempts: list[Attempt], *, keras_choice: str, tf_keras: bool
             causes.append(f"{attempt.title}: {cause}" if len(attempts) > 1 else cause)
     parts = ["the original must run as the reference before anything can be compared"]
     if causes:
-        parts.append("; ".join(causes))
+        parts.append("Cause: " + "; ".join(causes))
     choices = []
     if 3 not in tried:
         choices.append("--reference-keras 3 runs it on Keras 3")
@@ -118,9 +118,11 @@ def reference_hint(attempts: list[Attempt], *, keras_choice: str, tf_keras: bool
     if final.keras == 3 and final.backend == "tensorflow" and not causes:
         choices.append("--reference-backend jax or torch runs Keras 3 on another backend")
     choices.append(
-        "or bring the failing line of a copy of the original to TensorFlow 2 without "
+        "bring the failing line of a copy of the original to TensorFlow 2 without "
         "changing what it computes (e.g. tf.compat.v1.X for a removed tf.X) and give that "
         "copy as --reference"
     )
-    parts.append("what to do: " + "; ".join(choices))
+    if len(choices) > 1:
+        choices[-1] = f"or {choices[-1]}"
+    parts.append("What to do: " + "; ".join(choices))
     return ". ".join(parts)
