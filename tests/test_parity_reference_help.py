@@ -33,6 +33,13 @@ def _error(type_: str, message: str, stage: str = "build") -> ErrorInfo:
             "compared tensors as objects",
         ),
         (
+            _error(
+                "OperatorNotAllowedInGraphError",
+                "Iterating over a symbolic `tf.Tensor` is not allowed.",
+            ),
+            "list of inputs",
+        ),
+        (
             _error("AttributeError", "module 'tensorflow' has no attribute 'depth_to_space'"),
             "TensorFlow 1.x API",
         ),

@@ -26,11 +26,16 @@ LEGACY_CAUSES: tuple[tuple[re.Pattern[str], str], ...] = (
         "the original imports a Keras 2.x module that tf_keras does not have",
     ),
     (
-        re.compile(r"OperatorNotAllowedInGraphError|symbolic `tf\.Tensor` as a Python `bool`"),
+        re.compile(r"symbolic `tf\.Tensor` as a Python `bool`"),
         "the original (or a Keras 2 function it calls, e.g. K.relu with a tensor alpha) uses "
         "a tensor as a Python bool: TensorFlow 1 compared tensors as objects (`alpha != 0.0` "
         "was simply True), TensorFlow 2 compares their values, which a traced call() cannot "
         "turn into a bool",
+    ),
+    (
+        re.compile(r"Iterating over a symbolic `tf\.Tensor`"),
+        "the original unpacks or loops over a tensor in call(), which a traced call() cannot "
+        "do: check the layer is given the list of inputs it expects",
     ),
     (
         re.compile(r"module 'tensorflow(\.[\w.]+)?' has no attribute '(\w+)'"),
