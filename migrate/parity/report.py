@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from kmigrate.parity.compare import FLOAT_TOLERANCES, ArrayDiff, LayerDivergence
 
 JSON_VERSION = 1
-USER_FACING_ERRORS = frozenset({"StageError", "ParityUsageError", "Skipped"})
+USER_FACING_ERRORS = frozenset(
+    {"StageError", "ParityUsageError", "Skipped", "Keras2ModuleNotFoundError"}
+)
 STATUS_STYLE = {
     "pass": ("PASS", "bold green"),
     "fail": ("FAIL", "bold red"),
@@ -125,6 +127,7 @@ class BackendRun:
     checks: list[CheckResult] = field(default_factory=list)
     tensorflow: dict | None = None  # jax/torch: who imported tensorflow, if anyone
     timings: dict[str, float] = field(default_factory=dict)  # seconds per worker stage
+    hint: str | None = None  # what to do about the error (a failed reference: its causes)
 
     def check(self, name: str) -> CheckResult | None:
         return next((c for c in self.checks if c.name == name), None)
@@ -166,6 +169,7 @@ class BackendRun:
             "checks": [c.to_dict() for c in self.checks],
             "tensorflow": self.tensorflow,
             "timings": {k: round(v, 3) for k, v in self.timings.items()},
+            "hint": self.hint,
         }
 
 
@@ -443,7 +447,7 @@ def error_hint(run: BackendRun) -> str | None:
     if "custom_objects" in error.message or "Could not locate" in error.message:
         return "give the module that defines the custom layers: --custom-objects layers.py"
     if run.role == "reference":
-        return (
+        return run.hint or (
             "the reference must run before anything can be compared; fix the error above or "
             "choose another reference (--reference-backend, --reference-keras)"
         )

@@ -61,6 +61,7 @@ from kmigrate.parity.plan import (
     parse_model_spec,
     require_backend,
 )
+from kmigrate.parity.reference_help import Attempt, attempt_notes, reference_hint
 from kmigrate.parity.report import BackendRun, CheckResult, ErrorInfo, ParityReport
 from kmigrate.parity.verdicts import (
     check_entry,
@@ -553,17 +554,22 @@ class ParityRun:
             if entry.get("status") == "error":
                 headline = ErrorInfo.from_dict(entry.get("error") or {}).headline
                 run.notes.append(f"the original's {name} check failed, not compared: {headline}")
-        if len(attempts) > 1:
+        if final.status == "ok" and len(attempts) > 1:
             first = attempts[0]
             headline = first.error.headline if first.error else first.status
-            if final.status == "ok":
-                run.notes.insert(
-                    0,
-                    f"Keras 3 could not run the original ({headline}); it ran on Keras 2 "
-                    f"through tf_keras instead",
-                )
-            else:
-                run.notes.insert(0, f"the Keras 3 attempt failed as well: {headline}")
+            run.notes.insert(
+                0,
+                f"Keras 3 could not run the original ({headline}); it ran on Keras 2 "
+                f"through tf_keras instead",
+            )
+        elif final.status != "ok" and self.mode == "before_after":
+            tries = [Attempt(a.task.keras, a.task.backend, a.error) for a in attempts]
+            run.notes[:0] = attempt_notes(tries)
+            run.hint = reference_hint(
+                tries,
+                keras_choice=self.options.reference_keras,
+                tf_keras=module_available("tf_keras"),
+            )
         return run
 
     def _model_text(self, task: Task) -> str:

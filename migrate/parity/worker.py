@@ -41,7 +41,9 @@ from pathlib import Path
 
 import numpy as np
 
+from kmigrate.parity import keras2_alias
 from kmigrate.parity.batch import InputBatch
+from kmigrate.parity.keras2_alias import Keras2ModuleNotFoundError
 from kmigrate.parity.plan import ParityUsageError
 from kmigrate.parity.tf_watch import TensorFlowWatch
 from kmigrate.parity.train_step import TrainingCheck
@@ -114,7 +116,28 @@ def _plain(text: str) -> str:
     return ANSI_ESCAPE.sub("", text)
 
 
+def _import_site(exc: BaseException) -> str:
+    """``file:line: statement`` of the user's code that ran the failed import."""
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if not f.filename.startswith("<") and not _is_library_file(os.path.realpath(f.filename))
+    ]
+    if not frames:
+        return ""
+    frame = frames[-1]
+    return f"{frame.filename}:{frame.lineno}: {(frame.line or '').strip()}"
+
+
 def _error_info(stage: str, exc: BaseException) -> dict:
+    if isinstance(exc, Keras2ModuleNotFoundError):  # one sentence says it all
+        site = _import_site(exc)
+        return {
+            "stage": stage,
+            "type": type(exc).__name__,
+            "message": f"{exc}; imported at {site}" if site else str(exc),
+            "traceback": "",
+        }
     message = str(exc).strip() or type(exc).__name__
     info = {
         "stage": stage,
@@ -425,8 +448,6 @@ class Worker:
         started = time.perf_counter()
         spec = self.task["model"]
         if self.legacy:  # standalone Keras 2 code (`import keras`) runs on tf_keras too
-            from kmigrate.parity import keras2_alias  # noqa: PLC0415 - Keras 2 runs only
-
             self.result["keras_alias"] = keras2_alias.install()
         for folder in reversed(spec.get("sys_path") or []):
             if folder not in sys.path:
