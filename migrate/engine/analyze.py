@@ -16,7 +16,15 @@ from typing import Any
 
 from kmigrate.engine.contexts import ContextIndex, build_context_index
 from kmigrate.engine.fingerprint import Occurrences
-from kmigrate.engine.model import RULE_CRASHED, UNPARSEABLE, Context, Finding, Severity, Span
+from kmigrate.engine.model import (
+    RULE_CRASHED,
+    UNPARSEABLE,
+    Context,
+    EditPlan,
+    Finding,
+    Severity,
+    Span,
+)
 from kmigrate.engine.module_info import ModuleInfo
 from kmigrate.engine.names import LEAF_KINDS, Resolver, child_nodes, code_children, dotted_parts
 from kmigrate.engine.optional_imports import optional_imports
@@ -467,7 +475,6 @@ def analyze_module_text(
         walker._run(rule, rule.check_module, None)
     waiting: list[tuple[Finding, Report]] = []  # findings a later apply round may fix
     result.findings.extend(_findings_from_reports(path, reports, ruleset, waiting))
-    _keep_spellable_fixes(result.findings, module, spec)
     module.release()
     result.shared_path_reads = tuple(sorted(module.shared_path_reads))
     if facts.mixed_functions or facts.notes or facts.patched:
@@ -478,8 +485,12 @@ def analyze_module_text(
     suppressions = Suppressions.from_text(text)
     result.suppressions = suppressions
     result.findings = [f for f in result.findings if not suppressions.suppresses(f)]
-    if waiting:  # after the project's vetoes and the suppressions: apply sees the same
+    # after the project's vetoes and the suppressions: apply sees the same fixes
+    plans, unspelled = _keep_spellable_fixes(result.findings, module, spec)
+    if waiting:
         _mark_fixed_later(result.findings, waiting)
+    if unspelled:
+        _spellable_later(unspelled, plans, module, spec, waiting)
     fingerprint_findings(result.findings)
     return result
 
@@ -608,21 +619,61 @@ def _apply_project_notes(findings: list[Finding], facts: ModuleFacts) -> None:
             finding.message += _note_text(note)
 
 
-def _keep_spellable_fixes(findings: list[Finding], module: ModuleInfo, spec: ContextSpec) -> None:
+def _keep_spellable_fixes(
+    findings: list[Finding], module: ModuleInfo, spec: ContextSpec
+) -> tuple[list[EditPlan], list[tuple[Finding, EditPlan, str]]]:
     """Fixes whose new names the module cannot spell keep no fix: with ``import tf_keras
     as keras`` a written ``keras.random.SeedGenerator`` would be tf_keras's, and the
     editor refuses it (:class:`~kmigrate.engine.speller.UnspellableNameError`); scan says so
-    first, so that it promises only what ``apply`` makes."""
-    speller = None
+    first, so that it promises only what ``apply`` makes. Names are spelled as the module
+    binds them once this round's import rewrites are made (``import tf_keras as keras``
+    becoming ``import keras``). Returns this round's plans, and the findings that lost
+    their fix with that fix and why (:func:`_spellable_later` decides about them)."""
+    plans = [f.fix for f in findings if f.fix is not None]
+    if not plans:
+        return plans, []
+    speller = _speller(module, spec, plans)
+    unspelled: list[tuple[Finding, EditPlan, str]] = []
     for finding in findings:
-        if finding.fix is None:
-            continue
-        if speller is None:
-            scope = module.index.scope_bindings(module.tree)
-            speller = Speller.for_scope(scope, module.tree, spec.import_style)
-        why = next(filter(None, map(speller.unspellable, sorted(finding.fix.spelled_names()))), "")
-        if why:
-            finding.fix, finding.fixed_later = None, False
+        plan = finding.fix
+        if plan is not None:
+            why = _unspellable(speller, plan)
+            if why:
+                unspelled.append((finding, plan, why))
+                finding.fix, finding.fixed_later = None, False
+    return plans, unspelled
+
+
+def _speller(module: ModuleInfo, spec: ContextSpec, plans: list[EditPlan]) -> Speller:
+    scope = module.index.scope_bindings(module.tree)
+    return Speller.for_scope(scope, module.tree, spec.import_style, plans)
+
+
+def _unspellable(speller: Speller, plan: EditPlan) -> str:
+    return next(filter(None, map(speller.unspellable, sorted(plan.spelled_names()))), "")
+
+
+def _spellable_later(
+    unspelled: list[tuple[Finding, EditPlan, str]],
+    plans: list[EditPlan],
+    module: ModuleInfo,
+    spec: ContextSpec,
+    waiting: list[tuple[Finding, Report]],
+) -> None:
+    """Of the fixes that lost their fix for a name the module binds otherwise, those a
+    later round makes are fixable too: the import that binds the name is rewritten in
+    that round (a waiting finding that ``apply`` fixes once its blockers are, whose
+    rule said what the import becomes). The others say why they are not rewritten."""
+    later = [
+        report.later_fix
+        for finding, report in waiting
+        if finding.fixed_later and report.later_fix is not None
+    ]
+    speller = _speller(module, spec, [*plans, *later]) if later else None
+    for finding, plan, why in unspelled:
+        if speller is not None and not _unspellable(speller, plan):
+            finding.fixed_later = True
+        else:
             finding.message += f" (not rewritten: {why})"
 
 
