@@ -19,9 +19,11 @@ from kmigrate.engine.fingerprint import Occurrences
 from kmigrate.engine.model import (
     RULE_CRASHED,
     UNPARSEABLE,
+    CallEdit,
     Context,
     EditPlan,
     Finding,
+    ReplaceNode,
     Severity,
     Span,
 )
@@ -653,6 +655,13 @@ def _unspellable(speller: Speller, plan: EditPlan) -> str:
     return next(filter(None, map(speller.unspellable, sorted(plan.spelled_names()))), "")
 
 
+def _overlap(a: Span, b: Span) -> bool:
+    return (a.line, a.column) < (b.end_line, b.end_column) and (b.line, b.column) < (
+        a.end_line,
+        a.end_column,
+    )
+
+
 def _spellable_later(
     unspelled: list[tuple[Finding, EditPlan, str]],
     plans: list[EditPlan],
@@ -663,15 +672,29 @@ def _spellable_later(
     """Of the fixes that lost their fix for a name the module binds otherwise, those a
     later round makes are fixable too: the import that binds the name is rewritten in
     that round (a waiting finding that ``apply`` fixes once its blockers are, whose
-    rule said what the import becomes). The others say why they are not rewritten."""
+    rule said what the import becomes), and no fix of this round edits their code (a
+    save's fix moves its load's path: the load's finding is gone in the next round).
+    The others say why they are not rewritten."""
     later = [
         report.later_fix
         for finding, report in waiting
         if finding.fixed_later and report.later_fix is not None
     ]
     speller = _speller(module, spec, [*plans, *later]) if later else None
+    unspelled_plans = {id(p) for _, p, _ in unspelled}
+    edited = [
+        edit.span
+        for plan in plans
+        if id(plan) not in unspelled_plans
+        for edit in plan.edits
+        if isinstance(edit, (CallEdit, ReplaceNode))
+    ]
     for finding, plan, why in unspelled:
-        if speller is not None and not _unspellable(speller, plan):
+        if (
+            speller is not None
+            and not _unspellable(speller, plan)
+            and not any(_overlap(finding.span, span) for span in edited)
+        ):
             finding.fixed_later = True
         else:
             finding.message += f" (not rewritten: {why})"
