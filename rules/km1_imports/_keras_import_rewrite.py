@@ -246,15 +246,18 @@ class KerasImportRewrite(Rule):
         does not rename them) names Keras 3 has at another place."""
         module = site.module
         counts = module.memo(("binding-counts",), lambda: module_binding_counts(module.tree))
-        if not root.renamed_by_km101 and (
-            counts[local] > 1 or not any(stmt is site.node for stmt in module.tree.body)
+        at_module_level = site.scope.function_node is None and site.scope.class_node is None
+        if (
+            not root.renamed_by_km101
+            and at_module_level
+            and (counts[local] > 1 or not any(stmt is site.node for stmt in module.tree.body))
         ):
-            # The other fixes may write `keras.X` once this import is `import keras`: only
-            # where the name means that import wherever it is read.
+            # Once it is rewritten, the other fixes may spell names through it (`keras.X`):
+            # only where the name means this import wherever the module reads it.
             return Report(
                 site,
-                f"`{local}` is not bound by this import alone, at the top of the module "
-                "(a version switch?): import Keras 3 as `keras` in its place by hand",
+                f"`{local}` is also bound by other statements of this module, or only under "
+                "a condition (a version switch?): import it from Keras 3 in their place by hand",
             )
         broken = _unportable_uses(site.module, local, base)
         escape = check_module_uses(site.module, local, base)
