@@ -47,6 +47,7 @@ _HOMES = {
     **dict.fromkeys(("Clean", "Example", "Flagged", "Report", "Rule"), "rule_api"),
     **dict.fromkeys(("CallSite", "ImportSite", "Node", "ReferenceSite", "Scope"), "sites"),
     **dict.fromkeys(("ContextSpec", "ImportStyle"), "spec"),
+    "module_binding_counts": "speller",
     "ALL": "suppress",
 }
 
@@ -94,6 +95,7 @@ if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
     from kmigrate.engine.rule_api import Clean, Example, Flagged, Report, Rule
     from kmigrate.engine.sites import CallSite, ImportSite, Node, ReferenceSite, Scope
     from kmigrate.engine.spec import ContextSpec, ImportStyle
+    from kmigrate.engine.speller import module_binding_counts
     from kmigrate.engine.suppress import ALL
 
 __all__ = [
@@ -130,6 +132,7 @@ __all__ = [
     "code_children",
     "code_walk",
     "dotted_parts",
+    "module_binding_counts",
     "scope_bindings",
     "statements",
 ]

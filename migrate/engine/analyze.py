@@ -10,13 +10,23 @@ from __future__ import annotations
 import ast
 import traceback
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kmigrate.engine.contexts import ContextIndex, build_context_index
 from kmigrate.engine.fingerprint import Occurrences
-from kmigrate.engine.model import RULE_CRASHED, UNPARSEABLE, Context, Finding, Severity, Span
+from kmigrate.engine.model import (
+    RULE_CRASHED,
+    UNPARSEABLE,
+    CallEdit,
+    Context,
+    EditPlan,
+    Finding,
+    ReplaceNode,
+    Severity,
+    Span,
+)
 from kmigrate.engine.module_info import ModuleInfo
 from kmigrate.engine.names import LEAF_KINDS, Resolver, child_nodes, code_children, dotted_parts
 from kmigrate.engine.optional_imports import optional_imports
@@ -468,7 +478,6 @@ def analyze_module_text(
     waiting: list[tuple[Finding, Report]] = []  # findings a later apply round may fix
     fixable: list[tuple[Finding, ast.AST]] = []  # with the node each one's fix is at
     result.findings.extend(_findings_from_reports(path, reports, ruleset, waiting, fixable))
-    _keep_spellable_fixes(fixable, module, spec)
     module.release()
     result.shared_path_reads = tuple(sorted(module.shared_path_reads))
     if facts.mixed_functions or facts.notes or facts.patched:
@@ -479,8 +488,13 @@ def analyze_module_text(
     suppressions = Suppressions.from_text(text)
     result.suppressions = suppressions
     result.findings = [f for f in result.findings if not suppressions.suppresses(f)]
-    if waiting:  # after the project's vetoes and the suppressions: apply sees the same
+    # after the project's vetoes and the suppressions: apply sees the same fixes
+    at = {id(finding): node for finding, node in fixable}
+    plans, unspelled = _keep_spellable_fixes(result.findings, module, spec, at)
+    if waiting:
         _mark_fixed_later(result.findings, waiting)
+    if unspelled:
+        _spellable_later(unspelled, plans, module, spec, waiting, at)
     fingerprint_findings(result.findings)
     return result
 
@@ -614,29 +628,93 @@ def _apply_project_notes(findings: list[Finding], facts: ModuleFacts) -> None:
 
 
 def _keep_spellable_fixes(
-    fixable: list[tuple[Finding, ast.AST]], module: ModuleInfo, spec: ContextSpec
-) -> None:
-    """Fixes whose new names the module cannot spell keep no fix. With ``import tf_keras
-    as keras`` a written ``keras.random.SeedGenerator`` would be tf_keras's (the editor
-    refuses it: :class:`~kmigrate.engine.speller.UnspellableNameError`); in a function
-    with a parameter or variable ``ops``, a written ``ops.mean`` would be that. Scan says
-    so first, so that it promises only what ``apply`` makes."""
-    if not fixable:
-        return
-    scope = module.index.scope_bindings(module.tree)
-    speller = Speller.for_scope(scope, module.tree, spec.import_style)
-    for finding, node in fixable:
-        why = ""
-        for qualified in sorted(finding.fix.spelled_names()):  # type: ignore[union-attr]
-            name, why = speller.first_name(qualified)
-            if not why:
-                function = module.index.local_binder(node, name)
-                if function is not None:
-                    why = f"`{name}` is a local name in `{function}` here"
+    findings: list[Finding], module: ModuleInfo, spec: ContextSpec, at: Mapping[int, ast.AST]
+) -> tuple[list[EditPlan], list[tuple[Finding, EditPlan, str]]]:
+    """Fixes whose new names the module cannot spell keep no fix: with ``import tf_keras
+    as keras`` a written ``keras.random.SeedGenerator`` would be tf_keras's, and the
+    editor refuses it (:class:`~kmigrate.engine.speller.UnspellableNameError`); scan says so
+    first, so that it promises only what ``apply`` makes. Names are spelled as the module
+    binds them once this round's import rewrites are made (``import tf_keras as keras``
+    becoming ``import keras``). In a function with a parameter or variable ``ops``, a
+    written ``ops.mean`` would name that: refused too (``at``: each finding's node, by
+    the finding's id). Returns this round's plans, and the findings that lost their fix
+    with that fix and why (:func:`_spellable_later` decides about them)."""
+    plans = [f.fix for f in findings if f.fix is not None]
+    if not plans:
+        return plans, []
+    speller = _speller(module, spec, plans)
+    unspelled: list[tuple[Finding, EditPlan, str]] = []
+    for finding in findings:
+        plan = finding.fix
+        if plan is not None:
+            why = _unspellable(speller, plan, module, at.get(id(finding)))
             if why:
-                break
+                unspelled.append((finding, plan, why))
+                finding.fix, finding.fixed_later = None, False
+    return plans, unspelled
+
+
+def _speller(module: ModuleInfo, spec: ContextSpec, plans: list[EditPlan]) -> Speller:
+    scope = module.index.scope_bindings(module.tree)
+    return Speller.for_scope(scope, module.tree, spec.import_style, plans)
+
+
+def _unspellable(speller: Speller, plan: EditPlan, module: ModuleInfo, node: ast.AST | None) -> str:
+    """Why ``plan`` cannot be written at ``node`` ("" when it can): a name it spells
+    is bound to something else by the module, or by a function around ``node``."""
+    for qualified in sorted(plan.spelled_names()):
+        name, why = speller.first_name(qualified)
         if why:
-            finding.fix, finding.fixed_later = None, False
+            return why
+        function = module.index.local_binder(node, name) if node is not None else None
+        if function is not None:
+            return f"`{name}` is a local name in `{function}` here"
+    return ""
+
+
+def _overlap(a: Span, b: Span) -> bool:
+    return (a.line, a.column) < (b.end_line, b.end_column) and (b.line, b.column) < (
+        a.end_line,
+        a.end_column,
+    )
+
+
+def _spellable_later(
+    unspelled: list[tuple[Finding, EditPlan, str]],
+    plans: list[EditPlan],
+    module: ModuleInfo,
+    spec: ContextSpec,
+    waiting: list[tuple[Finding, Report]],
+    at: Mapping[int, ast.AST],
+) -> None:
+    """Of the fixes that lost their fix for a name the module binds otherwise, those a
+    later round makes are fixable too: the import that binds the name is rewritten in
+    that round (a waiting finding that ``apply`` fixes once its blockers are, whose
+    rule said what the import becomes), and no fix of this round edits their code (a
+    save's fix moves its load's path: the load's finding is gone in the next round).
+    The others say why they are not rewritten."""
+    later = [
+        report.later_fix
+        for finding, report in waiting
+        if finding.fixed_later and report.later_fix is not None
+    ]
+    speller = _speller(module, spec, [*plans, *later]) if later else None
+    unspelled_plans = {id(p) for _, p, _ in unspelled}
+    edited = [
+        edit.span
+        for plan in plans
+        if id(plan) not in unspelled_plans
+        for edit in plan.edits
+        if isinstance(edit, (CallEdit, ReplaceNode))
+    ]
+    for finding, plan, why in unspelled:
+        if (
+            speller is not None
+            and not _unspellable(speller, plan, module, at.get(id(finding)))
+            and not any(_overlap(finding.span, span) for span in edited)
+        ):
+            finding.fixed_later = True
+        else:
             finding.message += f" (not rewritten: {why})"
 
 

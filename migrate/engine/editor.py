@@ -303,10 +303,11 @@ def apply_plans(text: str, plans: Sequence[EditPlan], style: ImportStyle) -> Edi
     failed: dict[int, str] = {}
     module = cst.parse_module(text)
     located: Located | None = None  # for every plan: good for any subset of them
+    tree = ast.parse(text)
     while True:
         active = [i for i in range(len(plans)) if i not in failed]
         edits = [(i, e) for i in active for e in plans[i].edits]
-        speller = Speller.for_text(text, style)
+        speller = Speller.for_tree(tree, style, [plans[i] for i in active])
         for _, edit in edits:  # explicit imports requested by rules
             if isinstance(edit, EnsureImport) and edit not in speller.needed:
                 speller.needed.append(edit)

@@ -95,6 +95,9 @@ class Report:
     # afterwards (otherwise the import goes as unused): then apply fixes it in a later round.
     unblocked_by: frozenset[str] = frozenset()
     kept_by: frozenset[str] = frozenset()
+    # The fix such a waiting report gets once unblocked, when it rewrites an import: the
+    # names that import will bind may be spelled by the other fixes of that round.
+    later_fix: EditPlan | None = None
 
 
 class Rule:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from kmigrate.engine.model import PLACEHOLDER, EnsureImport
-from kmigrate.engine.names import ScopeBindings, dotted_parts, scope_bindings
+from kmigrate.engine.model import PLACEHOLDER, EditPlan, EnsureImport, ReplaceNode
+from kmigrate.engine.names import ScopeBindings, dotted_parts, import_bindings, scope_bindings
 from kmigrate.engine.project_entry import module_statements
 from kmigrate.engine.spec import ImportStyle
 
@@ -39,14 +40,25 @@ class Speller:
         return cls.for_tree(ast.parse(text), style)
 
     @classmethod
-    def for_tree(cls, tree: ast.Module, style: ImportStyle) -> Speller:
-        return cls.for_scope(scope_bindings(tree), tree, style)
+    def for_tree(
+        cls, tree: ast.Module, style: ImportStyle, plans: Iterable[EditPlan] = ()
+    ) -> Speller:
+        return cls.for_scope(scope_bindings(tree), tree, style, plans)
 
     @classmethod
-    def for_scope(cls, scope: ScopeBindings, tree: ast.Module, style: ImportStyle) -> Speller:
+    def for_scope(
+        cls,
+        scope: ScopeBindings,
+        tree: ast.Module,
+        style: ImportStyle,
+        plans: Iterable[EditPlan] = (),
+    ) -> Speller:
         """From the module's bindings (``scope``: its ``scope_bindings``): its imports,
-        and the names it binds once to an imported dotted name (``keras = tf.keras``)."""
+        and the names it binds once to an imported dotted name (``keras = tf.keras``);
+        then what the import statements that ``plans`` (made in the same edit) replace
+        bind instead (:func:`rebound_imports`)."""
         bindings = {**assigned_aliases(tree, scope.imports), **scope.imports}
+        bindings.update(rebound_imports(tree, plans))
         return cls(bindings, set(scope.imports) | scope.others, style)
 
     def _need(self, module: str, name: str | None = None) -> None:
@@ -124,6 +136,53 @@ class Speller:
     def fill(self, text: str) -> str:
         """Replace ``{name:qualified}`` placeholders with spellings."""
         return PLACEHOLDER.sub(lambda m: self.spell(m.group(1)), text)
+
+
+def rebound_imports(tree: ast.Module, plans: Iterable[EditPlan]) -> dict[str, str]:
+    """Names whose binding the edit's ``plans`` change: local name -> what the new
+    import binds it to. Only for an import statement of the module's own body (not in
+    an ``if`` or ``try``: on another path the name would be unbound) that a plan
+    replaces by an import of the same name, and only for names no other statement of
+    the module binds (``if ...: import tf_keras as keras / else: keras = tf.keras``
+    stays as it is): ``import tf_keras as keras`` replaced by ``import keras`` lets the
+    edit write ``keras.random.SeedGenerator``."""
+    replaced = {
+        (edit.span.line, edit.span.column): edit.text
+        for plan in plans
+        for edit in plan.edits
+        if isinstance(edit, ReplaceNode) and edit.kind == "stmt"
+    }
+    if not replaced:
+        return {}
+    counts = module_binding_counts(tree)
+    rebound: dict[str, str] = {}
+    for stmt in tree.body:
+        text = replaced.get((stmt.lineno, stmt.col_offset))
+        if text is None or not isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            continue
+        try:
+            new_body = ast.parse(text).body
+        except SyntaxError:
+            continue
+        new = dict(
+            binding
+            for new_stmt in new_body
+            if isinstance(new_stmt, (ast.Import, ast.ImportFrom))
+            for binding in import_bindings(new_stmt)
+        )
+        for local, _ in import_bindings(stmt):
+            if counts[local] == 1 and local in new:
+                rebound[local] = new[local]
+    return rebound
+
+
+def module_binding_counts(tree: ast.Module) -> Counter[str]:
+    """How many module-level statements (those in ``if``/``try``/``with`` blocks too)
+    bind each name: a name bound once has one meaning wherever the module reads it."""
+    counts: Counter[str] = Counter()
+    for stmt in module_statements(tree.body):
+        counts.update(_names_bound_by(stmt))
+    return counts
 
 
 def assigned_aliases(tree: ast.Module, imports: dict[str, str]) -> dict[str, str]:

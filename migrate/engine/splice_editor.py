@@ -526,7 +526,7 @@ def _apply_in_pieces(
     while True:
         active = [i for i in range(len(plans)) if i not in failed]
         edits = [(i, e) for i in active for e in plans[i].edits]
-        speller = Speller.for_tree(source.tree, style)
+        speller = Speller.for_tree(source.tree, style, [plans[i] for i in active])
         for _, edit in edits:  # explicit imports requested by rules
             if isinstance(edit, EnsureImport) and edit not in speller.needed:
                 speller.needed.append(edit)

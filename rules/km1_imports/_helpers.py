@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from kmigrate.engine import ModuleInfo
 from kmigrate.rules.keras_api import keras3_reference
 
 TF_KERAS = "tensorflow.keras"
@@ -17,21 +16,6 @@ def legacy_path(qualified: str, root: str) -> str | None:
     if qualified.startswith(root + "."):
         return qualified[len(root) + 1 :]
     return None
-
-
-# What a module-level `keras` may be bound to for `keras.X` to mean Keras 3 once the fix's
-# `import keras` is in: Keras itself, or TensorFlow's `keras`, whose import KM102 replaces.
-_KERAS_BINDINGS = (None, "keras", "tensorflow.keras", "tensorflow.compat.v2.keras")
-
-
-def keras_bound_elsewhere(module: ModuleInfo) -> str | None:
-    """What the module binds the name `keras` to when it is not Keras (`import tf_keras
-    as keras`, `keras = tf.keras`): there `keras.X` would name that, not Keras 3."""
-    scope = module.module_scope
-    if "keras" in scope.others:
-        return "a value of its own (`keras = ...`)"
-    bound = scope.imports.get("keras")
-    return None if bound in _KERAS_BINDINGS else f"`{bound}`"
 
 
 def keras_name(path: str) -> str:

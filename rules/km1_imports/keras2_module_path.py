@@ -69,10 +69,10 @@ class Keras2ModulePath(Rule):
             config = activations.serialize(act)
             """,
             """
-            import keras
+            from keras import activations
 
-            act = keras.activations.get("relu")
-            config = keras.activations.serialize(act)
+            act = activations.get("relu")
+            config = activations.serialize(act)
             """,
         ),
         Clean("import keras\nfrom keras.layers import Dense\nx = keras.ops.mean\n"),

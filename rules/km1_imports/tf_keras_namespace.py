@@ -13,7 +13,6 @@ from kmigrate.rules.km1_imports._helpers import (
     LEFT_TO_OTHER_RULES,
     PORT_ADVICE,
     TF_KERAS,
-    keras_bound_elsewhere,
     keras_name,
     legacy_path,
 )
@@ -194,12 +193,6 @@ class TfKerasNamespace(Rule):
             return  # e.g. `layers.Dense` after `from tensorflow.keras import layers`: KM102
         new = keras_name(target)
         difference = call_difference(site, legacy)
-        bound = keras_bound_elsewhere(site.module)
-        if bound and not difference:
-            difference = (
-                f"this module binds `keras` to {bound}: rename that, or import Keras 3 "
-                "under another name, and change this by hand"
-            )
         if difference:
             yield Report(site, f"{shown} is `{new}` in Keras 3, but {difference}")
             return
