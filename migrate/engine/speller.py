@@ -34,6 +34,7 @@ class Speller:
     style: ImportStyle
     needed: list[EnsureImport] = field(default_factory=list)
     added: set[str] = field(default_factory=set)  # local names this edit introduces
+    _first_names: dict[str, tuple[str, str]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def for_text(cls, text: str, style: ImportStyle) -> Speller:
@@ -112,6 +113,12 @@ class Speller:
     def first_name(self, qualified: str) -> tuple[str, str]:
         """(the module-level name :meth:`spell` would write ``qualified`` through, why it
         cannot: "" when it can), without recording anything."""
+        found = self._first_names.get(qualified)
+        if found is None:
+            found = self._first_names[qualified] = self._first_name(qualified)
+        return found
+
+    def _first_name(self, qualified: str) -> tuple[str, str]:
         parts = qualified.split(".")
         for cut in range(len(parts), 0, -1):
             prefix = ".".join(parts[:cut])
@@ -127,6 +134,7 @@ class Speller:
         return parts[0], self.conflict(parts[0])
 
     def _add(self, local: str, target: str, wanted: EnsureImport) -> None:
+        self._first_names.clear()  # the answers change with the bindings
         if local not in self.bindings:
             self.bindings[local] = target
             self.added.add(local)

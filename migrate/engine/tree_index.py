@@ -64,6 +64,7 @@ class TreeIndex:
         self._scopes: dict[int, ScopeBindings] | None = None
         self._scopes_package = ""
         self._functions: tuple[list[int], list[int], list[ast.AST], list[int]] | None = None
+        self._function_names: set[str] | None = None  # every name some scope but the module binds
 
     @property
     def parents(self) -> dict[int, ast.AST]:
@@ -167,15 +168,22 @@ class TreeIndex:
         """The innermost function around ``node`` whose own body binds ``name`` (a
         parameter, an assignment, an import, unless declared global), by its name
         ("<lambda>"); None when only the module can: there a module-level name is that."""
+        if self._scopes is None:
+            self._scopes = self._all_scope_bindings(self._scopes_package)
+        if self._function_names is None:  # a name no function binds: no search
+            self._function_names = {
+                name
+                for scope in self._scopes.values()
+                if scope is not self._scopes.get(id(self.tree))
+                for name in (*scope.others, *scope.imports)
+            }
         number = self.numbers.get(id(node))
-        if number is None:
+        if name not in self._function_names or number is None:
             return None
         firsts, lasts, functions, parents = self._function_tree()
         i = bisect_left(firsts, number) - 1  # the last function starting before the node
         while i >= 0 and lasts[i] < number:  # ... that holds it, or the one around that
             i = parents[i]
-        if self._scopes is None:
-            self._scopes = self._all_scope_bindings(self._scopes_package)
         while i >= 0:
             bound = self._scopes.get(id(functions[i]))
             if (
