@@ -38,14 +38,18 @@ def run_on_backend(
 
 
 def original_and_migrated(
-    tmp_path_factory, source: str, name: str = "layer.py"
+    tmp_path_factory, source: str, name: str = "layer.py", driver: str | None = None
 ) -> tuple[Path, Path]:
     """Two folders holding ``source`` as ``name``: as written, and after `kmigrate apply`
-    (the engine's rewrite, never a hand-written copy)."""
+    (the engine's rewrite, never a hand-written copy); ``driver``: the same script in
+    both, as ``driver.py``, that runs the module and prints its report."""
     from kmigrate.commands.rewrite import apply_to_text
 
     original = tmp_path_factory.mktemp("original")
     (original / name).write_text(source)
     migrated = tmp_path_factory.mktemp("migrated")
     (migrated / name).write_text(apply_to_text(source))
+    if driver is not None:
+        for folder in (original, migrated):
+            (folder / "driver.py").write_text(driver)
     return original, migrated

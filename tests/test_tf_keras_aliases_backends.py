@@ -95,10 +95,7 @@ print("REPORT" + json.dumps(out))
 
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory) -> tuple[Path, Path]:
-    original, migrated = original_and_migrated(tmp_path_factory, LEGACY, "objects.py")
-    for folder in (original, migrated):
-        (folder / "driver.py").write_text(DRIVER)
-    return original, migrated
+    return original_and_migrated(tmp_path_factory, LEGACY, "objects.py", DRIVER)
 
 
 @pytest.fixture(scope="module")

@@ -70,10 +70,7 @@ print("REPORT" + json.dumps({
 
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory) -> tuple[Path, Path]:
-    original, migrated = original_and_migrated(tmp_path_factory, LEGACY, "model_def.py")
-    for folder in (original, migrated):
-        (folder / "driver.py").write_text(DRIVER)
-    return original, migrated
+    return original_and_migrated(tmp_path_factory, LEGACY, "model_def.py", DRIVER)
 
 
 @pytest.fixture(scope="module")
