@@ -672,13 +672,6 @@ def _unspellable(speller: Speller, plan: EditPlan, module: ModuleInfo, node: ast
     return ""
 
 
-def _overlap(a: Span, b: Span) -> bool:
-    return (a.line, a.column) < (b.end_line, b.end_column) and (b.line, b.column) < (
-        a.end_line,
-        a.end_column,
-    )
-
-
 def _spellable_later(
     unspelled: list[tuple[Finding, EditPlan, str]],
     plans: list[EditPlan],
@@ -711,7 +704,7 @@ def _spellable_later(
         if (
             speller is not None
             and not _unspellable(speller, plan, module, at.get(id(finding)))
-            and not any(_overlap(finding.span, span) for span in edited)
+            and not any(finding.span.overlaps(span) for span in edited)
         ):
             finding.fixed_later = True
         else:

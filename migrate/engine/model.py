@@ -41,6 +41,13 @@ class Span:
     end_line: int
     end_column: int
 
+    def overlaps(self, other: Span) -> bool:
+        """Whether the two ranges share a character."""
+        return (self.line, self.column) < (other.end_line, other.end_column) and (
+            other.line,
+            other.column,
+        ) < (self.end_line, self.end_column)
+
     def contains(self, other: Span) -> bool:
         """Whether ``other`` lies within this range (or is it)."""
         return (self.line, self.column) <= (other.line, other.column) and (
