@@ -12,7 +12,7 @@ from kmigrate.rules.km2_ops._builders import plan_call
 from kmigrate.rules.km2_ops._plan import Rewrite
 from kmigrate.rules.ops_catalog import OpEntry, by_symbol, lookup
 
-_CATALOG_SYMBOLS = frozenset(s for s in by_symbol() if lookup(s).builder != "variable")
+CATALOG_SYMBOLS = frozenset(s for s in by_symbol() if lookup(s).builder != "variable")
 VARIABLE_SYMBOLS = frozenset(s for s in by_symbol() if lookup(s).builder == "variable")
 
 # KM201 and KM202 see the same call sites: the plan is made once per call, kept with
@@ -87,5 +87,5 @@ class CatalogRule(Rule):
 
     severity = Severity.ERROR
     contexts = frozenset({Context.MODEL, Context.OTHER})
-    call_symbols = _CATALOG_SYMBOLS
+    call_symbols = CATALOG_SYMBOLS
     reference_prefixes = _REFERENCE_PREFIXES

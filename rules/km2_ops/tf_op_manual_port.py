@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from kmigrate.engine import CallSite, Context, ReferenceSite, Severity
 from kmigrate.rules.base import Clean, Flagged, Report
+from kmigrate.rules.common.keras2_backend import removed_backend_function
 from kmigrate.rules.km2_ops._binding import ManualPortError
 from kmigrate.rules.km2_ops._catalog_rule import OUTSIDE, CatalogRule, passed_function, plan_for
 
@@ -86,7 +87,7 @@ class TfOpManualPort(CatalogRule):
             message += f". Instead: {manual.suggestion.rstrip('.')}"
         if site.context is Context.MODEL:
             yield Report(site, message)
-        else:
+        elif removed_backend_function(site) is None:  # else KM108: it fails on Keras 3
             yield Report(site, message + OUTSIDE, severity=Severity.INFO)
 
     def check_reference(self, site: ReferenceSite) -> Iterable[Report]:

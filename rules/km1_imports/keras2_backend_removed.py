@@ -1,0 +1,160 @@
+"""KM108: a Keras 2 backend function outside model code that Keras 3 no longer has."""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Iterable
+
+from kmigrate.engine import CallSite, Context, ReferenceSite, Severity
+from kmigrate.rules.base import Clean, Flagged, Report, Rule
+from kmigrate.rules.common.keras2_backend import removed_backend_function
+from kmigrate.rules.km2_ops._catalog_rule import CATALOG_SYMBOLS, plan_for
+from kmigrate.rules.km2_ops._plan import Rewrite
+from kmigrate.rules.ops_catalog import lookup
+
+_OUTSIDE_MODEL = frozenset({Context.DATA, Context.TRAINING_LOOP, Context.OTHER})
+
+
+class Keras2BackendRemoved(Rule):
+    id = "KM108"
+    name = "keras2-backend-removed"
+    summary = (
+        "A Keras 2 backend function (`K.cast`, `K.sum`...) outside model code: Keras 3's "
+        "`keras.backend` no longer has it."
+    )
+    rationale = (
+        "Outside model code kmigrate leaves TensorFlow calls alone, since TensorFlow "
+        "still runs them after the migration. A Keras 2 backend function is not one: "
+        "Keras 3's `keras.backend` keeps only configuration functions (`floatx`, "
+        "`epsilon`, `image_data_format`...), so `K.cast(x, 'float32')` in a `tf.data` "
+        "map or an evaluation script raises AttributeError as soon as `keras` (or "
+        "`tf.keras` on TensorFlow 2.16+) is Keras 3, whatever the backend. Counting "
+        "such a line as portable would promise code that does not run."
+    )
+    fix_safety = (
+        "Reported, not rewritten: what replaces it depends on where the code runs. In a "
+        "`tf.data` pipeline or other code that stays on TensorFlow, call the TensorFlow "
+        "function the Keras 2 backend wrapped (`tf.cast`, `tf.reduce_sum`...); in code "
+        "that runs with the model, its `keras.ops` form. Not reported through `tf_keras` "
+        "or `tensorflow.python.keras`, which keep Keras 2's backend while installed."
+    )
+    severity = Severity.WARNING
+    contexts = _OUTSIDE_MODEL
+    call_prefixes = ("K.",)
+    reference_prefixes = ("K.",)
+    examples = [
+        Flagged(
+            """
+            import tensorflow as tf
+            from keras import backend as K
+
+
+            def to_float(image, label):
+                return K.cast(image, "float32") / 255.0, label
+
+
+            dataset = tf.data.Dataset.from_tensor_slices((images, labels)).map(to_float)
+            """
+        ),
+        Flagged(
+            """
+            import tensorflow as tf
+
+
+            def box_scale(boxes, shape):
+                shape = tf.keras.backend.cast(shape, tf.float32)
+                return boxes * tf.keras.backend.min(shape)
+            """
+        ),
+        Clean(
+            """
+            import tensorflow as tf
+            from keras import backend as K
+
+
+            def to_float(image, label):
+                return tf.cast(image, K.floatx()) / 255.0, label
+            """
+        ),
+        Clean(
+            """
+            from tf_keras import backend as K
+
+
+            def to_float(image):
+                return K.cast(image, "float32")
+            """
+        ),
+    ]
+
+    def check_call(self, site: CallSite) -> Iterable[Report]:
+        found = plan_for(site) if site.symbol in CATALOG_SYMBOLS else None
+        rewrite = found[1] if found is not None else None
+        form = rewrite.target if isinstance(rewrite, Rewrite) else None
+        yield from self._report(site, form)
+
+    def check_reference(self, site: ReferenceSite) -> Iterable[Report]:
+        parent = site.module.parent_of(site.node)
+        if isinstance(parent, ast.Call) and parent.func is site.node:
+            return  # the callee of a call: check_call reports the call
+        entry = lookup(site.symbol)
+        yield from self._report(site, entry.target if entry is not None else None)
+
+    def _report(self, site: CallSite | ReferenceSite, form: str | None) -> Iterable[Report]:
+        """The finding, with ``form`` (the Keras 3 form for model code) when known."""
+        if site.context not in _OUTSIDE_MODEL:
+            return  # model code: KM201/KM202/KM205 report it, with the fix where exact
+        name = removed_backend_function(site)
+        if name is None or _owned_elsewhere(site.symbol, site.context):
+            return
+        node = site.node.func if isinstance(site, CallSite) else site.node
+        written = site.module.node_text(node)
+        facts = site.module.project_facts
+        replaced_by = dict(facts.patched).get(site.symbol) if facts is not None else None
+        if replaced_by is not None:  # `K.where = where`: the project's own function
+            yield Report(
+                site,
+                f"`{written}` is not in Keras 3's `keras.backend`, but {replaced_by} assigns "
+                "its own function to that name: this works once that module has run",
+                severity=Severity.INFO,
+            )
+            return
+        through_tf = (site.module.resolver.resolve(node) or "").startswith("tensorflow.")
+        when = "`tf.keras` is Keras 3 (TensorFlow 2.16+)" if through_tf else "Keras 3 is installed"
+        elsewhere = f"; in code that runs with the model, `{form}`" if form else ""
+        yield Report(
+            site,
+            f"`{written}` is Keras 2's backend: Keras 3's `keras.backend` has no "
+            f"`{name}`, so this line fails once {when}, even outside model code. Where "
+            "the code stays on TensorFlow (a tf.data pipeline), call the TensorFlow "
+            f"function it wrapped{elsewhere}",
+        )
+
+
+def _owned_elsewhere(symbol: str, context: Context) -> bool:
+    """Whether another rule reports this symbol in this context (KM5xx's session and
+    variable functions, KM3xx's random draws): its finding says more."""
+    symbols, prefixes = _claims()[context]
+    return symbol in symbols or symbol.startswith(prefixes)
+
+
+@functools.cache
+def _claims() -> dict[Context, tuple[frozenset[str], tuple[str, ...]]]:
+    """Per context, the call symbols and prefixes the other rules ask for (the ops
+    catalog rules excepted: outside model code they leave these names to this rule)."""
+    from kmigrate.rules.registry import all_rules
+
+    claims: dict[Context, tuple[frozenset[str], tuple[str, ...]]] = {}
+    for context in _OUTSIDE_MODEL:
+        symbols: set[str] = set()
+        prefixes: list[str] = []
+        for rule in all_rules():
+            if rule.id in ("KM108", "KM201", "KM202", "KM205"):
+                continue
+            if rule.contexts is not None and context not in rule.contexts:
+                continue
+            symbols.update(rule.call_symbols)
+            prefixes.extend(p for p in rule.call_prefixes if p not in ("tf.", "K."))
+        claims[context] = (frozenset(symbols), tuple(prefixes))
+    return claims

@@ -1,0 +1,105 @@
+"""KM108: Keras 2 backend functions outside model code, which Keras 3 no longer has.
+
+The ops rules say "TensorFlow runs it as it is" about a TensorFlow call outside model
+code; for `K.cast` that was false (Keras 3's `keras.backend` has no `cast`), and in a
+`tf.data` map nothing was reported at all. Found on qqwweee/keras-yolo3's box decoding
+(`yolo_eval` -> `yolo_correct_boxes`, data context) and keras-contrib's optimizers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from repo_fixtures import run_repo
+
+from kmigrate.commands.runner import scan_text
+from kmigrate.engine.model import Context, Severity
+from kmigrate.report.summary import is_manual
+
+DATA_MAP = """
+import tensorflow as tf
+{imports}
+
+
+def decode(boxes, shape):
+    shape = {k}.cast(shape, {k}.dtype(boxes))
+    return boxes * {k}.min(shape)
+
+
+def pipeline(items):
+    return tf.data.Dataset.from_tensor_slices(items).map(decode)
+"""
+
+
+def km108(code: str) -> list:
+    return [f for f in scan_text(code) if f.rule == "KM108"]
+
+
+def test_backend_functions_in_a_data_map_are_reported_as_failing_on_keras3() -> None:
+    code = DATA_MAP.format(imports="from keras import backend as K", k="K")
+    findings = km108(code)
+    assert [f.symbol for f in findings] == ["K.cast", "K.dtype", "K.min"]
+    assert {f.context for f in findings} == {Context.DATA}
+    assert all(f.severity is Severity.WARNING and is_manual(f) for f in findings)
+    cast = findings[0]
+    assert "has no `cast`" in cast.message and "`keras.ops.cast`" in cast.message
+    # no "TensorFlow runs it as it is" note left on the same call
+    assert not [f for f in scan_text(code) if f.rule.startswith("KM2")]
+
+
+def test_through_tf_keras_the_message_names_tensorflow_2_16() -> None:
+    code = DATA_MAP.format(imports="", k="tf.keras.backend")
+    findings = km108(code)
+    assert len(findings) == 3 and "TensorFlow 2.16+" in findings[0].message
+
+
+def test_imports_that_keep_keras2_are_not_reported() -> None:
+    for imports in (
+        "from tf_keras import backend as K",
+        "from tensorflow.python.keras import backend as K",
+    ):
+        assert km108(DATA_MAP.format(imports=imports, k="K")) == [], imports
+
+
+def test_names_keras3_keeps_and_names_other_rules_own_are_not_reported() -> None:
+    code = (
+        "from keras import backend as K\n\n\n"
+        "def report(x):\n"
+        "    print(K.floatx(), K.epsilon())\n"
+        "    return K.eval(x)\n"
+    )
+    rules = sorted(f.rule for f in scan_text(code))
+    assert "KM108" not in rules and "KM507" in rules  # K.eval: KM507 says more
+
+
+def test_model_code_is_left_to_the_ops_rules() -> None:
+    code = (
+        "import keras\nfrom keras import backend as K\n\n\n"
+        "class Scale(keras.layers.Layer):\n"
+        "    def call(self, x):\n"
+        "        return K.cast(x, 'float32')\n"
+    )
+    rules = [f.rule for f in scan_text(code)]
+    assert "KM108" not in rules and "KM201" in rules
+
+
+def test_a_function_the_project_assigns_onto_the_backend_is_a_note(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "backend.py").write_text(
+        "import tensorflow as tf\nfrom keras import backend as K\n\n\n"
+        "def where(cond, x, y):\n    return tf.where(cond, x, y)\n\n\n"
+        "K.where = where\n"
+    )
+    (package / "steps.py").write_text(
+        "from pkg.backend import K\n\n\n"
+        "def clip(x):\n    return K.where(x > 0, x, K.zeros_like(x))\n"
+    )
+    found = {
+        f.symbol: f for f in run_repo(tmp_path).findings if f.rule == "KM108" and "steps" in f.path
+    }
+    assert (
+        found["K.where"].severity is Severity.INFO and "pkg/backend.py" in found["K.where"].message
+    )
+    assert found["K.zeros_like"].severity is Severity.WARNING
