@@ -51,13 +51,31 @@ CANONICAL_PREFIXES: tuple[tuple[str, str], ...] = (
     ("tensorflow.compat.v2", "tf"),
     ("tensorflow", "tf"),
     ("numpy", "np"),
+    ("tensorflow_hub", "hub"),
 )
 
-# What writes a SavedModel of any object, and what reloads one as an object called as
-# ``loaded(x)`` (``tf.compat.v1.saved_model.load_v2`` is TF2's load under its TF1 name;
-# ``tf.compat.v1.saved_model.load`` is the session loader, which reads signatures).
+# What writes a SavedModel of any object.
 SAVED_MODEL_SAVE = frozenset({"tf.saved_model.save", "tf.compat.v1.saved_model.save"})
-SAVED_MODEL_LOAD = frozenset({"tf.saved_model.load", "tf.compat.v1.saved_model.load_v2"})
+# What reads a SavedModel directory as ``tf.saved_model.save`` wrote it, and breaks when
+# ``model.export`` writes it instead (KM404): the object itself is callable in the first
+# and not in the second (its endpoint is ``loaded.serve``), and the serving signature's
+# keys change (input ``dense_input`` -> ``keras_tensor``, output ``dense`` ->
+# ``output_0`` for one Dense layer, TF 2.21 with tf_keras / Keras 3.15). TF2's load
+# (``load_v2`` is it under its TF1 name), TF1's session loaders, which read those keys,
+# and tensorflow_hub's readers (``hub.load`` is TF2's load; ``hub.KerasLayer`` calls the
+# object, or a signature; ``hub.Module`` reads the TF1 Hub format, a SavedModel too).
+SAVED_MODEL_LOAD = frozenset(
+    {
+        "tf.saved_model.load",
+        "tf.compat.v1.saved_model.load_v2",
+        "tf.compat.v1.saved_model.load",
+        "tf.compat.v1.saved_model.loader.load",
+        "tf.saved_model.loader.load",
+        "hub.load",
+        "hub.KerasLayer",
+        "hub.Module",
+    }
+)
 
 CONTEXT_SPEC = ContextSpec(
     model_base_prefixes=tuple(ns + base for ns in KERAS_NAMESPACES for base in _MODEL_BASES)
