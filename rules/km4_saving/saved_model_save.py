@@ -130,6 +130,23 @@ class SavedModelSave(Rule):
                 model.export(out + "/serving")
             """,
         ),
+        Flagged(  # manual: serve.py wraps the SavedModel with tensorflow_hub
+            """
+            import tensorflow as tf
+
+            def publish(model, out):
+                model.fit(tf.data.Dataset.range(4))
+                tf.saved_model.save(model, out)
+            """,
+            project={
+                "serve.py": """
+                    import tensorflow_hub as hub
+
+                    def feature_layer(directory):
+                        return hub.KerasLayer(directory, trainable=False)
+                    """
+            },
+        ),
         Flagged(
             """
             import tensorflow as tf
