@@ -5,7 +5,7 @@ Kept here, as data, so that ``migrate/`` never names a TensorFlow symbol.
 """
 
 from kmigrate.engine import ContextSpec, ImportStyle
-from kmigrate.rules.common.namespaces import KERAS_NAMESPACES
+from kmigrate.rules.common.namespaces import KERAS_NAMESPACES, in_keras_namespaces
 from kmigrate.rules.common.tf_keras_aliases import alias_canonical_prefixes
 
 _MODEL_BASES = (
@@ -76,6 +76,13 @@ SAVED_MODEL_LOAD = frozenset(
         "hub.Module",
     }
 )
+# ... and what reads one only when handed a folder (it reads `.h5` and `.keras` files
+# too). ``load_model`` wants a Keras model back, which ``model.export`` never writes:
+# such a save and its load move to `.keras` together (KM403 says so for the load).
+# Exporting instead turns the load's clear error (tf_keras 2.21: "lacks the TF-Keras
+# metadata"; Keras 3: "File format not supported") into a late one: tf_keras loads an
+# exported folder as a bare object with no ``predict``.
+SAVED_MODEL_FOLDER_LOAD = in_keras_namespaces("models.load_model", "saving.load_model")
 
 CONTEXT_SPEC = ContextSpec(
     model_base_prefixes=tuple(ns + base for ns in KERAS_NAMESPACES for base in _MODEL_BASES)
@@ -108,6 +115,7 @@ CONTEXT_SPEC = ContextSpec(
     saved_file_suffixes=(".h5", ".hdf5", ".keras", ".ckpt", ".weights.h5"),
     saved_model_saves=SAVED_MODEL_SAVE,
     saved_model_loads=SAVED_MODEL_LOAD,
+    saved_model_folder_loads=SAVED_MODEL_FOLDER_LOAD,
     canonical_prefixes=CANONICAL_PREFIXES,
     # a ``map`` or ``filter`` reached through TensorFlow or the Keras backend is not a
     # dataset's method: its function argument is not data code

@@ -80,6 +80,15 @@ def test_reloads_are_resolved_through_imports_aliases_and_re_exports() -> None:
                 def serve(d):
                     return hub.KerasLayer(d, trainable=False)
             """,
+            "keras_loads": """
+                from tensorflow import keras
+                from tensorflow.keras.models import load_model as load
+
+                def serve(d):
+                    keras.models.load_model(d)  # a folder or a file: not known
+                    load("model.h5")
+                    return keras.models.load_model(filepath="exported/1")
+            """,
             "other_loads": """
                 import json
                 import numpy as np
@@ -103,6 +112,7 @@ def test_reloads_are_resolved_through_imports_aliases_and_re_exports() -> None:
         # TF1's session loaders read the serving signature, whose keys export changes
         "session": (5, "tf.compat.v1.saved_model.loader.load"),
         "hub_layer": (5, "hub.KerasLayer"),
+        "keras_loads": (8, "tf.keras.models.load_model"),
         "other_loads": (0, ""),  # json/np are not TF; checking for a SavedModel reads none
     }
     assert [key for key, facts in local.items() if facts.saves_saved_model] == ["train"]
@@ -219,6 +229,10 @@ READERS = {
     "hub.load": "import tensorflow_hub as hub\n\nloaded = hub.load('exported')\n",
     "hub.KerasLayer": "from tensorflow_hub import KerasLayer\n\nlayer = KerasLayer('exported')\n",
     "hub.Module": "import tensorflow_hub as tfhub\n\nmodule = tfhub.Module('exported')\n",
+    # a Keras model loader counts on a literal folder: it wants a model export never writes
+    "tf.keras.models.load_model": (
+        "import tensorflow as tf\n\nmodel = tf.keras.models.load_model('exported')\n"
+    ),
     "tf.compat.v1.saved_model.loader.load": (
         "import tensorflow.compat.v1 as tf\n\n"
         "def read(sess):\n    return tf.saved_model.loader.load(sess, ['serve'], 'exported')\n"
@@ -252,8 +266,12 @@ def test_each_reader_keeps_the_save_and_is_named(reader: str, tmp_path: Path) ->
 
 def test_the_save_is_rewritten_when_nothing_reloads(tmp_path: Path) -> None:
     root = copy_repo("saved_model_hub", tmp_path)
-    # tensorflow_hub's path lookup reads nothing: no reader left
-    (root / "serve.py").write_text("import tensorflow_hub as hub\n\npath = hub.resolve('x')\n")
+    # tensorflow_hub's path lookup reads nothing, a model loader on a saved file reads
+    # no SavedModel: no reader left
+    (root / "serve.py").write_text(
+        "import tensorflow_hub as hub\nfrom tensorflow import keras\n\n"
+        "path = hub.resolve('x')\nmodel = keras.models.load_model(filepath='model.h5')\n"
+    )
     assert _km404(root)[0]
     assert _applied(root)
 

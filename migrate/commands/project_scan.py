@@ -975,7 +975,7 @@ def _first_reload(entry: dict, spec: ContextSpec) -> Reload:
         if local != "*" and not level
     }
     found = []
-    for callee, line, path in entry["saved_model_calls"]:
+    for callee, line, path, folder in entry["saved_model_calls"]:
         root, _, rest = callee.partition(".")
         if path:  # the root is bound by an import in the function around the call
             qualified = path
@@ -984,6 +984,6 @@ def _first_reload(entry: dict, spec: ContextSpec) -> Reload:
         else:
             continue
         symbol = spec.canonical(qualified)
-        if symbol in spec.saved_model_loads:
+        if spec.reloads_saved_model(symbol, folder):
             found.append((line, symbol))
     return min(found, default=NO_RELOAD)

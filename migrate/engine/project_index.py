@@ -546,20 +546,20 @@ class ProjectIndex:
             undecided_calls=tuple(sorted(undecided.items())),
         )
 
-    def _saved_model_calls(self, record: ModuleRecord) -> tuple[bool, int]:
+    def _saved_model_calls(self, record: ModuleRecord) -> tuple[bool, Reload]:
         """(whether ``record`` writes a SavedModel, its first reload), from the calls its
         entry keeps for this, resolved as any other name (a function's own import of the
         root gives the path to resolve instead)."""
         saves, reload = False, NO_RELOAD
         spec = self.spec
-        for callee, line, path in record.entry["saved_model_calls"]:
+        for callee, line, path, folder in record.entry["saved_model_calls"]:
             target = self._qualified(record, path, 0) if path else self.resolve(record, callee)
             if target[0] != "external":
                 continue
             symbol = self.canonical(target[1])
             if symbol in spec.saved_model_saves:
                 saves = True
-            elif symbol in spec.saved_model_loads and not 0 < reload[0] <= line:
+            elif spec.reloads_saved_model(symbol, folder) and not 0 < reload[0] <= line:
                 reload = (line, symbol)
         return saves, reload
 

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from kmigrate.engine import CallSite, EditPlan, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.common.namespaces import KERAS_NAMESPACES, in_keras_namespaces
-from kmigrate.rules.context_spec import SAVED_MODEL_LOAD, SAVED_MODEL_SAVE
+from kmigrate.rules.context_spec import CONTEXT_SPEC, SAVED_MODEL_SAVE
 from kmigrate.rules.km4_saving._uses import LOAD_MODEL_FUNCTIONS, assigned_from
 
 # `export` is a Keras model's: a layer, a tf.Module or a tf.train.Checkpoint (what
@@ -39,16 +39,17 @@ _MODEL_ONLY_METHODS = frozenset(
 
 
 def own_reload(site: CallSite) -> tuple[int, str] | None:
-    """The module's first call of a SavedModel reader (``SAVED_MODEL_LOAD``): (line,
-    reader). What ``tf.saved_model.save`` of a Keras model wrote is called as
-    ``loaded(x)``; what ``model.export`` writes is called as ``loaded.serve(x)`` and its
-    signature's keys change, so a rewrite would break the reload (change them together)."""
-    module = site.module
-    found = [
-        (module.span_of(call).line, symbol)
-        for call in module.nodes(ast.Call)
-        if (symbol := module.resolve(call.func) or "") in SAVED_MODEL_LOAD
-    ]
+    """The module's first call of a SavedModel reader (``SAVED_MODEL_LOAD``, or
+    ``SAVED_MODEL_FOLDER_LOAD`` on a literal folder): (line, reader). What
+    ``tf.saved_model.save`` of a Keras model wrote is called as ``loaded(x)``; what
+    ``model.export`` writes is called as ``loaded.serve(x)`` and its signature's keys
+    change, so a rewrite would break the reload (change them together)."""
+    module, spec = site.module, CONTEXT_SPEC
+    found = []
+    for call in module.nodes(ast.Call):
+        symbol = module.resolve(call.func) or ""
+        if spec.reloads_saved_model(symbol, spec.reads_folder(call)):
+            found.append((module.span_of(call).line, symbol))
     return min(found, default=None)
 
 
@@ -103,9 +104,10 @@ class SavedModelSave(Rule):
         "fitted, compiled or evaluated in the same scope): a tf.Module or "
         "tf.train.Checkpoint has no `export`; and when no module of the project reloads "
         "SavedModels (`tf.saved_model.load`, TF1's `loader.load`, tensorflow_hub's "
-        "`hub.load`, `hub.KerasLayer` or `hub.Module`): an exported model is called as "
-        "`loaded.serve(x)`, not `loaded(x)`, and its signature's keys change, so the save "
-        "and its reloads change together. `model.export` "
+        "`hub.load`, `hub.KerasLayer` or `hub.Module`, or `load_model` on a literal "
+        "folder): an exported model is called as `loaded.serve(x)`, not `loaded(x)`, and "
+        "its signature's keys change, so the save and its reloads change together. "
+        "`model.export` "
         "needs TensorFlow installed and is exact on the TensorFlow backend; on "
         "JAX/PyTorch it converts the model first. "
         "`signatures=` and `options=` have no direct equivalent: use "
