@@ -288,6 +288,19 @@ def test_a_reader_in_the_saving_file_is_named_with_its_line(tmp_path: Path) -> N
     assert not _applied(root)
 
 
+def test_a_model_loader_in_the_saving_file_counts_on_a_literal_folder(tmp_path: Path) -> None:
+    root = copy_repo("saved_model_hub", tmp_path)
+    (root / "serve.py").unlink()
+    train = root / "train.py"
+    text = train.read_text()
+    train.write_text(text + "\n\ndef serve():\n    return tf.keras.models.load_model('m.h5')\n")
+    assert _km404(root)[0]
+    train.write_text(text + "\n\ndef serve():\n    return tf.keras.models.load_model('out')\n")
+    fixable, message = _km404(root)
+    assert not fixable
+    assert "this file reloads SavedModels with tf.keras.models.load_model (line 11)" in message
+
+
 def test_a_notebook_that_reads_with_hub_keeps_the_save(tmp_path: Path) -> None:
     root = copy_repo("saved_model_hub", tmp_path)
     (root / "serve.py").unlink()
