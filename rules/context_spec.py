@@ -5,7 +5,7 @@ Kept here, as data, so that ``migrate/`` never names a TensorFlow symbol.
 """
 
 from kmigrate.engine import ContextSpec, ImportStyle
-from kmigrate.rules.common.namespaces import KERAS_NAMESPACES
+from kmigrate.rules.common.namespaces import KERAS_NAMESPACES, in_keras_namespaces
 from kmigrate.rules.common.tf_keras_aliases import alias_canonical_prefixes
 
 _MODEL_BASES = (
@@ -51,13 +51,38 @@ CANONICAL_PREFIXES: tuple[tuple[str, str], ...] = (
     ("tensorflow.compat.v2", "tf"),
     ("tensorflow", "tf"),
     ("numpy", "np"),
+    ("tensorflow_hub", "hub"),
 )
 
-# What writes a SavedModel of any object, and what reloads one as an object called as
-# ``loaded(x)`` (``tf.compat.v1.saved_model.load_v2`` is TF2's load under its TF1 name;
-# ``tf.compat.v1.saved_model.load`` is the session loader, which reads signatures).
+# What writes a SavedModel of any object.
 SAVED_MODEL_SAVE = frozenset({"tf.saved_model.save", "tf.compat.v1.saved_model.save"})
-SAVED_MODEL_LOAD = frozenset({"tf.saved_model.load", "tf.compat.v1.saved_model.load_v2"})
+# What reads a SavedModel directory as ``tf.saved_model.save`` wrote it, and breaks when
+# ``model.export`` writes it instead (KM404): the object itself is callable in the first
+# and not in the second (its endpoint is ``loaded.serve``), and the serving signature's
+# keys change (input ``dense_input`` -> ``keras_tensor``, output ``dense`` ->
+# ``output_0`` for one Dense layer, TF 2.21 with tf_keras / Keras 3.15). TF2's load
+# (``load_v2`` is it under its TF1 name), TF1's session loaders, which read those keys,
+# and tensorflow_hub's readers (``hub.load`` is TF2's load; ``hub.KerasLayer`` calls the
+# object, or a signature; ``hub.Module`` reads the TF1 Hub format, a SavedModel too).
+SAVED_MODEL_LOAD = frozenset(
+    {
+        "tf.saved_model.load",
+        "tf.compat.v1.saved_model.load_v2",
+        "tf.compat.v1.saved_model.load",
+        "tf.compat.v1.saved_model.loader.load",
+        "tf.saved_model.loader.load",
+        "hub.load",
+        "hub.KerasLayer",
+        "hub.Module",
+    }
+)
+# ... and what reads one only when handed a folder (it reads `.h5` and `.keras` files
+# too). ``load_model`` wants a Keras model back, which ``model.export`` never writes:
+# such a save and its load move to `.keras` together (KM403 says so for the load).
+# Exporting instead turns the load's clear error (tf_keras 2.21: "lacks the TF-Keras
+# metadata"; Keras 3: "File format not supported") into a late one: tf_keras loads an
+# exported folder as a bare object with no ``predict``.
+SAVED_MODEL_FOLDER_LOAD = in_keras_namespaces("models.load_model", "saving.load_model")
 
 CONTEXT_SPEC = ContextSpec(
     model_base_prefixes=tuple(ns + base for ns in KERAS_NAMESPACES for base in _MODEL_BASES)
@@ -90,6 +115,7 @@ CONTEXT_SPEC = ContextSpec(
     saved_file_suffixes=(".h5", ".hdf5", ".keras", ".ckpt", ".weights.h5"),
     saved_model_saves=SAVED_MODEL_SAVE,
     saved_model_loads=SAVED_MODEL_LOAD,
+    saved_model_folder_loads=SAVED_MODEL_FOLDER_LOAD,
     canonical_prefixes=CANONICAL_PREFIXES,
     # a ``map`` or ``filter`` reached through TensorFlow or the Keras backend is not a
     # dataset's method: its function argument is not data code

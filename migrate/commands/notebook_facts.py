@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kmigrate.commands.plain_data import checked_list, checked_pair, checked_text
+from kmigrate.commands.plain_data import checked_line, checked_list, checked_pair, checked_text
 from kmigrate.engine.project_entry import ValueStore, build_entry, load_entry, store_entry
 from kmigrate.engine.project_index import ModuleFacts, ModuleRecord, ProjectFacts, ProjectIndex
 
@@ -182,7 +182,7 @@ def notebook_record(
 NOTEBOOKS = "notebooks"  # the index store's namespace; the key is the project root's
 _NAME_FIELDS = ("model_classes", "model_functions", "data_functions", "mixed_functions")
 _PAIR_FIELDS = ("bindings", "notes", "patched", "shared_paths", "data_callers", "undecided_calls")
-_LINE_FIELDS = ("saved_model_reloads",)  # (path as shown, line) pairs
+_LINE_FIELDS = ("saved_model_reloads",)  # (path as shown, line, reader) triples
 
 
 def load_notebook_facts(store: ValueStore, root_key: str, key: str) -> dict | None:
@@ -224,8 +224,6 @@ def _decode_facts(row: Any) -> ModuleFacts:
     return ModuleFacts(**found)
 
 
-def _checked_line(value: Any) -> tuple[str, int]:
-    shown, line = checked_list(value)
-    if type(line) is not int:
-        raise ValueError("not a line")
-    return checked_text(shown), line
+def _checked_line(value: Any) -> tuple[str, int, str]:
+    shown, line, reader = checked_list(value)
+    return checked_text(shown), checked_line(line), checked_text(reader)

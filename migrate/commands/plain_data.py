@@ -19,6 +19,13 @@ def checked_text(value: Any) -> str:
     return value
 
 
+def checked_line(value: Any) -> int:
+    """A line number, or 0 for none."""
+    if type(value) is not int or value < 0:
+        raise ValueError("not a line")
+    return value
+
+
 def checked_pair(value: Any) -> tuple[str, str]:
     first, second = checked_list(value)
     return checked_text(first), checked_text(second)

@@ -42,12 +42,14 @@ from kmigrate.engine.project_entry import (
     valid_entry,
 )
 from kmigrate.engine.project_index import (
+    NO_RELOAD,
     FileUse,
     LocalFactsFrom,
     ModuleFacts,
     ModuleRecord,
     ProjectFacts,
     ProjectIndex,
+    Reload,
     file_users,
     folder_below,
     names_below,
@@ -959,21 +961,21 @@ def notebook_file_users(
         if entry is None:
             continue
         reload = _first_reload(entry, spec)
-        if entry["paths"] or reload:
+        if entry["paths"] or reload[0]:
             found[key] = (_shown(key, root), tuple(entry["paths"]), reload)
     return found
 
 
-def _first_reload(entry: dict, spec: ContextSpec) -> int:
-    """The line of an entry's first SavedModel reload resolved by its own imports (0:
-    none): ``tf.saved_model.load`` after ``import tensorflow as tf``."""
+def _first_reload(entry: dict, spec: ContextSpec) -> Reload:
+    """An entry's first SavedModel reload resolved by its own imports:
+    ``tf.saved_model.load`` after ``import tensorflow as tf``."""
     bound = {
         local: f"{module}.{name}" if name and module else name or module
         for local, module, name, level in entry["imports"]
         if local != "*" and not level
     }
-    lines = []
-    for callee, line, path in entry["saved_model_calls"]:
+    found = []
+    for callee, line, path, folder in entry["saved_model_calls"]:
         root, _, rest = callee.partition(".")
         if path:  # the root is bound by an import in the function around the call
             qualified = path
@@ -981,6 +983,7 @@ def _first_reload(entry: dict, spec: ContextSpec) -> int:
             qualified = f"{bound[root]}.{rest}" if rest else bound[root]
         else:
             continue
-        if spec.canonical(qualified) in spec.saved_model_loads:
-            lines.append(line)
-    return min(lines, default=0)
+        symbol = spec.canonical(qualified)
+        if spec.reloads_saved_model(symbol, folder):
+            found.append((line, symbol))
+    return min(found, default=NO_RELOAD)

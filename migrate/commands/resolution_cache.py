@@ -42,7 +42,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from kmigrate.commands.plain_data import checked_list, checked_pair, checked_text
+from kmigrate.commands.plain_data import checked_line, checked_list, checked_pair, checked_text
 from kmigrate.engine.project_entry import ENTRY_FORMAT, entry_shape
 from kmigrate.engine.project_index import (
     LocalFacts,
@@ -51,6 +51,7 @@ from kmigrate.engine.project_index import (
     ModuleRecord,
     ProjectFacts,
     ProjectIndex,
+    Reload,
     closure,
     path_reaches,
 )
@@ -59,11 +60,12 @@ if TYPE_CHECKING:
     from kmigrate.commands.cache import ResultCache
 
 RESOLVED = "resolved"  # the store's namespace; one value per project root
+# 6: a file's first SavedModel reload is its line and the reader it calls (was the line);
 # 5: local facts also keep the calls resolution could not decide (star imports of one
 # module per backend); 4: a header line, then one line per file's row (decoded when
 # used, rewritten only when it changed), whose local facts say whether the file saves
 # or reloads SavedModels; 2 was one JSON value, checked whole when loaded
-STATE_FORMAT = 5
+STATE_FORMAT = 6
 # Where a row's local facts hold the call graph: edges, model seeds, data seeds.
 _GRAPH = slice(4, 7)
 
@@ -135,8 +137,8 @@ class StoredResolution:
         self._local: dict[str, LocalFacts] = {}
 
     # A file's header: [digest, has patches, layout digest, path as shown, [file names],
-    # its stat then or None (``project_scan.file_stamp``), the line of its first
-    # SavedModel reload or 0 (a saving module's facts name the reloading modules: read
+    # its stat then or None (``project_scan.file_stamp``), its first SavedModel reload
+    # as [line or 0, reader] (a saving module's facts name the reloading modules: read
     # from the headers, a `check` of it decodes no other row)].
     # Its row: [shape, [used module slots], local facts, [functions reached from model
     # code], [... from data pipelines], layout, [import paths]]. In the local facts, call
@@ -153,8 +155,9 @@ class StoredResolution:
     def patches(self, key: str) -> bool:
         return self.heads[key][1]
 
-    def reload_line(self, key: str) -> int:
-        return self.heads[key][6]
+    def reload_of(self, key: str) -> Reload:
+        line, reader = self.heads[key][6]
+        return line, reader
 
     def layout_digest(self, key: str) -> str:
         return self.heads[key][2]
@@ -244,12 +247,16 @@ def _checked_patches(value: Any) -> dict[str, tuple[str, tuple]] | None:
     return found
 
 
+def _checked_reload(value: Any) -> Reload:
+    line, reader = checked_list(value)
+    return checked_line(line), checked_text(reader)
+
+
 def _check_head(head: Any) -> None:
     if type(head) is not list or len(head) != 7:
         raise ValueError("not a file's header")
     digest, patches, layout_of, shown, paths, stamp, reload = head
-    if type(reload) is not int or reload < 0:
-        raise ValueError("not a line")
+    _checked_reload(reload)
     if not (type(digest) is type(layout_of) is type(shown) is str):
         raise ValueError("not a file's header")
     if patches is not True and patches is not False:
@@ -278,8 +285,7 @@ def _check_row(row: Any, slots: list[str | None]) -> None:
     row = _LocalRow(*local)
     if row.saves is not True and row.saves is not False:
         raise ValueError("not a flag")
-    if type(row.reload) is not int or row.reload < 0:
-        raise ValueError("not a line")
+    _checked_reload(row.reload)
     _texts(row.classes)
     _texts(row.functions)
     for pair in (*checked_list(row.bindings), *checked_list(row.notes)):
@@ -337,8 +343,8 @@ class _StoredFacts(_Fallback):
         model, data = self.stored.reach(key)
         return set(model), set(data)
 
-    def reload_line(self, key: str) -> int:
-        return self.stored.reload_line(key)
+    def reload_of(self, key: str) -> Reload:
+        return self.stored.reload_of(key)
 
 
 class _Rows(Mapping[str, LocalFacts]):
@@ -443,11 +449,11 @@ class _ResolvedFacts(_Fallback):
             found = self._encoded[key] = _encode_local(self.made[key], self.position)
         return found
 
-    def reload_line(self, key: str) -> int:
+    def reload_of(self, key: str) -> Reload:
         made = self.made.get(key)
         if made is not None or self.stored is None:
-            return super().reload_line(key)
-        return self.stored.reload_line(key)
+            return super().reload_of(key)
+        return self.stored.reload_of(key)
 
     def reached_functions(self, key: str) -> tuple[set[str], set[str]]:
         if self.graph_kept:
@@ -703,7 +709,7 @@ def _stored_bytes(
                     record.shown or key,
                     entry["paths"],
                     stamps.get(key),
-                    facts.made[key].saved_model_reload,
+                    list(facts.made[key].saved_model_reload),
                 ]
             )
             in_model, in_data = facts.reached_functions(key)
@@ -763,7 +769,7 @@ def _encode_local(local: LocalFacts, position: Mapping[str, int]) -> list:
         nodes(local.model_seeds),
         nodes(local.data_seeds),
         local.saves_saved_model,
-        local.saved_model_reload,
+        list(local.saved_model_reload),
         [list(p) for p in local.undecided_calls],
     ]
 
@@ -790,7 +796,7 @@ def _decode_local(value: list, slots: list[str | None]) -> LocalFacts:
         model_seeds=nodes(row.model_seeds),
         data_seeds=nodes(row.data_seeds),
         saves_saved_model=row.saves,
-        saved_model_reload=row.reload,
+        saved_model_reload=(row.reload[0], row.reload[1]),
         undecided_calls=_pairs(row.undecided),
     )
 
@@ -810,5 +816,5 @@ class _LocalRow(NamedTuple):
     model_seeds: list
     data_seeds: list
     saves: bool
-    reload: int
+    reload: list  # [line or 0, reader]
     undecided: list

@@ -180,9 +180,9 @@ class ModuleInfo:
         facts = self.project_facts
         return facts.model_classes if facts is not None else ()
 
-    def saved_model_reloads(self) -> tuple[tuple[str, int], ...]:
+    def saved_model_reloads(self) -> tuple[tuple[str, int, str], ...]:
         """The other modules of the project that reload SavedModels: (path as shown,
-        line of the first reload). Only a module that saves one is told (see
+        line of the first reload, the reader it calls). Only a module that saves one is told (see
         ``ModuleFacts.saved_model_reloads``)."""
         facts = self.project_facts
         return facts.saved_model_reloads if facts is not None else ()

@@ -23,7 +23,8 @@ from kmigrate.engine.spec import ContextSpec, function_refs
 if TYPE_CHECKING:
     from kmigrate.engine.tree_index import TreeIndex
 
-ENTRY_FORMAT = 4
+# 5: a call that may reload a SavedModel also says whether its path is a literal folder
+ENTRY_FORMAT = 5
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Module-level statements whose calls were taken already (functions, classes) or that
 # hold none (imports: names only, no call, no string).
@@ -65,8 +66,9 @@ class _EntryBuilder:
         self.model_refs: set[str] = set()
         self.data_refs: set[str] = set()
         self.paths: set[str] = set()  # literal saved-model / weights file names
-        # every call: (callee as written, line, its path when a function imports its root)
-        self.calls: list[tuple[str, int, str]] = []
+        # every call: (callee as written, line, its path when a function imports its root,
+        # whether it reads a literal folder)
+        self.calls: list[tuple[str, int, str, bool]] = []
 
     def calls_in(self, node: ast.AST) -> list[str]:
         """Dotted callees of every call below ``node``; also notes the functions handed
@@ -84,7 +86,7 @@ class _EntryBuilder:
                 root = callee.partition(".")[0]
                 where = imported.get(root, "")
                 path = where + callee[len(root) :] if where else ""
-            record((callee, call.lineno, path))  # type: ignore[attr-defined]
+            record((callee, call.lineno, path, self.spec.reads_folder(call)))  # type: ignore[arg-type]
         suffixes = self.spec.saved_file_suffixes
         for constant in constants:
             value = constant.value  # type: ignore[attr-defined]
@@ -120,11 +122,13 @@ class _EntryBuilder:
 
     def saved_model_calls(self, imports: list[list], assigns: list[list[str]]) -> list[list]:
         """The calls that may write or reload a SavedModel, for resolution to decide
-        (``ProjectIndex.local``): each callee (with its line, and its path when a
-        function's own import binds its root) whose last part is that of such a
-        function, or whose root is bound to one (``from ... import load as sm_load``)."""
+        (``ProjectIndex.local``): each callee (with its line, its path when a function's
+        own import binds its root, and whether it reads a literal folder) whose last
+        part is that of such a function, or whose root is bound to one (``from ...
+        import load as sm_load``)."""
         spec = self.spec
-        names = {s.rpartition(".")[2] for s in (*spec.saved_model_saves, *spec.saved_model_loads)}
+        symbols = (*spec.saved_model_saves, *spec.saved_model_loads, *spec.saved_model_folder_loads)
+        names = {s.rpartition(".")[2] for s in symbols}
         if not names:
             return []
         aliases = {
@@ -133,16 +137,18 @@ class _EntryBuilder:
             if (name or module).rpartition(".")[2] in names
         }
         aliases.update(local for local, source in assigns if source.rpartition(".")[2] in names)
-        found: dict[tuple[str, str], int] = {}
-        for callee, line, path in self.calls:
+        found: dict[tuple[str, str, bool], int] = {}
+        for callee, line, path, folder in self.calls:
             if (
                 callee.rpartition(".")[2] in names
                 or callee.partition(".")[0] in aliases
                 or path.rpartition(".")[2] in names
             ):
-                key = (callee, path)
+                key = (callee, path, folder)
                 found[key] = min(line, found.get(key, line))
-        return sorted([callee, line, path] for (callee, path), line in found.items())
+        return sorted(
+            [callee, line, path, folder] for (callee, path, folder), line in found.items()
+        )
 
     def _on_call(self, call: ast.Call, found: set[str]) -> str | None:
         spec = self.spec
@@ -298,10 +304,11 @@ def valid_entry(value: object) -> bool:
         ok = ok and _strings(value["paths"])
         ok = ok and all(
             isinstance(c, list)
-            and len(c) == 3
+            and len(c) == 4
             and isinstance(c[0], str)
             and type(c[1]) is int
             and isinstance(c[2], str)
+            and type(c[3]) is bool
             for c in value["saved_model_calls"]
         )
         return ok and _strings(value["model_refs"]) and _strings(value["data_refs"])

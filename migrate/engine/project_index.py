@@ -64,9 +64,10 @@ class ModuleFacts:
     patched: tuple[tuple[str, str], ...] = ()
     # (file name, other modules using it): a save here pairs with a load there
     shared_paths: tuple[tuple[str, str], ...] = ()
-    # (module as shown, line of its first reload): other modules that reload SavedModels
-    # (the spec's ``saved_model_loads``), told to modules that save one (at most three)
-    saved_model_reloads: tuple[tuple[str, int], ...] = ()
+    # (module as shown, line of its first reload, the reader it calls): other modules that
+    # reload SavedModels (the spec's ``saved_model_loads``), told to modules that save one
+    # (at most three)
+    saved_model_reloads: tuple[tuple[str, int, str], ...] = ()
     # (callee as written, why): calls whose project function resolution cannot decide
     undecided_calls: tuple[tuple[str, str], ...] = ()
 
@@ -80,9 +81,13 @@ class ModuleFacts:
 
 
 Node = tuple[str, str]  # (module key, function name or ``Class.method``)
+# A module's first SavedModel reload: (its line, the reader called, as a canonical symbol
+# of the spec's ``saved_model_loads``); ``NO_RELOAD`` when it has none
+Reload = tuple[int, str]
+NO_RELOAD: Reload = (0, "")
 # A file outside the modules that uses saved files: (path as shown, the saved-file names
-# it names, the line of its first SavedModel reload or 0)
-FileUse = tuple[str, tuple[str, ...], int]
+# it names, its first SavedModel reload)
+FileUse = tuple[str, tuple[str, ...], Reload]
 
 
 @dataclass(frozen=True)
@@ -104,7 +109,7 @@ class LocalFacts:
     model_seeds: tuple[Node, ...] = ()  # nodes that are model code whoever calls them
     data_seeds: tuple[Node, ...] = ()  # ... data-pipeline code
     saves_saved_model: bool = False  # calls one of the spec's ``saved_model_saves``
-    saved_model_reload: int = 0  # line of its first call of a ``saved_model_loads`` (or 0)
+    saved_model_reload: Reload = NO_RELOAD  # its first call of a ``saved_model_loads``
     # (callee as written, why): calls of a name resolution cannot decide between project
     # functions (star imports of one backend module per backend): all are followed
     undecided_calls: tuple[tuple[str, str], ...] = ()
@@ -541,21 +546,21 @@ class ProjectIndex:
             undecided_calls=tuple(sorted(undecided.items())),
         )
 
-    def _saved_model_calls(self, record: ModuleRecord) -> tuple[bool, int]:
-        """(whether ``record`` writes a SavedModel, the line of its first reload or 0),
-        from the calls its entry keeps for this, resolved as any other name (a
-        function's own import of the root gives the path to resolve instead)."""
-        saves, reload = False, 0
+    def _saved_model_calls(self, record: ModuleRecord) -> tuple[bool, Reload]:
+        """(whether ``record`` writes a SavedModel, its first reload), from the calls its
+        entry keeps for this, resolved as any other name (a function's own import of the
+        root gives the path to resolve instead)."""
+        saves, reload = False, NO_RELOAD
         spec = self.spec
-        for callee, line, path in record.entry["saved_model_calls"]:
+        for callee, line, path, folder in record.entry["saved_model_calls"]:
             target = self._qualified(record, path, 0) if path else self.resolve(record, callee)
             if target[0] != "external":
                 continue
             symbol = self.canonical(target[1])
             if symbol in spec.saved_model_saves:
                 saves = True
-            elif symbol in spec.saved_model_loads and not 0 < reload <= line:
-                reload = line
+            elif spec.reloads_saved_model(symbol, folder) and not 0 < reload[0] <= line:
+                reload = (line, symbol)
         return saves, reload
 
     def local_with_reads(self, record: ModuleRecord) -> tuple[LocalFacts, LocalFactsFrom | None]:
@@ -687,7 +692,7 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
         self._made: dict[str, ModuleFacts] = {}
         self._reach: tuple[set[Node], set[Node]] | None = None
         self._users: dict[str, list[str]] | None = None
-        self._reloads: list[tuple[str, str, int]] | None = None
+        self._reloads: list[tuple[str, str, Reload]] | None = None
         self._outside_source: Callable[[], Mapping[str, FileUse]] | None = None
         self._outside: Mapping[str, FileUse] | None = None
 
@@ -780,19 +785,22 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
             self._users = file_users([*self.files.values(), *outside])
         return shared_with(self._users, own, paths)
 
-    def saved_model_reloads(self, own: str) -> tuple[tuple[str, int], ...]:
+    def saved_model_reloads(self, own: str) -> tuple[tuple[str, int, str], ...]:
         """The modules but ``own`` (a key) that reload SavedModels: (path as shown, line
-        of the first reload), at most three, by path."""
+        of the first reload, the reader it calls), at most three, by path."""
         if self._reloads is None:
-            lines = ((key, self.reload_line(key)) for key in self.local)
-            found = [(self.files[key][0], key, line) for key, line in lines if line]
-            found += [(shown, key, line) for key, (shown, _, line) in self.outside_users().items()]
-            self._reloads = sorted(r for r in found if r[2])
-        return tuple((shown, line) for shown, key, line in self._reloads if key != own)[:3]
+            found = [(self.files[key][0], key, self.reload_of(key)) for key in self.local]
+            found += [
+                (shown, key, reload) for key, (shown, _, reload) in self.outside_users().items()
+            ]
+            self._reloads = sorted(r for r in found if r[2][0])
+        return tuple(
+            (shown, line, reader) for shown, key, (line, reader) in self._reloads if key != own
+        )[:3]
 
-    def reload_line(self, key: str) -> int:
-        """The line of module ``key``'s first SavedModel reload (0: none). A stored
-        resolution answers it without decoding the module's local facts."""
+    def reload_of(self, key: str) -> Reload:
+        """Module ``key``'s first SavedModel reload. A stored resolution answers it
+        without decoding the module's local facts."""
         return self.local[key].saved_model_reload
 
 

@@ -64,15 +64,39 @@ class ContextSpec:
     # deliberate (input-pipeline code of a multi-backend project): never rewritten
     optional_imports: tuple[tuple[str, str], ...] = ()
     # canonical symbols that write a SavedModel of any object, and those that reload one
-    # as an object called directly (``loaded(x)``): a module of the project that reloads
+    # as it was written (called as ``loaded(x)``): a module of the project that reloads
     # makes the saves elsewhere keep their form (``ModuleFacts.saved_model_reloads``)
     saved_model_saves: frozenset[str] = frozenset()
     saved_model_loads: frozenset[str] = frozenset()
+    # ... and those that read a SavedModel only when handed a folder (they read saved
+    # files too): they count when their path is a literal folder (:meth:`reads_folder`)
+    saved_model_folder_loads: frozenset[str] = frozenset()
 
     @property
     def canonical(self) -> Canonical:
         """The folding of qualified names into canonical symbols this spec gives."""
         return canonical_for(self.canonical_prefixes)
+
+    def reads_folder(self, call: ast.Call) -> bool:
+        """Whether the path ``call`` reads (its first argument, or ``filepath=``) is a
+        string literal naming no saved file (``saved_file_suffixes``): a SavedModel
+        folder. A path built at run time is not known to be one."""
+        path = call.args[0] if call.args else None
+        for keyword in call.keywords:
+            if keyword.arg == "filepath":
+                path = keyword.value
+        return (
+            isinstance(path, ast.Constant)
+            and isinstance(path.value, str)
+            and not path.value.endswith(self.saved_file_suffixes)
+        )
+
+    def reloads_saved_model(self, symbol: str, folder: bool) -> bool:
+        """Whether a call of the canonical ``symbol`` reloads a SavedModel; ``folder``:
+        whether it reads a literal folder (:meth:`reads_folder`)."""
+        if symbol in self.saved_model_folder_loads:
+            return folder
+        return symbol in self.saved_model_loads
 
 
 def function_refs(node: ast.AST) -> Iterable[ast.AST]:

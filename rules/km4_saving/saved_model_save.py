@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from kmigrate.engine import CallSite, EditPlan, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.common.namespaces import KERAS_NAMESPACES, in_keras_namespaces
-from kmigrate.rules.context_spec import SAVED_MODEL_LOAD, SAVED_MODEL_SAVE
+from kmigrate.rules.context_spec import CONTEXT_SPEC, SAVED_MODEL_SAVE
 from kmigrate.rules.km4_saving._uses import LOAD_MODEL_FUNCTIONS, assigned_from
 
 # `export` is a Keras model's: a layer, a tf.Module or a tf.train.Checkpoint (what
@@ -38,30 +38,37 @@ _MODEL_ONLY_METHODS = frozenset(
 )
 
 
-def reloads_saved_models(site: CallSite) -> bool:
-    """Whether the module calls ``tf.saved_model.load``: what ``tf.saved_model.save`` of a
-    Keras model wrote is called as ``loaded(x)``; what ``model.export`` writes is called
-    as ``loaded.serve(x)``, so a rewrite would break the reload (change them together)."""
-    module = site.module
-    return any(
-        (module.resolve(call.func) or "") in SAVED_MODEL_LOAD for call in module.nodes(ast.Call)
-    )
+def own_reload(site: CallSite) -> tuple[int, str] | None:
+    """The module's first call of a SavedModel reader (``SAVED_MODEL_LOAD``, or
+    ``SAVED_MODEL_FOLDER_LOAD`` on a literal folder): (line, reader). What
+    ``tf.saved_model.save`` of a Keras model wrote is called as ``loaded(x)``; what
+    ``model.export`` writes is called as ``loaded.serve(x)`` and its signature's keys
+    change, so a rewrite would break the reload (change them together)."""
+    module, spec = site.module, CONTEXT_SPEC
+    found = []
+    for call in module.nodes(ast.Call):
+        symbol = module.resolve(call.func) or ""
+        if spec.reloads_saved_model(symbol, spec.reads_folder(call)):
+            found.append((module.span_of(call).line, symbol))
+    return min(found, default=None)
 
 
 def reloading_modules(site: CallSite) -> str:
-    """Who reloads SavedModels, as a clause ("this file reloads SavedModels with
-    tf.saved_model.load"); "" when no module of the project does. A reload anywhere in
-    the project counts: the directory is most often a variable, so which SavedModel a
-    reload reads cannot be told."""
-    how = "SavedModels with tf.saved_model.load"
-    if reloads_saved_models(site):
-        return f"this file reloads {how}"
+    """Who reloads SavedModels and with what, as a clause ("`serve.py` reloads
+    SavedModels with hub.KerasLayer (line 12)"); "" when no module of the project does. A
+    reload anywhere in the project counts: the directory is most often a variable, so
+    which SavedModel a reload reads cannot be told."""
+    own = own_reload(site)
+    if own is not None:
+        line, reader = own
+        return f"this file reloads SavedModels with {reader} (line {line})"
     others = site.module.saved_model_reloads()
     if len(others) == 1:
-        ((shown, line),) = others
-        return f"`{shown}` reloads {how} (line {line})"
+        ((shown, line, reader),) = others
+        return f"`{shown}` reloads SavedModels with {reader} (line {line})"
     if others:
-        return ", ".join(f"`{shown}` (line {line})" for shown, line in others) + f" reload {how}"
+        each = ", ".join(f"`{shown}` ({reader}, line {line})" for shown, line, reader in others)
+        return f"{each} reload SavedModels"
     return ""
 
 
@@ -96,8 +103,11 @@ class SavedModelSave(Rule):
         "(bound from `keras.Model(...)`, `Sequential`, `load_model` or an application, or "
         "fitted, compiled or evaluated in the same scope): a tf.Module or "
         "tf.train.Checkpoint has no `export`; and when no module of the project reloads "
-        "SavedModels with `tf.saved_model.load` (an exported model is called as "
-        "`loaded.serve(x)`: the save and its reloads change together). `model.export` "
+        "SavedModels (`tf.saved_model.load`, TF1's `loader.load`, tensorflow_hub's "
+        "`hub.load`, `hub.KerasLayer` or `hub.Module`, or `load_model` on a literal "
+        "folder): an exported model is called as `loaded.serve(x)`, not `loaded(x)`, and "
+        "its signature's keys change, so the save and its reloads change together. "
+        "`model.export` "
         "needs TensorFlow installed and is exact on the TensorFlow backend; on "
         "JAX/PyTorch it converts the model first. "
         "`signatures=` and `options=` have no direct equivalent: use "
@@ -121,6 +131,23 @@ class SavedModelSave(Rule):
                 model.fit(tf.data.Dataset.range(4))
                 model.export(out + "/serving")
             """,
+        ),
+        Flagged(  # manual: serve.py wraps the SavedModel with tensorflow_hub
+            """
+            import tensorflow as tf
+
+            def publish(model, out):
+                model.fit(tf.data.Dataset.range(4))
+                tf.saved_model.save(model, out)
+            """,
+            project={
+                "serve.py": """
+                    import tensorflow_hub as hub
+
+                    def feature_layer(directory):
+                        return hub.KerasLayer(directory, trainable=False)
+                    """
+            },
         ),
         Flagged(
             """
@@ -184,8 +211,8 @@ class SavedModelSave(Rule):
             yield Report(
                 site,
                 f"use `{site.text(obj)}.export(dir)` for a serving SavedModel {note} (manual: "
-                f"{where}; an exported model is called as `loaded.serve(x)`, not `loaded(x)`: "
-                "change the save and its reloads together)",
+                f"{where}; an exported model is called as `loaded.serve(x)`, not `loaded(x)`, "
+                "and its signature's keys change: change the save and its reloads together)",
             )
             return
         text = f"{site.text(obj)}.export({site.text(export_dir)})"
