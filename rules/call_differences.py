@@ -39,6 +39,15 @@ _UNCALLED = "it is used here without a call whose arguments can be read, and "
 _INSPECTING = frozenset({"isinstance", "issubclass"})
 
 
+# What the rules that rename or re-import such names say in their fix safety.
+SAFETY_NOTE = (
+    "A use whose call means something else in Keras 3 stops the rewrite and is reported: "
+    "`optimizers.Lion()` without a learning rate (Keras 2 defaults to 1e-4, Keras 3 to "
+    "1e-3), `sparse_categorical_crossentropy` with a fourth positional argument (`axis` "
+    "in Keras 2, `ignore_class` in Keras 3), or either name used without a call."
+)
+
+
 def _arguments_unknown(call: ast.Call) -> bool:
     return any(isinstance(a, ast.Starred) for a in call.args) or any(
         k.arg is None for k in call.keywords

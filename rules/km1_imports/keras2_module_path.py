@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from kmigrate.engine import EditPlan, ImportSite, ReferenceSite, ReplaceNode
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
-from kmigrate.rules.call_differences import KERAS_2, call_difference
+from kmigrate.rules.call_differences import KERAS_2, SAFETY_NOTE, call_difference
 from kmigrate.rules.keras_api import keras3_path, keras3_reference, removal_note
 from kmigrate.rules.km1_imports._helpers import (
     LEFT_TO_OTHER_RULES,
@@ -33,7 +33,7 @@ class Keras2ModulePath(Rule):
     )
     fix_safety = (
         "Exact when the name exists in Keras 3's public API at its new place; otherwise "
-        "reported with what replaces it."
+        "reported with what replaces it. " + SAFETY_NOTE
     )
     wants_imports = True
     reference_prefixes = ("keras.",)

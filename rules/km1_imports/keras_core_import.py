@@ -31,7 +31,10 @@ class KerasCoreImport(Rule):
     fix_safety = (
         "Exact when every imported name exists in Keras 3 (the preview's public API did). "
         "`import keras_core` without an alias becomes `import keras as keras_core`, so "
-        "every use keeps working; rename it at leisure."
+        "every use keeps working; rename it at leisure. Not when a use calls "
+        "`sparse_categorical_crossentropy` with a fourth positional argument, or passes it "
+        "on: that is `axis` before keras_core 0.1.6 and `ignore_class` from then on, as in "
+        "Keras 3; the finding asks for `axis=` by keyword."
     )
     wants_imports = True
     examples = [
@@ -49,6 +52,13 @@ class KerasCoreImport(Rule):
         ),
         Flagged("import keras_core\n", "import keras as keras_core\n"),
         Flagged("import keras_core.layers\n"),
+        Flagged(  # the fourth parameter was `axis` before keras_core 0.1.6
+            """
+            import keras_core as keras
+
+            loss = keras.losses.sparse_categorical_crossentropy(labels, probs, False, 1)
+            """
+        ),
         Clean("import keras\nfrom keras import layers\n"),
     ]
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from kmigrate.engine import EditPlan, ReferenceSite, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
-from kmigrate.rules.call_differences import KERAS_2, call_difference
+from kmigrate.rules.call_differences import KERAS_2, SAFETY_NOTE, call_difference
 from kmigrate.rules.keras_api import keras3_reference, removal_note
 from kmigrate.rules.km1_imports._helpers import (
     LEFT_TO_OTHER_RULES,
@@ -31,7 +31,7 @@ class TfKerasNamespace(Rule):
     fix_safety = (
         "Exact when the name exists in Keras 3 (checked against the public Keras 3 API, "
         "including moved namespaces such as `layers.experimental.preprocessing`); otherwise "
-        "reported for a manual port with what replaces it."
+        "reported for a manual port with what replaces it. " + SAFETY_NOTE
     )
     reference_prefixes = ("tf.keras",)  # `tf.losses` and the other aliases included
     examples = [
