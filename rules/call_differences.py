@@ -32,7 +32,8 @@ _LION = (
 )
 _SPARSE_CCE = (
     "its fourth parameter is `axis` in Keras 2 (and in keras_core before 0.1.6) and "
-    "`ignore_class` in Keras 3: pass `axis=` by keyword"
+    "`ignore_class` in Keras 3: pass `axis=` by keyword (on TensorFlow and JAX, Keras 3 "
+    "takes no axis but -1: move the classes last there)"
 )
 _UNCALLED = "it is used here without a call whose arguments can be read, and "
 # Uses that only look at the class: they compute the same whichever Keras it comes from.
