@@ -32,8 +32,9 @@ _LION = (
 )
 _SPARSE_CCE = (
     "its fourth parameter is `axis` in Keras 2 (and in keras_core before 0.1.6) and "
-    "`ignore_class` in Keras 3: pass `axis=` by keyword (on TensorFlow and JAX, Keras 3 "
-    "takes no axis but -1: move the classes last there)"
+    "`ignore_class` in Keras 3: pass `axis=` by keyword (Keras 3's TensorFlow backend "
+    "takes only axis=-1 and its JAX backend checks shapes as if the classes were last: "
+    "with the classes last it runs everywhere)"
 )
 _UNCALLED = "it is used here without a call whose arguments can be read, and "
 # Uses that only look at the class: they compute the same whichever Keras it comes from.

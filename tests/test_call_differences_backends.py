@@ -5,11 +5,12 @@ else (`rules/call_differences.py`) keeps computing tf_keras's numbers after
 Two twin modules: `ready` writes what Keras 3 needs (`Lion(learning_rate=1e-4)`, `axis=`
 by keyword), so its import becomes `import keras`; `refused` leaves Lion's rate to the
 default and passes `axis` fourth, so apply keeps it on tf_keras. Its axis is 1, the
-classes of a (batch, classes, steps) batch: Keras 3 raises for an axis other than -1 on
-TensorFlow and JAX, so `ready` keeps the classes last (`axis=-1`). The reference is both
-modules as written, on tf_keras. Compared: the losses and the weights after a few Lion
-steps. The naive swap of `refused` (what apply did before) is run too, to show that the
-refusal is needed: with 3 classes and 3 steps its shapes still fit, and its numbers differ.
+classes of a (batch, classes, steps) batch; `ready` keeps the classes last, since Keras 3
+takes only axis=-1 on TensorFlow (and JAX checks shapes as if it were -1). The reference
+is both modules as written, on tf_keras. Compared: the losses and the weights after a few
+Lion steps. The naive swap of `refused` (what apply did before) is run too, to show that
+the refusal is needed: with 3 classes and 3 steps its shapes still fit, and its numbers
+differ.
 """
 
 from __future__ import annotations
