@@ -39,6 +39,9 @@ _SPARSE_CCE = (
 _UNCALLED = "it is used here without a call whose arguments can be read, and "
 # Uses that only look at the class: they compute the same whichever Keras it comes from.
 _INSPECTING = frozenset({"isinstance", "issubclass"})
+# Keywords whose functions Keras 2 and 3 call as `fn(y_true, y_pred)` (`compile(loss=f)`,
+# `metrics=[f]`, in a list or a dict by output too): no fourth argument ever reaches them.
+_CALLED_BY_KERAS = frozenset({"loss", "metrics", "weighted_metrics"})
 
 
 # What the rules that rename or re-import such names say in their fix safety.
@@ -46,7 +49,8 @@ SAFETY_NOTE = (
     "A use whose call means something else in Keras 3 stops the rewrite and is reported: "
     "`optimizers.Lion()` without a learning rate (Keras 2 defaults to 1e-4, Keras 3 to "
     "1e-3), `sparse_categorical_crossentropy` with a fourth positional argument (`axis` "
-    "in Keras 2, `ignore_class` in Keras 3), or either name used without a call."
+    "in Keras 2, `ignore_class` in Keras 3), or either name used without a call (a loss "
+    "or metric handed to `compile` excepted: Keras calls it with two arguments)."
 )
 
 
@@ -70,10 +74,11 @@ class _Difference:
     legacies: frozenset[str]  # the Kerases whose call means something else in Keras 3
     differs: Callable[[ast.Call], bool]  # whether a call's arguments meet the difference
     why: str
+    keras_calls_it_alike: bool = False  # handed to Keras as a loss or metric, it is exact
 
 
 _SPARSE_CCE_DIFFERENCE = _Difference(
-    frozenset({KERAS_2, KERAS_CORE}), _fourth_positional, _SPARSE_CCE
+    frozenset({KERAS_2, KERAS_CORE}), _fourth_positional, _SPARSE_CCE, True
 )
 _DIFFERENCES = {
     "optimizers.Lion": _Difference(frozenset({KERAS_2}), _rate_unset, _LION),
@@ -87,8 +92,8 @@ def call_difference(
 ) -> str | None:
     """Why ``node``, a ``legacy`` Keras name whose Keras 3 name is ``keras.<target>``,
     would compute something else once renamed, or None. A use that is not called right
-    there (``cls = Lion``, a base class, ``optimizer=Lion``) hides the arguments of its
-    call, so it differs whenever some call could."""
+    there (``cls = Lion``, a base class) hides the arguments of its call, so it differs
+    whenever some call could, unless Keras itself calls it (``loss=``)."""
     difference = _DIFFERENCES.get(target)
     if difference is None or legacy not in difference.legacies:
         return None
@@ -102,4 +107,15 @@ def call_difference(
         and node in parent.args[1:]
     ):
         return None
+    if difference.keras_calls_it_alike and _handed_to_keras(module, node):
+        return None
     return _UNCALLED + difference.why
+
+
+def _handed_to_keras(module: ModuleInfo, node: ast.expr) -> bool:
+    """Whether ``node`` is the value of ``loss=`` or ``metrics=`` (or an element of a
+    list, tuple or dict that is)."""
+    parent = module.parent_of(node)
+    while isinstance(parent, (ast.List, ast.Tuple, ast.Dict)):
+        parent = module.parent_of(parent)
+    return isinstance(parent, ast.keyword) and parent.arg in _CALLED_BY_KERAS

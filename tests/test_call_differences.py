@@ -51,9 +51,7 @@ REFUSED = [
     ),
     (
         "KM104",
-        "import tf_keras as keras\n\n"
-        "model.compile(optimizer=keras.optimizers.Adam(), "
-        "loss=keras.losses.sparse_categorical_crossentropy)\n",
+        "import tf_keras as keras\n\nloss_fn = keras.losses.sparse_categorical_crossentropy\n",
         [_UNCALLED, _AXIS],
     ),
     ("KM102", "from tensorflow.python import keras\n\nopt = keras.optimizers.Lion()\n", [_LION]),
@@ -133,6 +131,14 @@ SWAPPED = [
     (  # Keras 2 knows no "lion": its `optimizers.get` raises, so no working code changes
         'import tf_keras as keras\n\nopt = keras.optimizers.get("lion")\n',
         'import keras\n\nopt = keras.optimizers.get("lion")\n',
+    ),
+    (  # Keras calls a loss or a metric with two arguments
+        "import tf_keras as keras\n\n"
+        "model.compile(loss=keras.losses.sparse_categorical_crossentropy, "
+        "metrics=[keras.metrics.sparse_categorical_crossentropy])\n",
+        "import keras\n\n"
+        "model.compile(loss=keras.losses.sparse_categorical_crossentropy, "
+        "metrics=[keras.metrics.sparse_categorical_crossentropy])\n",
     ),
     (  # keras_core's Lion defaulted to 1e-3 in every release that had it
         "import keras_core as keras\n\nopt = keras.optimizers.Lion()\n",
