@@ -156,3 +156,13 @@ def test_a_call_that_shows_what_keras3_needs_is_swapped(before, after) -> None:
     findings = scan_text(before, select=["KM1"])
     assert findings and all(f.fixable for f in findings)
     assert apply_to_text(before, select=["KM1"]) == after
+
+
+def test_lion_built_with_lr_is_left_whole() -> None:
+    """Keras 2's Lion ignored `lr=` (1e-4 it was): KM502 does not turn it into the rate,
+    so the swap is not unblocked by a later round either, and scan and apply agree."""
+    text = "import tf_keras as keras\n\nopt = keras.optimizers.Lion(lr=3e-4, jit_compile=False)\n"
+    findings = scan_text(text)
+    assert {f.rule for f in findings} >= {"KM104", "KM502"}
+    assert not any(f.fixable for f in findings)
+    assert apply_to_text(text) == text
