@@ -8,6 +8,8 @@ style), stored, or returned, the attributes taken from it are read through anoth
 This module follows the cases it can read in the same file (an assignment to a name, a
 parameter default, a keyword argument of a function defined here) and says which uses it
 cannot follow, so the import rules report instead of silently renaming into broken code.
+Asked for the Keras the import came from, it also says which uses exist in Keras 3 but
+would compute something else there (``rules/call_differences.py``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import ast
 from dataclasses import dataclass, field
 
 from kmigrate.engine import ModuleInfo, dotted_parts
+from kmigrate.rules.call_differences import call_difference
 from kmigrate.rules.keras_api import is_module, keras3_reference
 
 _MAX_DEPTH = 3  # name -> name -> name: beyond that, report rather than follow
@@ -24,15 +27,20 @@ _MAX_DEPTH = 3  # name -> name -> name: beyond that, report rather than follow
 @dataclass
 class EscapeCheck:
     """What renaming a Keras module import would break: uses with no Keras 3 name
-    (``backend.sigmoid``) and module objects passed where they cannot be followed."""
+    (``backend.sigmoid``), module objects passed where they cannot be followed, and uses
+    whose Keras 3 call computes something else (``optimizers.Lion()``; by line and text,
+    the Keras 3 name and why)."""
 
     missing: set[str] = field(default_factory=set)
     unfollowed: set[str] = field(default_factory=set)
+    differs: dict[tuple[int, str], tuple[str, str]] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.missing or self.unfollowed)
+        return bool(self.missing or self.unfollowed or self.differs)
 
-    def sentence(self) -> str:
+    def sentence(self, port_advice: str = "") -> str:
+        """What breaks, then ``port_advice`` if a use has to be ported (a use that
+        differs says itself what to write)."""
         parts = []
         if self.missing:
             shown = ", ".join(f"`{m}`" for m in sorted(self.missing)[:4])
@@ -45,7 +53,20 @@ class EscapeCheck:
                 f"the module object escapes ({shown}), so what is called on it elsewhere "
                 "cannot be checked against Keras 3"
             )
+        if self.differs:
+            (line, text), (target, why) = min(self.differs.items())
+            more = len(self.differs) - 1
+            parts.append(
+                f"`{text}` (line {line}{_more_uses(more)}) "
+                f"would then be Keras 3's `keras.{target}`, but {why}"
+            )
+        if port_advice and (self.missing or self.unfollowed):
+            return "; ".join(parts) + f". {port_advice}"
         return "; ".join(parts)
+
+
+def _more_uses(count: int) -> str:
+    return f", and {count} more such use{'s' if count > 1 else ''}" if count else ""
 
 
 def _defined_functions(module: ModuleInfo) -> dict[str, ast.AST]:
@@ -106,9 +127,13 @@ def _name_loads(module: ModuleInfo, local: str) -> list[ast.Name]:
     return module.memo(("module-escapes-loads",), lambda: _loads_by_name(module)).get(local, [])
 
 
-def check_module_uses(module: ModuleInfo, local: str, base: str, depth: int = 0) -> EscapeCheck:
+def check_module_uses(
+    module: ModuleInfo, local: str, base: str, depth: int = 0, *, legacy: str | None = None
+) -> EscapeCheck:
     """What breaks if ``local`` (bound to ``keras.<base>`` in Keras 2) named the Keras 3
-    object instead. ``base`` is relative to ``keras.`` (``""`` for ``keras`` itself)."""
+    object instead. ``base`` is relative to ``keras.`` (``""`` for ``keras`` itself).
+    ``legacy``: the Keras ``local`` comes from (``KERAS_2``), to also report the uses
+    whose call means something else in Keras 3; None where no Keras changes."""
     found = EscapeCheck()
     patched = patched_attributes(module, local)
     for name in _name_loads(module, local):
@@ -116,8 +141,13 @@ def check_module_uses(module: ModuleInfo, local: str, base: str, depth: int = 0)
         if len(parts) > 1 and parts[1] in patched:
             continue  # `K.flatten = flatten`: the project defines it on the module itself
         path = ".".join(p for p in (base, *parts[1:]) if p)
-        if keras3_reference(path) is None:
+        target = keras3_reference(path)
+        if target is None:
             found.missing.add(".".join(parts))
+            continue
+        why = call_difference(module, node, target, legacy) if legacy else None
+        if why:
+            found.differs[node.lineno, module.node_text(node)] = (target, why)
             continue
         parent = module.parent_of(node)
         if isinstance(parent, ast.Call) and parent.func is node:
@@ -130,10 +160,17 @@ def check_module_uses(module: ModuleInfo, local: str, base: str, depth: int = 0)
             continue
         if receiver == local and not parts[1:]:
             continue  # `backend=backend`: the same name, already being checked
-        inner = check_module_uses(module, receiver, path, depth + 1)
+        inner = check_module_uses(module, receiver, path, depth + 1, legacy=legacy)
         found.missing |= inner.missing
         found.unfollowed |= inner.unfollowed
+        found.differs.update(inner.differs)
     return found
+
+
+def differing_uses(module: ModuleInfo, local: str, base: str, legacy: str) -> EscapeCheck:
+    """Only the uses of ``local`` whose call means something else in Keras 3 than in
+    ``legacy``: for an import swap that checks nothing else (KM103, KM106)."""
+    return EscapeCheck(differs=check_module_uses(module, local, base, legacy=legacy).differs)
 
 
 def patched_attributes(module: ModuleInfo, local: str) -> frozenset[str]:
@@ -172,10 +209,12 @@ def _inspected(parent: ast.AST | None, node: ast.expr) -> bool:
     )
 
 
-def escaping_reference(module: ModuleInfo, node: ast.expr, path: str) -> EscapeCheck:
+def escaping_reference(
+    module: ModuleInfo, node: ast.expr, path: str, *, legacy: str | None = None
+) -> EscapeCheck:
     """For a reference that names a module (``tf.keras.backend``) used as a value: what
-    renaming it would break. Empty when the reference is not a module or is followed
-    into uses that all exist in Keras 3."""
+    renaming it would break (``legacy`` as for :func:`check_module_uses`). Empty when the
+    reference is not a module or is followed into uses that all exist in Keras 3."""
     found = EscapeCheck()
     if not is_module(path):
         return found
@@ -187,4 +226,4 @@ def escaping_reference(module: ModuleInfo, node: ast.expr, path: str) -> EscapeC
     if receiver is None:
         found.unfollowed.add(module.node_text(node))
         return found
-    return check_module_uses(module, receiver, path, 1)
+    return check_module_uses(module, receiver, path, 1, legacy=legacy)

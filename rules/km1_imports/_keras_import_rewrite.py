@@ -19,6 +19,7 @@ from kmigrate.engine import (
     module_binding_counts,
 )
 from kmigrate.rules.base import Report, Rule
+from kmigrate.rules.call_differences import KERAS_2
 from kmigrate.rules.common.tf_keras_aliases import ALIAS_MODULES
 from kmigrate.rules.keras_api import keras3_path, keras3_reference, removal_note
 from kmigrate.rules.km1_imports._helpers import (
@@ -260,13 +261,13 @@ class KerasImportRewrite(Rule):
                 "a condition (a version switch?): import it from Keras 3 in their place by hand",
             )
         broken = _unportable_uses(site.module, local, base)
-        escape = check_module_uses(site.module, local, base)
+        escape = check_module_uses(site.module, local, base, legacy=KERAS_2)
         escape.missing -= set(broken)
         if escape:
             return Report(
                 site,
                 f"`{local}` was not changed to Keras 3's `{keras_name(base)}`: "
-                f"{escape.sentence()}. {PORT_ADVICE}",
+                f"{escape.sentence(PORT_ADVICE)}",
             )
         moved = [] if root.renamed_by_km101 else _moved_uses(site.module, local, base)
         if moved:

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 from kmigrate.engine import EditPlan, ImportSite, ReferenceSite, ReplaceNode
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
+from kmigrate.rules.call_differences import KERAS_2, SAFETY_NOTE, call_difference
 from kmigrate.rules.keras_api import keras3_path, keras3_reference, removal_note
 from kmigrate.rules.km1_imports._helpers import (
     LEFT_TO_OTHER_RULES,
@@ -14,6 +15,7 @@ from kmigrate.rules.km1_imports._helpers import (
     keras_name,
     legacy_path,
 )
+from kmigrate.rules.module_escapes import differing_uses
 
 # `keras.src` is Keras 3's own implementation package: code importing from it is already
 # Keras 3 code (often behind a version check), not a Keras 2 path.
@@ -31,7 +33,7 @@ class Keras2ModulePath(Rule):
     )
     fix_safety = (
         "Exact when the name exists in Keras 3's public API at its new place; otherwise "
-        "reported with what replaces it."
+        "reported with what replaces it. " + SAFETY_NOTE
     )
     wants_imports = True
     reference_prefixes = ("keras.",)
@@ -89,6 +91,10 @@ class Keras2ModulePath(Rule):
             yield Report(site, f"`{site.symbol}` is not in Keras 3: {removal_note(legacy)}")
             return
         new = keras_name(target)
+        difference = call_difference(site.module, site.node, target, KERAS_2)
+        if difference:
+            yield Report(site, f"`{site.symbol}` moved to `{new}` in Keras 3, but {difference}")
+            return
         yield Report(
             site,
             f"`{site.symbol}` moved to `{new}` in Keras 3",
@@ -104,6 +110,7 @@ class Keras2ModulePath(Rule):
         if not legacy_module or legacy_module.startswith(LEFT_TO_OTHER_RULES + _KERAS3_PRIVATE):
             return
         moved: dict[str, list[str]] = {}
+        bound: list[tuple[str, str]] = []  # local name, Keras 3 path
         changed = False
         for alias in node.names:
             if alias.name == "*":
@@ -114,6 +121,7 @@ class Keras2ModulePath(Rule):
                 yield Report(site, f"`keras.{legacy}` is not in Keras 3: {removal_note(legacy)}")
                 return
             changed |= target != legacy
+            bound.append((alias.asname or alias.name, target))
             parent, _, leaf = target.rpartition(".")
             alias_text = format_alias(leaf, alias.asname if alias.asname != leaf else None)
             moved.setdefault(parent, []).append(alias_text)
@@ -124,6 +132,13 @@ class Keras2ModulePath(Rule):
             return
         ((parent, names),) = moved.items()
         text = f"from {keras_name(parent)} import {', '.join(names)}"
+        for local, target in bound:
+            differs = differing_uses(site.module, local, target, KERAS_2)
+            if differs:
+                yield Report(
+                    site, f"Keras 2 module path (`{text}` in Keras 3): {differs.sentence()}"
+                )
+                return
         yield Report(
             site,
             f"Keras 2 module path: `{text}` in Keras 3",

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from kmigrate.engine import ImportSite
 from kmigrate.rules.base import Clean, Flagged, Report
+from kmigrate.rules.call_differences import SAFETY_NOTE
 from kmigrate.rules.km1_imports._keras_import_rewrite import TF_KERAS_PACKAGE, KerasImportRewrite
 
 
@@ -26,7 +27,8 @@ class LegacyKerasPinned(KerasImportRewrite):
         "and `kmigrate apply` changes it once the uses other rules migrate are gone. "
         "`import tf_keras` (uses spelled `tf_keras.X`) and `TF_USE_LEGACY_KERAS` are left "
         "to a person. Not reported in the modules of the `tf_keras` package itself (in "
-        "its `__init__.py` chain): scanning tf-keras, its modules import one another."
+        "its `__init__.py` chain): scanning tf-keras, its modules import one another. "
+        + SAFETY_NOTE
     )
     wants_imports = True
     string_constants = frozenset({"TF_USE_LEGACY_KERAS"})
@@ -76,6 +78,13 @@ class LegacyKerasPinned(KerasImportRewrite):
             import tf_keras as keras
 
             rnn = keras.layers.CuDNNLSTM(8)  # not in Keras 3: the import stays
+            """
+        ),
+        Flagged(  # Keras 3's Lion would train at 1e-3: the import stays
+            """
+            from tf_keras.optimizers import Lion
+
+            optimizer = Lion()
             """
         ),
         Flagged("import tf_keras\n\nlayer = tf_keras.layers.Dense(2)\n"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kmigrate.rules.base import Clean, Flagged
+from kmigrate.rules.call_differences import SAFETY_NOTE
 from kmigrate.rules.km1_imports._keras_import_rewrite import (
     TENSORFLOW_KERAS,
     TENSORFLOW_PYTHON_KERAS,
@@ -23,7 +24,7 @@ class TfKerasImport(KerasImportRewrite):
     fix_safety = (
         "Exact when every imported name exists in Keras 3 under one module. Imports that "
         "mix Keras and non-Keras TensorFlow names, or names Keras 3 lacks, are reported "
-        "for a manual edit."
+        "for a manual edit. " + SAFETY_NOTE
     )
     wants_imports = True
     examples = [
@@ -135,6 +136,15 @@ class TfKerasImport(KerasImportRewrite):
             model = keras.Sequential([Dense(2)])
             optimizer = tfk.optimizers.Adam()
             """,
+        ),
+        Flagged(  # Keras 2's fourth parameter is `axis`, Keras 3's `ignore_class`
+            """
+            from tensorflow.keras import losses
+
+
+            def loss(y_true, logits):
+                return losses.sparse_categorical_crossentropy(y_true, logits, True, 1)
+            """
         ),
         Flagged(
             """

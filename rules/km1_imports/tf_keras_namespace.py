@@ -7,8 +7,8 @@ from collections.abc import Iterable
 
 from kmigrate.engine import EditPlan, ReferenceSite, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
+from kmigrate.rules.call_differences import KERAS_2, SAFETY_NOTE, call_difference
 from kmigrate.rules.keras_api import keras3_reference, removal_note
-from kmigrate.rules.km1_imports._call_differences import call_difference
 from kmigrate.rules.km1_imports._helpers import (
     LEFT_TO_OTHER_RULES,
     PORT_ADVICE,
@@ -31,7 +31,7 @@ class TfKerasNamespace(Rule):
     fix_safety = (
         "Exact when the name exists in Keras 3 (checked against the public Keras 3 API, "
         "including moved namespaces such as `layers.experimental.preprocessing`); otherwise "
-        "reported for a manual port with what replaces it."
+        "reported for a manual port with what replaces it. " + SAFETY_NOTE
     )
     reference_prefixes = ("tf.keras",)  # `tf.losses` and the other aliases included
     examples = [
@@ -192,15 +192,14 @@ class TfKerasNamespace(Rule):
         if not through_tensorflow and target == legacy:
             return  # e.g. `layers.Dense` after `from tensorflow.keras import layers`: KM102
         new = keras_name(target)
-        difference = call_difference(site, legacy)
+        difference = call_difference(site.module, site.node, target, KERAS_2)
         if difference:
             yield Report(site, f"{shown} is `{new}` in Keras 3, but {difference}")
             return
-        escape = escaping_reference(site.module, site.node, target)
+        escape = escaping_reference(site.module, site.node, target, legacy=KERAS_2)
         if escape:
             yield Report(
-                site,
-                f"{shown} was not renamed to `{new}`: {escape.sentence()}. {PORT_ADVICE}",
+                site, f"{shown} was not renamed to `{new}`: {escape.sentence(PORT_ADVICE)}"
             )
             return
         yield Report(

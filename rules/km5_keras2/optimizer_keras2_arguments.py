@@ -6,7 +6,11 @@ from collections.abc import Iterable
 
 from kmigrate.engine import ArgOut, CallEdit, CallSite, EditPlan, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
-from kmigrate.rules.km5_keras2._helpers import CURRENT_OPTIMIZERS, keywords_in_order
+from kmigrate.rules.km5_keras2._helpers import (
+    CURRENT_OPTIMIZERS,
+    keywords_in_order,
+    optimizer_name,
+)
 
 
 class OptimizerKeras2Arguments(Rule):
@@ -20,8 +24,10 @@ class OptimizerKeras2Arguments(Rule):
         "the code asks for, as on Keras <= 2.10."
     )
     fix_safety = (
-        "`lr=` becomes `learning_rate=` (not offered when both are given); `jit_compile=` "
-        "is dropped (Keras 3 compiles the whole train step: `model.compile(jit_compile=)`)."
+        "`lr=` becomes `learning_rate=` (not offered when both are given, nor for Lion, "
+        "which came after Keras 2.10: every Keras 2 Lion ignored `lr=` and trained at "
+        "1e-4); `jit_compile=` is dropped (Keras 3 compiles the whole train step: "
+        "`model.compile(jit_compile=)`)."
     )
     severity = Severity.ERROR
     call_symbols = CURRENT_OPTIMIZERS
@@ -45,6 +51,13 @@ class OptimizerKeras2Arguments(Rule):
             optimizer = keras.optimizers.SGD(0.1, lr=0.2)
             """
         ),
+        Flagged(  # Keras 2's Lion never read `lr=`: it trained at 1e-4
+            """
+            import tf_keras as keras
+
+            optimizer = keras.optimizers.Lion(lr=3e-4)
+            """
+        ),
         Clean(
             """
             import keras
@@ -62,6 +75,14 @@ class OptimizerKeras2Arguments(Rule):
             return
         if "lr" in site.keywords and site.arg(0, "learning_rate") is not None:
             yield Report(site, "both `lr=` and `learning_rate=` given (manual: keep one)")
+            return
+        if "lr" in site.keywords and optimizer_name(site.symbol) == "Lion":
+            yield Report(
+                site,
+                "`lr=` raises in Keras 3 optimizers, and Keras 2's Lion ignored it and trained "
+                "at learning_rate=1e-4: write `learning_rate=` with the rate you mean (1e-4 "
+                "keeps this code's numbers)",
+            )
             return
         args = [ArgOut(i) for i in range(len(site.args))]
         for keyword in keywords_in_order(site):
