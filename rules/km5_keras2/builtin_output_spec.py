@@ -156,9 +156,10 @@ class BuiltinLayerOutputSpec(Rule):
         "numbers. Reported without a fix when the parent is a preprocessing layer (Keras 3 "
         "does not trace those on every backend), when the class has several bases, a "
         "metaclass, a class decorator other than `register_keras_serializable`, defines "
-        "`__call__` or `symbolic_call`, mentions `compute_output_spec` itself, or passes "
-        "`dynamic=` (Keras 2 then used `compute_output_shape`). Bases in other modules of "
-        "the project are not followed."
+        "`__call__`, `symbolic_call` or `__getattr__`, mentions `compute_output_spec` "
+        "itself, or passes `dynamic=` (Keras 2 then used `compute_output_shape`). Only "
+        "module-level classes are checked, and bases in other modules of the project are "
+        "not followed (a fixed base covers its subclasses)."
     )
     severity = Severity.ERROR
     examples = [
