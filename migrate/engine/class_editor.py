@@ -1,5 +1,6 @@
 """Class-level edits (``ClassEdit``): parameters and statements ensured in ``__init__``,
-items added to ``get_config``, parameters added to ``call``, in one LibCST class."""
+items added to ``get_config``, parameters added to ``call``, methods added, in one LibCST
+class."""
 
 from __future__ import annotations
 
@@ -17,9 +18,23 @@ def _is_super_init(stmt: cst.BaseStatement) -> bool:
     return "__init__(" in code and ("super(" in code or ".__init__(self" in code)
 
 
+def _bound_names(body: Iterable[cst.BaseStatement]) -> set[str]:
+    """The names a class body binds with ``def`` or ``name = ...``."""
+    names = set()
+    for stmt in body:
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            names.add(stmt.name.value)
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                targets = [t.target for t in getattr(small, "targets", ())]
+                targets.append(getattr(small, "target", None))
+                names.update(t.value for t in targets if isinstance(t, cst.Name))
+    return names
+
+
 class ClassEditor:
-    """Ensures ``__init__`` params/statements, ``get_config`` items and ``call`` params in
-    one class."""
+    """Ensures ``__init__`` params/statements, ``get_config`` items, ``call`` params and
+    methods in one class."""
 
     def __init__(self, node: cst.ClassDef, speller: Speller) -> None:
         self.node = node
@@ -65,6 +80,12 @@ class ClassEditor:
                 body[i] = self._extend_config(stmt, edit.config_items)
             elif edit.call_params and stmt.name.value == "call":
                 body[i] = self._ensure_params(stmt, edit.call_params)
+        for text in edit.methods:
+            method = statement(self.speller.fill(text))
+            assert isinstance(method, cst.FunctionDef), text
+            if method.name.value not in _bound_names(body):
+                # after the body, one blank line apart, as the methods above are
+                body.append(method.with_changes(leading_lines=[cst.EmptyLine(indent=False)]))
         return self.node.with_changes(body=self.node.body.with_changes(body=body))
 
     def _ensure_params(

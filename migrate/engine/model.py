@@ -151,7 +151,9 @@ class ClassEdit:
     - ``config_items``: ``(key, value_text)`` pairs added to what ``get_config``
       returns, when the class defines ``get_config``;
     - ``call_params``: ``(name, default_text)`` pairs ensured in ``call``'s signature,
-      before ``*args``/``**kwargs`` (when the class defines ``call``).
+      before ``*args``/``**kwargs`` (when the class defines ``call``);
+    - ``methods``: method definitions (text, ``{name:...}`` placeholders allowed)
+      appended to the class body, each unless the class body already binds its name.
     """
 
     span: Span
@@ -159,6 +161,7 @@ class ClassEdit:
     init_statements: tuple[str, ...] = ()
     config_items: tuple[tuple[str, str], ...] = ()
     call_params: tuple[tuple[str, str], ...] = ()
+    methods: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -195,6 +198,7 @@ class EditPlan:
                 texts += [text for _, text in (*edit.init_params, *edit.config_items)]
                 texts += [text for _, text in edit.call_params]
                 texts += edit.init_statements
+                texts += edit.methods
             elif isinstance(edit, EnsureImport):
                 names.add(f"{edit.module}.{edit.name}" if edit.name else edit.module)
         for text in texts:
