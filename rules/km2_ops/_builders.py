@@ -13,6 +13,7 @@ from kmigrate.engine import MISSING, NOT_LITERAL, ArgOut, CallEdit, CallSite, Ed
 from kmigrate.rules.batch_dot import batch_dot_axes, einsum_subscripts, static_rank
 from kmigrate.rules.km2_ops._binding import Binding, ManualPortError, bind
 from kmigrate.rules.km2_ops._plan import Rewrite, check_conditions, plain_names, table_rewrite
+from kmigrate.rules.km2_ops._train_phase import build_train_phase
 from kmigrate.rules.ops_catalog import OpEntry, py_literal
 from kmigrate.rules.shape_uses import shape_use_ok
 
@@ -331,6 +332,7 @@ def _build_slice(binding: Binding) -> Rewrite:
 
 
 BUILDERS: dict[str, Callable[[Binding], Rewrite]] = {
+    "train_phase": build_train_phase,
     "slice": _build_slice,
     "batch_dot": _build_batch_dot,
     "name_scope": _build_name_scope,

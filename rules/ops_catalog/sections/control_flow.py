@@ -71,10 +71,20 @@ CONTROL_FLOW = [
         "keras.ops.scan returns (carry, ys)",
         "ops.scan(lambda c, x: (fn(c, x), None), initializer, elems)[0] (reverse=True for foldr)",
     ),
-    manual(
+    op(
         "K.in_train_phase K.in_test_phase",
-        "Keras 3 has no global learning phase",
-        "take a `training` argument in call() and branch on it (ops.cond for tensors)",
+        "x, alt, training=None",
+        builder="train_phase",
+        when="it is in a layer's `call` and `training` is passed as that method's own "
+        "`training` parameter (Keras 3 has no global learning phase, but fills that "
+        "parameter as Keras 2 did), and each branch is visibly a tensor, a lambda or a "
+        "function `call` defines (in_train_phase calls callables)",
+        reason="Keras 3 has no global learning phase",
+        suggestion="take a `training` argument in call() and branch on it: "
+        "`x if training else alt` (ops.cond for a tensor condition)",
+        note="`K.in_train_phase(x, alt, training=training)` becomes "
+        "`(x if training else alt)`; a lambda or nested function is called in its branch, "
+        "so only the chosen branch runs, as before. K.in_test_phase swaps the branches.",
     ),
     manual(
         "K.rnn",
