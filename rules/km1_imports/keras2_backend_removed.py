@@ -46,6 +46,9 @@ class Keras2BackendRemoved(Rule):
         + ", ".join(f"`{e.symbol}`" for e in ENTRIES if not e.automatic)
         + " (they check dtypes, branch on values or create Variables), any other "
         "function, a call with `*args`/`**kwargs`, and a function used without a call. "
+        "In `other` code (a library's loss nothing in the project compiles) the "
+        "rewritten `tf.*` call gets KM201's note: if it runs in a model on JAX or "
+        "PyTorch, it needs its `keras.ops` form instead. "
         "Not reported through `tf_keras` or `tensorflow.python.keras`, which keep Keras "
         "2's backend while installed."
     )
