@@ -158,3 +158,14 @@ def test_once_the_calls_are_tensorflow_the_import_swap_follows_in_the_same_apply
         "from keras import backend as K\nimport tensorflow as tf\n\n\n"
         "def normalize(image):\n    return tf.cast(image, K.floatx()) + K.epsilon()\n"
     )
+
+
+def test_where_tf_names_tensorflow_compat_v1_the_call_is_spelled_in_full() -> None:
+    code = (
+        "import tensorflow.compat.v1 as tf\nfrom keras import backend as K\n\n\n"
+        "def total(x):\n    return K.sum(x, axis=0), tf.placeholder\n"
+    )
+    assert apply_to_text(code) == (
+        "import tensorflow.compat.v1 as tf\nimport tensorflow\n\n\n"
+        "def total(x):\n    return tensorflow.reduce_sum(x, axis=0), tf.placeholder\n"
+    )
