@@ -82,6 +82,7 @@ ENTRIES: tuple[OpEntry, ...] = (
     _tf("max", _REDUCE, "reduce_max", _REDUCE_OUT),
     _tf("min", _REDUCE, "reduce_min", _REDUCE_OUT),
     _tf("prod", _REDUCE, "reduce_prod", _REDUCE_OUT),
+    _tf("logsumexp", _REDUCE, "reduce_logsumexp", _REDUCE_OUT),
     _tf("argmax", "x, axis=-1", "argmax", "x, axis | -1"),  # tf.argmax's default is 0
     _tf("argmin", "x, axis=-1", "argmin", "x, axis | -1"),
     _tf("cumsum", "x, axis=0", "cumsum", "x, axis=axis"),
@@ -99,16 +100,33 @@ ENTRIES: tuple[OpEntry, ...] = (
         "constant",
         "value, dtype=dtype | keras.config.floatx(), shape=shape, name=name",
     ),
+    # Keras 2 optimizers' state updates and graph helpers: the same TensorFlow 1 calls
+    _tf("update", "x, new_x", "compat.v1.assign"),
+    _tf("update_add", "x, increment", "compat.v1.assign_add"),
+    _tf("update_sub", "x, decrement", "compat.v1.assign_sub"),
+    _tf("name_scope", "name", "name_scope"),
+    _expr(
+        "gradients",
+        "loss, variables",
+        "tf.compat.v1.gradients({loss}, {variables}, colocate_gradients_with_ops=True)",
+    ),
     _expr("sqrt", "x", "tf.sqrt(tf.maximum({x}, 0.0))"),  # negatives clipped to 0 first
     _expr("flatten", "x", "tf.reshape({x}, [-1])"),
     _expr("squeeze", "x, axis", "tf.squeeze({x}, [{axis}])"),
     _expr("dtype", "x", "{(x)}.dtype.base_dtype.name"),  # a string, not a tf.DType
-    _manual(
-        "mean",
-        "K.mean casts a boolean tensor to floatx before tf.reduce_mean, which refuses "
-        "booleans; which one `x` is cannot be seen here",
-        "write `tf.reduce_mean(x, axis, keepdims)`, with `tf.cast(x, tf.float32)` first if "
-        "`x` can be boolean",
+    *(
+        _manual(
+            name,
+            f"K.{name} casts a boolean tensor to floatx before tf.{op}, which refuses "
+            "booleans; which one `x` is cannot be seen here",
+            f"write `tf.{op}(x, axis, keepdims)`, with `tf.cast(x, tf.float32)` first if "
+            "`x` can be boolean",
+        )
+        for name, op in (
+            ("mean", "reduce_mean"),
+            ("var", "math.reduce_variance"),
+            ("std", "math.reduce_std"),
+        )
     ),
     *(
         _manual(
