@@ -2,14 +2,15 @@
 
 Outside model code kmigrate keeps TensorFlow (a ``tf.data`` map must stay TensorFlow),
 so ``K.cast(x, "float32")`` there becomes the TensorFlow call ``K.cast`` made. Each entry
-was read from tf_keras 2.21's ``tf_keras/src/backend.py`` and is written with the ops
-catalog's vocabulary (``OpEntry``: the Keras 2 signature as ``inspect.signature`` shows
-it, then ``out`` or ``template``; see ``rules/ops_catalog/__init__.py``), with ``tf.x``
-standing for the TensorFlow name the editor spells (``import tensorflow as tf`` added or
-reused). A function that does more than one TensorFlow call whose result can differ for
-some input (a dtype check, a Python-side branch, a Variable) has a manual entry saying
-why. ``tests/test_keras2_backend_tf_backends.py`` checks every automatic entry against
-tf_keras on the same inputs.
+was read from tf_keras 2.21's ``tf_keras/src/backend.py``, the Keras 2 that TensorFlow
+2.16+ keeps (standalone Keras's TensorFlow backend changed between releases: its old
+``K.dtype`` read ``x.dtype.name``). Entries use the ops catalog's vocabulary (``OpEntry``:
+the Keras 2 signature as ``inspect.signature`` shows it, then ``out`` or ``template``; see
+``rules/ops_catalog/__init__.py``), with ``tf.x`` standing for the TensorFlow name the
+editor spells (``import tensorflow as tf`` added or reused). A function whose TensorFlow
+form would differ for some input (a dtype check, a Python-side branch, a Variable) has a
+manual entry saying why. ``tests/test_keras2_backend_tf_backends.py`` checks every
+automatic entry against tf_keras on the same inputs.
 
 Data only: read by ``keras2_backend_removed`` (KM108), imported by ``scan``.
 """
