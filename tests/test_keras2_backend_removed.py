@@ -169,3 +169,26 @@ def test_where_tf_names_tensorflow_compat_v1_the_call_is_spelled_in_full() -> No
         "import tensorflow.compat.v1 as tf\nimport tensorflow\n\n\n"
         "def total(x):\n    return tensorflow.reduce_sum(x, axis=0), tf.placeholder\n"
     )
+
+
+def test_a_function_the_module_swaps_in_inside_a_method_keeps_its_calls() -> None:
+    # bert4keras's optimizers wrap `K.update` around a parent's `get_updates`: rewriting
+    # the parent's calls to `tf.compat.v1.assign` would skip the wrapper
+    code = (
+        "from keras import backend as K\n\n\n"
+        "class Base:\n"
+        "    def get_updates(self, m, g):\n"
+        "        return [K.update(m, m - g), K.square(g)]\n\n\n"
+        "class Decayed(Base):\n"
+        "    def get_updates(self, m, g):\n"
+        "        old_update = K.update\n"
+        "        K.update = lambda x, new_x: old_update(x, new_x * 0.99)\n"
+        "        updates = super().get_updates(m, g)\n"
+        "        K.update = old_update\n"
+        "        return updates\n"
+    )
+    call = next(f for f in km108(code) if f.symbol == "K.update")
+    assert is_manual(call) and "assigns a function of its own" in call.message
+    assert apply_to_text(code) == code.replace("K.square(g)", "tf.square(g)").replace(
+        "as K\n", "as K\nimport tensorflow as tf\n"
+    )

@@ -45,7 +45,9 @@ class Keras2BackendRemoved(Rule):
         "`K.constant` to `keras.config.floatx()`). Reported only, with the reason: "
         + ", ".join(f"`{e.symbol}`" for e in ENTRIES if not e.automatic)
         + " (they check dtypes, branch on values or create Variables), any other "
-        "function, a call with `*args`/`**kwargs`, and a function used without a call. "
+        "function, a call with `*args`/`**kwargs`, a function used without a call, and "
+        "a call of a function the module replaces itself (`K.update = new_update` in a "
+        "method; patches in other modules are followed at module level only). "
         "In `other` code (a library's loss nothing in the project compiles) the "
         "rewritten `tf.*` call gets KM201's note: if it runs in a model on JAX or "
         "PyTorch, it needs its `keras.ops` form instead. "
@@ -153,6 +155,12 @@ class Keras2BackendRemoved(Rule):
         form = rewrite.target if isinstance(rewrite, Rewrite) else None
         entry = tf_forms().get(site.symbol) if site.context in _OUTSIDE_MODEL else None
         tf_form = plan_call(entry, site) if entry is not None else None
+        if isinstance(tf_form, Rewrite) and site.symbol in _assigned_in_module(site):
+            tf_form = ManualPortError(
+                f"this module assigns a function of its own to `{site.symbol}`, so the "
+                "call may run that one",
+                f"where it runs Keras 2's, {entry.suggestion}" if entry else "",
+            )
         if (
             isinstance(tf_form, ManualPortError)
             and entry
@@ -216,6 +224,28 @@ class Keras2BackendRemoved(Rule):
             f"{gone}. Where the code stays on TensorFlow (a tf.data pipeline), call the "
             f"TensorFlow function it wrapped{elsewhere}",
         )
+
+
+def _assigned_in_module(site: CallSite) -> frozenset[str]:
+    """The backend functions the module replaces anywhere, in a function body too
+    (bert4keras's optimizers set `K.update = new_update` around a parent's `get_updates`,
+    whose `K.update` calls then run it): the project's patches are module-level only."""
+
+    def assigned() -> frozenset[str]:
+        found = set()
+        for node in ast.walk(site.module.tree):
+            targets = node.targets if isinstance(node, ast.Assign) else ()
+            for target in targets:
+                written = (
+                    site.module.resolver.resolve(target)
+                    if isinstance(target, ast.Attribute)
+                    else None
+                )
+                if written:
+                    found.add(site.module.canonical(written))
+        return frozenset(found)
+
+    return site.module.memo(("KM108-assigned",), assigned)
 
 
 def _owned_elsewhere(symbol: str, context: Context) -> bool:
