@@ -126,6 +126,7 @@ CONTEXT_SPEC = ContextSpec(
         from_imports=("keras.ops",),
         superseded_parents=("tensorflow",),
         superseded_modules=("keras_core",),  # keras-core-import makes it `import keras`
+        module_aliases=(("tensorflow", "tf"),),
     ),
     # Re-exported or aliased by real projects (``from mypkg.backend import K``).
     namespace_symbols=frozenset(

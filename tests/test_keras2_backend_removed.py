@@ -12,6 +12,7 @@ from pathlib import Path
 
 from repo_fixtures import run_repo
 
+from kmigrate.commands.rewrite import apply_to_text
 from kmigrate.commands.runner import scan_text
 from kmigrate.engine.model import Context, Severity
 from kmigrate.report.summary import is_manual
@@ -35,16 +36,57 @@ def km108(code: str) -> list:
     return [f for f in scan_text(code) if f.rule == "KM108"]
 
 
-def test_backend_functions_in_a_data_map_are_reported_as_failing_on_keras3() -> None:
+def test_backend_functions_in_a_data_map_become_the_tensorflow_code_they_ran() -> None:
     code = DATA_MAP.format(imports="from keras import backend as K", k="K")
     findings = km108(code)
     assert [f.symbol for f in findings] == ["K.cast", "K.dtype", "K.min"]
     assert {f.context for f in findings} == {Context.DATA}
-    assert all(f.severity is Severity.WARNING and is_manual(f) for f in findings)
+    assert all(f.severity is Severity.WARNING and not is_manual(f) for f in findings)
     cast = findings[0]
-    assert "has no `cast`" in cast.message and "`keras.ops.cast`" in cast.message
+    assert "has no `cast`" in cast.message and "`tf.cast`" in cast.message
     # no "TensorFlow runs it as it is" note left on the same call
     assert not [f for f in scan_text(code) if f.rule.startswith("KM2")]
+    # the fixes free the import: KM104 rewrites it in the same apply
+    assert apply_to_text(code) == DATA_MAP.format(imports="", k="K").replace(
+        "K.cast(shape, K.dtype(boxes))", "tf.cast(shape, boxes.dtype.base_dtype.name)"
+    ).replace("K.min(shape)", "tf.reduce_min(shape)").replace("tf\n\n\n\n", "tf\n\n\n")
+
+
+def test_tensorflow_is_imported_as_tf_when_the_module_does_not_import_it() -> None:
+    code = "from keras import backend as K\n\n\ndef scale(x):\n    return K.sqrt(x)\n"
+    assert apply_to_text(code) == (
+        "import tensorflow as tf\n\n\ndef scale(x):\n    return tf.sqrt(tf.maximum(x, 0.0))\n"
+    )
+
+
+def test_a_call_whose_arguments_cannot_be_matched_stays_manual() -> None:
+    code = "from keras import backend as K\n\n\ndef total(args):\n    return K.sum(*args)\n"
+    (finding,) = km108(code)
+    assert is_manual(finding) and "*args" in finding.message and "tf.reduce_sum" in finding.message
+    assert apply_to_text(code) == code
+
+
+def test_functions_the_table_keeps_manual_say_why() -> None:
+    code = (
+        "from keras import backend as K\n\n\n"
+        "def stats(x, mask):\n    return K.mean(mask), K.int_shape(x), K.clip(x, 0, None)\n"
+    )
+    found = {f.symbol: f for f in km108(code)}
+    assert all(is_manual(f) for f in found.values())
+    assert "casts a boolean tensor" in found["K.mean"].message
+    assert "returns None for a tensor of unknown rank" in found["K.int_shape"].message
+    assert "infinite bound" in found["K.clip"].message
+    assert apply_to_text(code) == code
+
+
+def test_a_function_used_without_a_call_stays_manual() -> None:
+    code = (
+        "import tensorflow as tf\nfrom keras import backend as K\n\n\n"
+        "def pipeline(d):\n    return d.map(K.square)\n"
+    )
+    (finding,) = km108(code)
+    assert is_manual(finding)
+    assert apply_to_text(code) == code
 
 
 def test_through_tf_keras_the_message_names_tensorflow_2_16() -> None:
@@ -103,3 +145,50 @@ def test_a_function_the_project_assigns_onto_the_backend_is_a_note(tmp_path: Pat
         found["K.where"].severity is Severity.INFO and "pkg/backend.py" in found["K.where"].message
     )
     assert found["K.zeros_like"].severity is Severity.WARNING
+
+
+def test_once_the_calls_are_tensorflow_the_import_swap_follows_in_the_same_apply() -> None:
+    code = (
+        "from tensorflow.keras import backend as K\n\n\n"
+        "def normalize(image):\n    return K.cast(image, K.floatx()) + K.epsilon()\n"
+    )
+    (swap,) = [f for f in scan_text(code) if f.rule == "KM102"]
+    assert swap.fixed_later  # scan counts it as fixable: it waits only for KM108's fix
+    assert apply_to_text(code) == (
+        "from keras import backend as K\nimport tensorflow as tf\n\n\n"
+        "def normalize(image):\n    return tf.cast(image, K.floatx()) + K.epsilon()\n"
+    )
+
+
+def test_where_tf_names_tensorflow_compat_v1_the_call_is_spelled_in_full() -> None:
+    code = (
+        "import tensorflow.compat.v1 as tf\nfrom keras import backend as K\n\n\n"
+        "def total(x):\n    return K.sum(x, axis=0), tf.placeholder\n"
+    )
+    assert apply_to_text(code) == (
+        "import tensorflow.compat.v1 as tf\nimport tensorflow\n\n\n"
+        "def total(x):\n    return tensorflow.reduce_sum(x, axis=0), tf.placeholder\n"
+    )
+
+
+def test_a_function_the_module_swaps_in_inside_a_method_keeps_its_calls() -> None:
+    # bert4keras's optimizers wrap `K.update` around a parent's `get_updates`: rewriting
+    # the parent's calls to `tf.compat.v1.assign` would skip the wrapper
+    code = (
+        "from keras import backend as K\n\n\n"
+        "class Base:\n"
+        "    def get_updates(self, m, g):\n"
+        "        return [K.update(m, m - g), K.square(g)]\n\n\n"
+        "class Decayed(Base):\n"
+        "    def get_updates(self, m, g):\n"
+        "        old_update = K.update\n"
+        "        K.update = lambda x, new_x: old_update(x, new_x * 0.99)\n"
+        "        updates = super().get_updates(m, g)\n"
+        "        K.update = old_update\n"
+        "        return updates\n"
+    )
+    call = next(f for f in km108(code) if f.symbol == "K.update")
+    assert is_manual(call) and "assigns a function of its own" in call.message
+    assert apply_to_text(code) == code.replace("K.square(g)", "tf.square(g)").replace(
+        "as K\n", "as K\nimport tensorflow as tf\n"
+    )

@@ -10,7 +10,7 @@ import pytest
 
 from kmigrate.commands.rewrite import apply_to_text
 from kmigrate.commands.runner import scan_text
-from kmigrate.engine.model import EditPlan, ReplaceNode, Span
+from kmigrate.engine.model import EditPlan, EnsureImport, ReplaceNode, Span
 from kmigrate.engine.speller import Speller, UnspellableNameError
 from kmigrate.rules.context_spec import CONTEXT_SPEC
 from tests.repo_fixtures import apply_repo, run_repo
@@ -188,3 +188,21 @@ def test_a_name_a_function_binds_itself_is_not_written_for_keras() -> None:
     fixed = apply_to_text(SHADOWED)
     assert "tf.reduce_mean(x, axis=1)" in fixed and "keras.random" not in fixed
     assert "ops.shape(x)" in fixed
+
+
+@pytest.mark.parametrize(
+    ("code", "spelled", "imported"),
+    [
+        ("x = 1\n", "tf.cast", EnsureImport("tensorflow", asname="tf")),
+        ("import tensorflow as tf\n", "tf.cast", None),  # reused, nothing to add
+        ("tf = None\n", "tensorflow.cast", EnsureImport("tensorflow")),  # `tf` is taken
+    ],
+)
+def test_tensorflow_comes_in_as_tf_when_that_name_is_free(
+    code: str, spelled: str, imported: EnsureImport | None
+) -> None:
+    speller = _speller(code)
+    assert speller.first_name("tensorflow.cast") == (spelled.partition(".")[0], "")
+    assert speller.spell("tensorflow.cast") == spelled
+    assert speller.spell("tensorflow.math.log") == spelled.replace("cast", "math.log")
+    assert speller.needed == ([imported] if imported else [])

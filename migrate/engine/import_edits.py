@@ -92,11 +92,12 @@ class ImportFixer(cst.CSTTransformer):
             return _no_new_blank_start(original_node, updated_node)
         lines = []
         for wanted in sorted(self.add, key=lambda e: (e.name is not None, e.module, e.name or "")):
-            text = (
-                f"import {wanted.module}"
-                if wanted.name is None
-                else f"from {wanted.module} import {wanted.name}"
-            )
+            if wanted.name is not None:
+                text = f"from {wanted.module} import {wanted.name}"
+            elif wanted.asname is not None:
+                text = f"import {wanted.module} as {wanted.asname}"
+            else:
+                text = f"import {wanted.module}"
             lines.append(statement(text + "\n"))
         body = list(updated_node.body)
         index = _import_insertion_index(body)
@@ -185,7 +186,7 @@ def import_changes(
     unused = {name for name in imported if before[name] > 0 and after[name] == 0}
     add: list[EnsureImport] = []
     for wanted in needed:
-        local = wanted.name or wanted.module.split(".")[0]
+        local = wanted.asname or wanted.name or wanted.module.split(".")[0]
         qualified = f"{wanted.module}.{wanted.name}" if wanted.name else wanted.module
         if local in imported and local not in unused:
             continue  # already there (or bound to something we must not shadow)

@@ -166,10 +166,12 @@ class ClassEdit:
 
 @dataclass(frozen=True)
 class EnsureImport:
-    """Ensure ``import module`` (name=None) or ``from module import name``."""
+    """Ensure ``import module`` (name=None) or ``from module import name``; ``asname``
+    (plain imports only) binds the module under that name: ``import module as asname``."""
 
     module: str
     name: str | None = None
+    asname: str | None = None
 
 
 Edit = CallEdit | ReplaceNode | ClassEdit | EnsureImport

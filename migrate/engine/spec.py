@@ -29,6 +29,9 @@ class ImportStyle:
     # modules a name may be bound to that give way to ``import <that name>``: a rule
     # rewrites their import (``import keras_core as keras`` -> ``import keras``)
     superseded_modules: tuple[str, ...] = ()
+    # (module, alias): a module a fix needs but the module does not import is imported
+    # under its conventional name when that name is free (``import numpy as np``)
+    module_aliases: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

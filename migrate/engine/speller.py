@@ -62,8 +62,7 @@ class Speller:
         bindings.update(rebound_imports(tree, plans))
         return cls(bindings, set(scope.imports) | scope.others, style)
 
-    def _need(self, module: str, name: str | None = None) -> None:
-        wanted = EnsureImport(module, name)
+    def _need(self, wanted: EnsureImport) -> None:
         if wanted not in self.needed:
             self.needed.append(wanted)
 
@@ -83,8 +82,13 @@ class Speller:
             ):
                 self._add(local, namespace, EnsureImport(parent, local))
                 return qualified[len(parent) + 1 :]
-        # 3. Otherwise the full dotted name under `import <root>`.
+        # 3. A module imported under its conventional alias, when that name is free.
         root = parts[0]
+        alias = self._free_alias(root)
+        if alias:
+            self._add(alias, root, EnsureImport(root, asname=alias))
+            return ".".join([alias, *parts[1:]])
+        # 4. Otherwise the full dotted name under `import <root>`.
         why = self.conflict(root)
         if why:
             raise UnspellableNameError(f"`{qualified}` cannot be written here: {why}")
@@ -131,7 +135,18 @@ class Speller:
                 self.bindings.get(local) == namespace or local not in self.taken
             ):
                 return local, ""
+        alias = self._free_alias(parts[0])
+        if alias:
+            return alias, ""
         return parts[0], self.conflict(parts[0])
+
+    def _free_alias(self, root: str) -> str:
+        """The style's alias of module ``root`` when no module-level name is it, or this
+        edit binds it already ("" when there is none or it is taken: then the module is
+        imported under its own name)."""
+        alias = dict(self.style.module_aliases).get(root, "")
+        free = alias not in self.taken or self.bindings.get(alias) == root
+        return alias if alias and free else ""
 
     def _add(self, local: str, target: str, wanted: EnsureImport) -> None:
         self._first_names.clear()  # the answers change with the bindings
@@ -139,7 +154,7 @@ class Speller:
             self.bindings[local] = target
             self.added.add(local)
         self.taken.add(local)
-        self._need(wanted.module, wanted.name)
+        self._need(wanted)
 
     def fill(self, text: str) -> str:
         """Replace ``{name:qualified}`` placeholders with spellings."""
