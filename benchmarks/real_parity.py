@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     for spec in args.repos:
         path, _, factory_file = spec.partition(":")
         for _, outcome, _ in survey(
-            args.workdir, Path(path).resolve(), factory_file or "rp_models.py"
+            args.workdir, Path(path).absolute(), factory_file or "rp_models.py"
         ):
             totals[outcome] += 1
     compared = totals["PASS"] + totals["FAIL"]
