@@ -51,6 +51,7 @@ from kmigrate.engine.project_index import (
     ModuleRecord,
     ProjectFacts,
     ProjectIndex,
+    RecordImports,
     Reload,
     closure,
     path_reaches,
@@ -60,12 +61,13 @@ if TYPE_CHECKING:
     from kmigrate.commands.cache import ResultCache
 
 RESOLVED = "resolved"  # the store's namespace; one value per project root
+# 7: local facts also keep the names the module's imports bind to TF/Keras namespaces;
 # 6: a file's first SavedModel reload is its line and the reader it calls (was the line);
 # 5: local facts also keep the calls resolution could not decide (star imports of one
 # module per backend); 4: a header line, then one line per file's row (decoded when
 # used, rewritten only when it changed), whose local facts say whether the file saves
 # or reloads SavedModels; 2 was one JSON value, checked whole when loaded
-STATE_FORMAT = 6
+STATE_FORMAT = 7
 # Where a row's local facts hold the call graph: edges, model seeds, data seeds.
 _GRAPH = slice(4, 7)
 
@@ -288,6 +290,7 @@ def _check_row(row: Any, slots: list[str | None]) -> None:
     _checked_reload(row.reload)
     _texts(row.classes)
     _texts(row.functions)
+    _texts(row.namespace_imports)
     for pair in (*checked_list(row.bindings), *checked_list(row.notes)):
         checked_pair(pair)
     for pair in checked_list(row.undecided):
@@ -336,7 +339,8 @@ class _StoredFacts(_Fallback):
         keys = list(stored.files)
         local = _Rows(stored, {}, keys)
         files = {key: (stored.shown(key), stored.paths(key)) for key in keys}
-        super().__init__(local, files, stored.patched, fallback=fallback)
+
+        super().__init__(local, files, stored.patched, stored, fallback=fallback)
         self.stored = stored
 
     def reached_functions(self, key: str) -> tuple[set[str], set[str]]:
@@ -345,6 +349,25 @@ class _StoredFacts(_Fallback):
 
     def reload_of(self, key: str) -> Reload:
         return self.stored.reload_of(key)
+
+
+class _Imports(RecordImports):
+    """The import paths of the files resolved in this run, the stored ones of the others."""
+
+    def __init__(
+        self,
+        records: Mapping[str, ModuleRecord],
+        made: Mapping[str, LocalFacts],
+        stored: StoredResolution | None,
+    ) -> None:
+        super().__init__(records)
+        self.made = made
+        self.stored = stored
+
+    def import_paths(self, key: str) -> Sequence[str]:
+        if self.stored is None or key in self.made:
+            return super().import_paths(key)
+        return self.stored.import_paths(key)
 
 
 class _Rows(Mapping[str, LocalFacts]):
@@ -403,7 +426,8 @@ class _ResolvedFacts(_Fallback):
             self.slots = [k if k in current else None for k in stored.slots]
             placed = set(stored.slots)
             self.slots += [k for k in keys if k not in placed]
-        super().__init__(local, files, patched, fallback=fallback)
+        imports = _Imports({r.key: r for r in records}, made, stored)
+        super().__init__(local, files, patched, imports, fallback=fallback)
         self.records = records
         self.made = made
         self.stored = stored
@@ -771,6 +795,7 @@ def _encode_local(local: LocalFacts, position: Mapping[str, int]) -> list:
         local.saves_saved_model,
         list(local.saved_model_reload),
         [list(p) for p in local.undecided_calls],
+        list(local.namespace_imports),
     ]
 
 
@@ -798,6 +823,7 @@ def _decode_local(value: list, slots: list[str | None]) -> LocalFacts:
         saves_saved_model=row.saves,
         saved_model_reload=(row.reload[0], row.reload[1]),
         undecided_calls=_pairs(row.undecided),
+        namespace_imports=tuple(row.namespace_imports),
     )
 
 
@@ -818,3 +844,4 @@ class _LocalRow(NamedTuple):
     saves: bool
     reload: list  # [line or 0, reader]
     undecided: list
+    namespace_imports: list

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kmigrate.engine.project_entry import build_entry
 from kmigrate.engine.spec import ContextSpec
@@ -70,6 +70,10 @@ class ModuleFacts:
     saved_model_reloads: tuple[tuple[str, int, str], ...] = ()
     # (callee as written, why): calls whose project function resolution cannot decide
     undecided_calls: tuple[tuple[str, str], ...] = ()
+    # (name, other modules as shown): of the names this module's own imports bind to a
+    # namespace an import swap rebinds, those other modules import from it (by name, by
+    # a star import, or through the module object): a swap here rebinds them there too
+    imported_by: tuple[tuple[str, str], ...] = ()
 
     @property
     def reaches_framework(self) -> bool:
@@ -113,6 +117,9 @@ class LocalFacts:
     # (callee as written, why): calls of a name resolution cannot decide between project
     # functions (star imports of one backend module per backend): all are followed
     undecided_calls: tuple[tuple[str, str], ...] = ()
+    # module-level names bound only by its own imports of a namespace an import swap
+    # rebinds (``K``, ``keras``: the spec's ``swapped_namespaces``; ``ModuleFacts.imported_by``)
+    namespace_imports: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -172,6 +179,31 @@ class ModuleRecord:
         if exported is not None:
             return name in exported
         return not name.startswith("_") and (name in self.bound() or bool(self.stars()))
+
+
+def absolute_module(record: ModuleRecord, module: str, level: int) -> str:
+    """The absolute name of ``module`` imported at ``level`` (dots) from ``record``."""
+    if not level:
+        return module
+    parts = record.package.split(".") if record.package else []
+    if level > 1:
+        parts = parts[: len(parts) - (level - 1)]
+    base = ".".join(parts)
+    return f"{base}.{module}" if base and module else base or module
+
+
+def import_paths(record: ModuleRecord) -> list[str]:
+    """The absolute dotted paths ``record``'s imports name (as ``ProjectIndex._way``
+    builds them): resolving any name of ``record`` only looks up project modules whose
+    name is a prefix of one of them or lies below one (:func:`path_reaches`)."""
+    paths = []
+    for _, module, name, level in record.entry["imports"]:
+        base = absolute_module(record, module, level)
+        if name == "*":
+            paths.append(base)
+        else:
+            paths.append(f"{base}.{name}" if name and base else name or base)
+    return sorted(set(paths))
 
 
 # A resolved target: ("external", qualified) | ("class", record, name) |
@@ -248,13 +280,7 @@ class ProjectIndex:
         return found
 
     def _absolute(self, record: ModuleRecord, module: str, level: int) -> str:
-        if not level:
-            return module
-        parts = record.package.split(".") if record.package else []
-        if level > 1:
-            parts = parts[: len(parts) - (level - 1)]
-        base = ".".join(parts)
-        return f"{base}.{module}" if base and module else base or module
+        return absolute_module(record, module, level)
 
     def _qualified(self, record: ModuleRecord, qualified: str, depth: int) -> Target:
         """Resolve an absolute dotted path: the longest prefix that is a project module,
@@ -278,17 +304,8 @@ class ProjectIndex:
         return ("external", qualified)
 
     def import_paths(self, record: ModuleRecord) -> list[str]:
-        """The absolute dotted paths ``record``'s imports name (as :meth:`_way` builds
-        them): resolving any name of ``record`` only looks up project modules whose
-        name is a prefix of one of them or lies below one (:func:`path_reaches`)."""
-        paths = []
-        for _, module, name, level in record.entry["imports"]:
-            base = self._absolute(record, module, level)
-            if name == "*":
-                paths.append(base)
-            else:
-                paths.append(f"{base}.{name}" if name and base else name or base)
-        return sorted(set(paths))
+        """:func:`import_paths`."""
+        return import_paths(record)
 
     def modules_used(self, record: ModuleRecord) -> set[str]:
         """Keys of the modules resolving a name in ``record`` may read directly: the
@@ -544,6 +561,7 @@ class ProjectIndex:
             saves_saved_model=saves,
             saved_model_reload=reload,
             undecided_calls=tuple(sorted(undecided.items())),
+            namespace_imports=self._namespace_imports(record),
         )
 
     def _saved_model_calls(self, record: ModuleRecord) -> tuple[bool, Reload]:
@@ -614,6 +632,18 @@ class ProjectIndex:
                 bindings.append((local, target[1]))
         return tuple(sorted(bindings))
 
+    def _namespace_imports(self, record: ModuleRecord) -> tuple[str, ...]:
+        found = []
+        for local, ways in record.bound().items():
+            if all(w[0] == "import" and not w[3] and not self._in_project(w[1]) for w in ways):
+                target = self.resolve(record, local)
+                if (
+                    target[0] == "external"
+                    and self.canonical(target[1]) in self.spec.swapped_namespaces
+                ):
+                    found.append(local)
+        return tuple(sorted(found))
+
     def _callee(self, record: ModuleRecord, callee: str) -> Target:
         """What a call runs: a patched ``K.flatten`` runs the project's ``flatten``."""
         target = self.resolve(record, callee)
@@ -631,6 +661,7 @@ class ProjectIndex:
                 {r.key: self.local(r) for r in self.records},
                 {r.key: (r.shown or r.key, r.entry["paths"]) for r in self.records},
                 self.patched_symbols(),
+                RecordImports({r.key: r for r in self.records}),
             )
         return self._facts[record.key]
 
@@ -675,6 +706,28 @@ class ProjectIndex:
         return False
 
 
+class ModuleImports(Protocol):
+    """Each module's dotted names and the absolute paths its imports name
+    (:func:`import_paths`), by key: what ``ModuleFacts.imported_by`` is made from."""
+
+    def names(self, key: str) -> Sequence[str]: ...
+
+    def import_paths(self, key: str) -> Sequence[str]: ...
+
+
+class RecordImports:
+    """:class:`ModuleImports` of indexed records (holding no index: no reference cycle)."""
+
+    def __init__(self, records: Mapping[str, ModuleRecord]) -> None:
+        self.records = records
+
+    def names(self, key: str) -> Sequence[str]:
+        return self.records[key].names
+
+    def import_paths(self, key: str) -> Sequence[str]:
+        return import_paths(self.records[key])
+
+
 class ProjectFacts(Mapping[str, ModuleFacts]):
     """Every module's :class:`ModuleFacts`, by module key, from the modules' local facts:
     the call graph is closed once, each module's facts are made when asked for (the
@@ -685,10 +738,13 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
         local: Mapping[str, LocalFacts],
         files: Mapping[str, tuple[str, Sequence[str]]],
         patched: tuple[tuple[str, str], ...],
+        imports: ModuleImports | None = None,
     ) -> None:
         self.local = local
         self.files = files  # key -> (path as shown, literal saved-file names it uses)
         self.patched = patched
+        self.imports = imports  # None when the other modules are not known (facts alone)
+        self._importers: dict[str, list[str]] | None = None
         self._made: dict[str, ModuleFacts] = {}
         self._reach: tuple[set[Node], set[Node]] | None = None
         self._users: dict[str, list[str]] | None = None
@@ -764,6 +820,7 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
             shared_paths=self._shared_paths(key),
             saved_model_reloads=self.saved_model_reloads(key) if local.saves_saved_model else (),
             undecided_calls=local.undecided_calls,
+            imported_by=self.imported_by(key) if local.namespace_imports else (),
         )
 
     def _data_caller(self, node: Node) -> str:
@@ -798,10 +855,54 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
             (shown, line, reader) for shown, key, (line, reader) in self._reloads if key != own
         )[:3]
 
+    def imported_by(self, key: str) -> tuple[tuple[str, str], ...]:
+        """``ModuleFacts.imported_by`` of module ``key``: only asked of a module whose
+        imports bind a namespace, it reads every module's import paths, once."""
+        if self.imports is None:
+            return ()
+        if self._importers is None:
+            self._importers = {}
+            for other in self.local:
+                shown = self.files[other][0]
+                for path in self.imports.import_paths(other):
+                    self._importers.setdefault(path, []).append(shown)
+        names = self.imports.names(key)
+        return imported_from(
+            self._importers, names, self.files[key][0], self.local[key].namespace_imports
+        )
+
     def reload_of(self, key: str) -> Reload:
         """Module ``key``'s first SavedModel reload. A stored resolution answers it
         without decoding the module's local facts."""
         return self.local[key].saved_model_reload
+
+
+def imported_from(
+    importers: Mapping[str, Iterable[str]],
+    names: Iterable[str],
+    own: str,
+    bound: Iterable[str],
+) -> tuple[tuple[str, str], ...]:
+    """``ModuleFacts.imported_by`` of the module with dotted ``names``, shown as ``own``,
+    whose imports bind the namespace names ``bound``. ``importers``: import path -> the
+    modules (as shown) whose imports name it. ``from m import K`` names ``m.K``; ``from
+    m import *``, ``from pkg import m`` and ``import m as b`` name ``m`` itself and may
+    reach any of its names. (``import pkg.m`` names ``pkg`` only: not seen.)"""
+    names = tuple(names)
+    found = []
+    for local in bound:
+        users = {
+            user
+            for name in names
+            for path in (name, f"{name}.{local}")
+            for user in importers.get(path, ())
+            if user != own
+        }
+        if users:
+            shown = sorted(users)
+            more = f" and {len(shown) - 3} more" if len(shown) > 3 else ""
+            found.append((local, ", ".join(shown[:3]) + more))
+    return tuple(found)
 
 
 def file_users(files: Iterable[tuple[str, Iterable[str]]]) -> dict[str, list[str]]:
