@@ -88,3 +88,15 @@ def test_check_from_the_stored_resolution_after_the_importer_is_edited(
     assert _check("pkg/backend.py") == [f"pkg/backend.py:1:1: KM102 {FIXED}"]
     model.write_text("from pkg import backend\n" + USES.format("backend.K"))
     assert _check("pkg/backend.py")[0].startswith(kept)
+
+
+def test_a_star_import_takes_only_what_the_module_exports(tmp_path: Path) -> None:
+    """keras-bert's `__init__.py` star-imports modules whose `__all__` leaves `K` out."""
+    root = _project(tmp_path, "from pkg.backend import *", "K")
+    backend = root / "pkg" / "backend.py"
+    backend.write_text(BACKEND + '\n__all__ = ["mean"]\n\n\ndef mean(x):\n    return x\n')
+    (root / "pkg" / "model.py").write_text("from pkg.backend import *\n")
+    assert _backend_import(root) == [(FIXED, True)]
+    (root / "pkg" / "model.py").write_text("from pkg.backend import *\nfrom pkg import backend\n")
+    ((message, fixable),) = _backend_import(root)  # the module itself: any of its names
+    assert message.startswith("`K` is imported from here by pkg/model.py;") and not fixable

@@ -96,8 +96,7 @@ class FactsGuess:
         facts = ProjectFacts({record.key: local}, files, index.patched_symbols())[record.key]
         if local.namespace_imports:
             shown = record.shown or record.key
-            bound = local.namespace_imports
-            imported_by = imported_from(self.importers, record.names, shown, bound)
+            imported_by = imported_from(self.importers, record.names, shown, local)
             facts = replace(facts, imported_by=imported_by)
         return facts, entry, made
 

@@ -55,6 +55,7 @@ from kmigrate.engine.project_index import (
     names_below,
     package_below,
     shared_with,
+    star_only_imports,
 )
 from kmigrate.engine.sources import SourceError, decode_source, read_bytes
 
@@ -820,14 +821,17 @@ def facts_guess(
     paths = ProjectIndex([], spec)
     importers: dict[str, list[str]] = {}  # import path -> files naming it (imported_by)
     for record in known.values():
+        stars = star_only_imports(record)
         for path in paths.import_paths(record):
-            importers.setdefault(path, []).append(record.shown or record.key)
+            star = path + ".*" if path in stars else path
+            importers.setdefault(star, []).append(record.shown or record.key)
     for key, layout in layouts.items():
         imports = useful_imports(files[key][1], layout["package"], roots, by_name.__contains__)
         if imports:
             needs[key] = module_keys(imports, by_name) - {key}
-        for path in imports:
-            importers.setdefault(path, []).append(layout["shown"])
+        for path in imports:  # a module named itself: most often by a star import
+            star = path + ".*" if path in by_name else path
+            importers.setdefault(star, []).append(layout["shown"])
     todo = [k for found in needs.values() for k in found if k in known]
     while todo:  # a package's __init__.py re-exporting what its modules bind
         key = todo.pop()

@@ -61,7 +61,8 @@ if TYPE_CHECKING:
     from kmigrate.commands.cache import ResultCache
 
 RESOLVED = "resolved"  # the store's namespace; one value per project root
-# 7: local facts also keep the names the module's imports bind to TF/Keras namespaces;
+# 7: local facts also keep the names the module's imports bind to swapped Keras
+# namespaces, those a star import takes, and the modules it star-imports only;
 # 6: a file's first SavedModel reload is its line and the reader it calls (was the line);
 # 5: local facts also keep the calls resolution could not decide (star imports of one
 # module per backend); 4: a header line, then one line per file's row (decoded when
@@ -291,6 +292,8 @@ def _check_row(row: Any, slots: list[str | None]) -> None:
     _texts(row.classes)
     _texts(row.functions)
     _texts(row.namespace_imports)
+    _texts(row.star_exports)
+    _texts(row.star_imports)
     for pair in (*checked_list(row.bindings), *checked_list(row.notes)):
         checked_pair(pair)
     for pair in checked_list(row.undecided):
@@ -796,6 +799,8 @@ def _encode_local(local: LocalFacts, position: Mapping[str, int]) -> list:
         list(local.saved_model_reload),
         [list(p) for p in local.undecided_calls],
         list(local.namespace_imports),
+        list(local.star_exports),
+        list(local.star_imports),
     ]
 
 
@@ -824,6 +829,8 @@ def _decode_local(value: list, slots: list[str | None]) -> LocalFacts:
         saved_model_reload=(row.reload[0], row.reload[1]),
         undecided_calls=_pairs(row.undecided),
         namespace_imports=tuple(row.namespace_imports),
+        star_exports=tuple(row.star_exports),
+        star_imports=tuple(row.star_imports),
     )
 
 
@@ -845,3 +852,5 @@ class _LocalRow(NamedTuple):
     reload: list  # [line or 0, reader]
     undecided: list
     namespace_imports: list
+    star_exports: list
+    star_imports: list

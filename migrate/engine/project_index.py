@@ -120,6 +120,9 @@ class LocalFacts:
     # module-level names bound only by its own imports of a namespace an import swap
     # rebinds (``K``, ``keras``: the spec's ``swapped_namespaces``; ``ModuleFacts.imported_by``)
     namespace_imports: tuple[str, ...] = ()
+    star_exports: tuple[str, ...] = ()  # ... of those, the names `from m import *` takes
+    # absolute modules it names only through star imports (the others' ``imported_by``)
+    star_imports: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -190,6 +193,19 @@ def absolute_module(record: ModuleRecord, module: str, level: int) -> str:
         parts = parts[: len(parts) - (level - 1)]
     base = ".".join(parts)
     return f"{base}.{module}" if base and module else base or module
+
+
+def star_only_imports(record: ModuleRecord) -> tuple[str, ...]:
+    """The absolute modules ``record`` names only in ``from m import *`` (which takes
+    the names ``m`` exports, where ``import m`` may reach any)."""
+    stars, others = set(), set()
+    for _, module, name, level in record.entry["imports"]:
+        base = absolute_module(record, module, level)
+        if name == "*":
+            stars.add(base)
+        else:
+            others.add(f"{base}.{name}" if name and base else name or base)
+    return tuple(sorted(stars - others))
 
 
 def import_paths(record: ModuleRecord) -> list[str]:
@@ -561,7 +577,9 @@ class ProjectIndex:
             saves_saved_model=saves,
             saved_model_reload=reload,
             undecided_calls=tuple(sorted(undecided.items())),
-            namespace_imports=self._namespace_imports(record),
+            namespace_imports=(bound := self._namespace_imports(record)),
+            star_exports=tuple(name for name in bound if record.exports(name)),
+            star_imports=star_only_imports(record),
         )
 
     def _saved_model_calls(self, record: ModuleRecord) -> tuple[bool, Reload]:
@@ -864,11 +882,12 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
             self._importers = {}
             for other in self.local:
                 shown = self.files[other][0]
+                stars = self.local[other].star_imports
                 for path in self.imports.import_paths(other):
-                    self._importers.setdefault(path, []).append(shown)
-        names = self.imports.names(key)
+                    star = path + ".*" if path in stars else path
+                    self._importers.setdefault(star, []).append(shown)
         return imported_from(
-            self._importers, names, self.files[key][0], self.local[key].namespace_imports
+            self._importers, self.imports.names(key), self.files[key][0], self.local[key]
         )
 
     def reload_of(self, key: str) -> Reload:
@@ -878,30 +897,29 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
 
 
 def imported_from(
-    importers: Mapping[str, Iterable[str]],
-    names: Iterable[str],
-    own: str,
-    bound: Iterable[str],
+    importers: Mapping[str, Iterable[str]], names: Iterable[str], own: str, local: LocalFacts
 ) -> tuple[tuple[str, str], ...]:
     """``ModuleFacts.imported_by`` of the module with dotted ``names``, shown as ``own``,
-    whose imports bind the namespace names ``bound``. ``importers``: import path -> the
-    modules (as shown) whose imports name it. ``from m import K`` names ``m.K``; ``from
-    m import *``, ``from pkg import m`` and ``import m as b`` name ``m`` itself and may
-    reach any of its names. (``import pkg.m`` names ``pkg`` only: not seen.)"""
+    with the local facts ``local``. ``importers``: import path -> the modules (as shown)
+    whose imports name it, a star import's path ending in ``.*``. ``from m import K``
+    names ``m.K``; ``from m import *`` takes what ``m`` exports (``__all__``);
+    ``from pkg import m`` and ``import m as b`` name ``m`` itself and may reach any of its
+    names. (``import pkg.m`` names ``pkg`` only: not seen.)"""
     names = tuple(names)
     found = []
-    for local in bound:
+    for bound in local.namespace_imports:
+        ways = (f".{bound}", "", ".*") if bound in local.star_exports else (f".{bound}", "")
         users = {
             user
             for name in names
-            for path in (name, f"{name}.{local}")
-            for user in importers.get(path, ())
+            for way in ways
+            for user in importers.get(name + way, ())
             if user != own
         }
         if users:
             shown = sorted(users)
             more = f" and {len(shown) - 3} more" if len(shown) > 3 else ""
-            found.append((local, ", ".join(shown[:3]) + more))
+            found.append((bound, ", ".join(shown[:3]) + more))
     return tuple(found)
 
 
