@@ -651,15 +651,17 @@ class ProjectIndex:
         return tuple(sorted(bindings))
 
     def _namespace_imports(self, record: ModuleRecord) -> tuple[str, ...]:
+        """:attr:`LocalFacts.namespace_imports`: a name its imports alone bind, each of
+        a module outside the project, names what it imports (nothing to resolve)."""
         found = []
+        swapped = self.spec.swapped_namespaces
         for local, ways in record.bound().items():
-            if all(w[0] == "import" and not w[3] and not self._in_project(w[1]) for w in ways):
-                target = self.resolve(record, local)
-                if (
-                    target[0] == "external"
-                    and self.canonical(target[1]) in self.spec.swapped_namespaces
-                ):
-                    found.append(local)
+            if all(w[0] == "import" and not w[3] for w in ways) and all(
+                self.canonical(f"{w[1]}.{w[2]}" if w[2] else w[1]) in swapped
+                and not self._in_project(w[1])
+                for w in ways
+            ):
+                found.append(local)
         return tuple(sorted(found))
 
     def _callee(self, record: ModuleRecord, callee: str) -> Target:
