@@ -52,10 +52,10 @@ from kmigrate.engine.project_index import (
     Reload,
     file_users,
     folder_below,
+    imported_paths,
     names_below,
     package_below,
     shared_with,
-    star_only_imports,
 )
 from kmigrate.engine.sources import SourceError, decode_source, read_bytes
 
@@ -821,10 +821,8 @@ def facts_guess(
     paths = ProjectIndex([], spec)
     importers: dict[str, list[str]] = {}  # import path -> files naming it (imported_by)
     for record in known.values():
-        stars = star_only_imports(record)
-        for path in paths.import_paths(record):
-            star = path + ".*" if path in stars else path
-            importers.setdefault(star, []).append(record.shown or record.key)
+        for path in imported_paths(record):
+            importers.setdefault(path, []).append(record.shown or record.key)
     for key, layout in layouts.items():
         imports = useful_imports(files[key][1], layout["package"], roots, by_name.__contains__)
         if imports:

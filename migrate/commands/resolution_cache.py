@@ -54,6 +54,7 @@ from kmigrate.engine.project_index import (
     RecordImports,
     Reload,
     closure,
+    imported_paths,
     path_reaches,
 )
 
@@ -62,7 +63,8 @@ if TYPE_CHECKING:
 
 RESOLVED = "resolved"  # the store's namespace; one value per project root
 # 7: local facts also keep the names the module's imports bind to swapped Keras
-# namespaces, those a star import takes, and the modules it star-imports only;
+# namespaces and those a star import takes; a file's header, the paths its imports name
+# in the project (``ModuleFacts.imported_by``: a `check` decodes no other row for it);
 # 6: a file's first SavedModel reload is its line and the reader it calls (was the line);
 # 5: local facts also keep the calls resolution could not decide (star imports of one
 # module per backend); 4: a header line, then one line per file's row (decoded when
@@ -142,7 +144,8 @@ class StoredResolution:
     # A file's header: [digest, has patches, layout digest, path as shown, [file names],
     # its stat then or None (``project_scan.file_stamp``), its first SavedModel reload
     # as [line or 0, reader] (a saving module's facts name the reloading modules: read
-    # from the headers, a `check` of it decodes no other row)].
+    # from the headers, a `check` of it decodes no other row), the paths its imports
+    # name in the project (``imported_paths``: the same for ``ModuleFacts.imported_by``)].
     # Its row: [shape, [used module slots], local facts, [functions reached from model
     # code], [... from data pipelines], layout, [import paths]]. In the local facts, call
     # graph nodes are "slot:name" strings: the stored graph is closed without decoding.
@@ -164,6 +167,10 @@ class StoredResolution:
 
     def layout_digest(self, key: str) -> str:
         return self.heads[key][2]
+
+    def imported_paths(self, key: str) -> list[str]:
+        """The paths the file's imports name in the project (``imported_paths``)."""
+        return self.heads[key][7]
 
     def shown(self, key: str) -> str:
         return self.heads[key][3]
@@ -256,10 +263,11 @@ def _checked_reload(value: Any) -> Reload:
 
 
 def _check_head(head: Any) -> None:
-    if type(head) is not list or len(head) != 7:
+    if type(head) is not list or len(head) != 8:
         raise ValueError("not a file's header")
-    digest, patches, layout_of, shown, paths, stamp, reload = head
+    digest, patches, layout_of, shown, paths, stamp, reload, imported = head
     _checked_reload(reload)
+    _texts(imported)
     if not (type(digest) is type(layout_of) is type(shown) is str):
         raise ValueError("not a file's header")
     if patches is not True and patches is not False:
@@ -293,7 +301,6 @@ def _check_row(row: Any, slots: list[str | None]) -> None:
     _texts(row.functions)
     _texts(row.namespace_imports)
     _texts(row.star_exports)
-    _texts(row.star_imports)
     for pair in (*checked_list(row.bindings), *checked_list(row.notes)):
         checked_pair(pair)
     for pair in checked_list(row.undecided):
@@ -367,10 +374,10 @@ class _Imports(RecordImports):
         self.made = made
         self.stored = stored
 
-    def import_paths(self, key: str) -> Sequence[str]:
+    def imported_paths(self, key: str) -> Sequence[str]:
         if self.stored is None or key in self.made:
-            return super().import_paths(key)
-        return self.stored.import_paths(key)
+            return super().imported_paths(key)
+        return self.stored.imported_paths(key)
 
 
 class _Rows(Mapping[str, LocalFacts]):
@@ -719,6 +726,7 @@ def _stored_bytes(
     heads: list[list | None] = []
     lines: list[bytes] = []
     by_key = {record.key: record for record in facts.records}
+    roots = {name.partition(".")[0] for record in facts.records for name in record.names}
     for key in facts.slots:
         record = by_key.get(key) if key is not None else None
         if record is None:
@@ -737,6 +745,7 @@ def _stored_bytes(
                     entry["paths"],
                     stamps.get(key),
                     list(facts.made[key].saved_model_reload),
+                    [p for p in imported_paths(record) if p.partition(".")[0] in roots],
                 ]
             )
             in_model, in_data = facts.reached_functions(key)
@@ -751,7 +760,9 @@ def _stored_bytes(
             ]
             lines.append(_encode(row))
             continue
-        heads.append([digests[key], *stored.heads[key][1:5], stamps.get(key), stored.heads[key][6]])
+        heads.append(
+            [digests[key], *stored.heads[key][1:5], stamps.get(key), *stored.heads[key][6:]]
+        )
         if facts.graph_kept:
             lines.append(stored.lines[stored.position[key]])
             continue
@@ -800,7 +811,6 @@ def _encode_local(local: LocalFacts, position: Mapping[str, int]) -> list:
         [list(p) for p in local.undecided_calls],
         list(local.namespace_imports),
         list(local.star_exports),
-        list(local.star_imports),
     ]
 
 
@@ -830,7 +840,6 @@ def _decode_local(value: list, slots: list[str | None]) -> LocalFacts:
         undecided_calls=_pairs(row.undecided),
         namespace_imports=tuple(row.namespace_imports),
         star_exports=tuple(row.star_exports),
-        star_imports=tuple(row.star_imports),
     )
 
 
@@ -853,4 +862,3 @@ class _LocalRow(NamedTuple):
     undecided: list
     namespace_imports: list
     star_exports: list
-    star_imports: list

@@ -121,8 +121,6 @@ class LocalFacts:
     # rebinds (``K``, ``keras``: the spec's ``swapped_namespaces``; ``ModuleFacts.imported_by``)
     namespace_imports: tuple[str, ...] = ()
     star_exports: tuple[str, ...] = ()  # ... of those, the names `from m import *` takes
-    # absolute modules it names only through star imports (the others' ``imported_by``)
-    star_imports: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -195,9 +193,10 @@ def absolute_module(record: ModuleRecord, module: str, level: int) -> str:
     return f"{base}.{module}" if base and module else base or module
 
 
-def star_only_imports(record: ModuleRecord) -> tuple[str, ...]:
-    """The absolute modules ``record`` names only in ``from m import *`` (which takes
-    the names ``m`` exports, where ``import m`` may reach any)."""
+def imported_paths(record: ModuleRecord) -> list[str]:
+    """:func:`import_paths`, a module named only in ``from m import *`` as ``m.*`` (a
+    star import takes the names ``m`` exports, where ``import m`` may reach any): what
+    ``ModuleFacts.imported_by`` is made from."""
     stars, others = set(), set()
     for _, module, name, level in record.entry["imports"]:
         base = absolute_module(record, module, level)
@@ -205,7 +204,7 @@ def star_only_imports(record: ModuleRecord) -> tuple[str, ...]:
             stars.add(base)
         else:
             others.add(f"{base}.{name}" if name and base else name or base)
-    return tuple(sorted(stars - others))
+    return sorted(others | {f"{star}.*" for star in stars - others})
 
 
 def import_paths(record: ModuleRecord) -> list[str]:
@@ -579,7 +578,6 @@ class ProjectIndex:
             undecided_calls=tuple(sorted(undecided.items())),
             namespace_imports=(bound := self._namespace_imports(record)),
             star_exports=tuple(name for name in bound if record.exports(name)),
-            star_imports=star_only_imports(record),
         )
 
     def _saved_model_calls(self, record: ModuleRecord) -> tuple[bool, Reload]:
@@ -727,12 +725,12 @@ class ProjectIndex:
 
 
 class ModuleImports(Protocol):
-    """Each module's dotted names and the absolute paths its imports name
-    (:func:`import_paths`), by key: what ``ModuleFacts.imported_by`` is made from."""
+    """Each module's dotted names and the paths its imports name (:func:`imported_paths`;
+    those of other modules may be left out), by key."""
 
     def names(self, key: str) -> Sequence[str]: ...
 
-    def import_paths(self, key: str) -> Sequence[str]: ...
+    def imported_paths(self, key: str) -> Sequence[str]: ...
 
 
 class RecordImports:
@@ -744,8 +742,8 @@ class RecordImports:
     def names(self, key: str) -> Sequence[str]:
         return self.records[key].names
 
-    def import_paths(self, key: str) -> Sequence[str]:
-        return import_paths(self.records[key])
+    def imported_paths(self, key: str) -> Sequence[str]:
+        return imported_paths(self.records[key])
 
 
 class ProjectFacts(Mapping[str, ModuleFacts]):
@@ -884,10 +882,8 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
             self._importers = {}
             for other in self.local:
                 shown = self.files[other][0]
-                stars = self.local[other].star_imports
-                for path in self.imports.import_paths(other):
-                    star = path + ".*" if path in stars else path
-                    self._importers.setdefault(star, []).append(shown)
+                for path in self.imports.imported_paths(other):
+                    self._importers.setdefault(path, []).append(shown)
         return imported_from(
             self._importers, self.imports.names(key), self.files[key][0], self.local[key]
         )
