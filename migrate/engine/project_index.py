@@ -193,10 +193,8 @@ def absolute_module(record: ModuleRecord, module: str, level: int) -> str:
     return f"{base}.{module}" if base and module else base or module
 
 
-def imported_paths(record: ModuleRecord) -> list[str]:
-    """:func:`import_paths`, a module named only in ``from m import *`` as ``m.*`` (a
-    star import takes the names ``m`` exports, where ``import m`` may reach any): what
-    ``ModuleFacts.imported_by`` is made from."""
+def _import_paths(record: ModuleRecord) -> tuple[set[str], set[str]]:
+    """(modules named by star imports, the paths the other imports name), absolute."""
     stars, others = set(), set()
     for _, module, name, level in record.entry["imports"]:
         base = absolute_module(record, module, level)
@@ -204,21 +202,23 @@ def imported_paths(record: ModuleRecord) -> list[str]:
             stars.add(base)
         else:
             others.add(f"{base}.{name}" if name and base else name or base)
-    return sorted(others | {f"{star}.*" for star in stars - others})
+    return stars, others
 
 
 def import_paths(record: ModuleRecord) -> list[str]:
     """The absolute dotted paths ``record``'s imports name (as ``ProjectIndex._way``
     builds them): resolving any name of ``record`` only looks up project modules whose
     name is a prefix of one of them or lies below one (:func:`path_reaches`)."""
-    paths = []
-    for _, module, name, level in record.entry["imports"]:
-        base = absolute_module(record, module, level)
-        if name == "*":
-            paths.append(base)
-        else:
-            paths.append(f"{base}.{name}" if name and base else name or base)
-    return sorted(set(paths))
+    stars, others = _import_paths(record)
+    return sorted(stars | others)
+
+
+def imported_paths(record: ModuleRecord) -> list[str]:
+    """:func:`import_paths`, a module named only in ``from m import *`` as ``m.*`` (a
+    star import takes the names ``m`` exports, where ``import m`` may reach any): what
+    ``ModuleFacts.imported_by`` is made from."""
+    stars, others = _import_paths(record)
+    return sorted(others | {f"{star}.*" for star in stars - others})
 
 
 # A resolved target: ("external", qualified) | ("class", record, name) |
