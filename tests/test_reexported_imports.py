@@ -97,6 +97,32 @@ def test_a_star_import_takes_only_what_the_module_exports(tmp_path: Path) -> Non
     backend.write_text(BACKEND + '\n__all__ = ["mean"]\n\n\ndef mean(x):\n    return x\n')
     (root / "pkg" / "model.py").write_text("from pkg.backend import *\n")
     assert _backend_import(root) == [(FIXED, True)]
-    (root / "pkg" / "model.py").write_text("from pkg.backend import *\nfrom pkg import backend\n")
-    ((message, fixable),) = _backend_import(root)  # the module itself: any of its names
+
+
+@pytest.mark.parametrize(
+    ("use", "kept"),
+    [
+        ("backend.mean(x)", False),  # the module object read for another name
+        ("backend.K.mean(x)", True),
+        ("keep(backend)", True),  # passed on: anything may be read from it
+        ("backend.K", True),
+    ],
+)
+def test_a_module_object_reaches_the_names_read_from_it(
+    use: str, kept: bool, tmp_path: Path
+) -> None:
+    """keras-transformer's tests import `gelu` and tf-keras's import model modules, and
+    read other names from them."""
+    root = _project(tmp_path, "from pkg import backend", "backend.K")
+    (root / "pkg" / "model.py").write_text(
+        "from pkg import backend\n\n\ndef keep(m):\n    return m\n"
+        + USES.replace("{}.mean(x)", use)
+    )
+    ((message, fixable),) = _backend_import(root)
+    assert (message != FIXED, fixable) == (kept, not kept)
+
+
+def test_a_module_imported_below_its_package_is_followed(tmp_path: Path) -> None:
+    root = _project(tmp_path, "import pkg.backend", "pkg.backend.K")
+    ((message, fixable),) = _backend_import(root)
     assert message.startswith("`K` is imported from here by pkg/model.py;") and not fixable

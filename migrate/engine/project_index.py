@@ -193,31 +193,38 @@ def absolute_module(record: ModuleRecord, module: str, level: int) -> str:
     return f"{base}.{module}" if base and module else base or module
 
 
-def _import_paths(record: ModuleRecord) -> tuple[set[str], set[str]]:
-    """(modules named by star imports, the paths the other imports name), absolute."""
-    stars, others = set(), set()
-    for _, module, name, level in record.entry["imports"]:
+def _import_paths(record: ModuleRecord) -> Iterator[tuple[str, str, bool]]:
+    """(local name, absolute path, whether a star import) of each import of ``record``."""
+    for local, module, name, level in record.entry["imports"]:
         base = absolute_module(record, module, level)
         if name == "*":
-            stars.add(base)
+            yield local, base, True
         else:
-            others.add(f"{base}.{name}" if name and base else name or base)
-    return stars, others
+            yield local, f"{base}.{name}" if name and base else name or base, False
 
 
 def import_paths(record: ModuleRecord) -> list[str]:
     """The absolute dotted paths ``record``'s imports name (as ``ProjectIndex._way``
     builds them): resolving any name of ``record`` only looks up project modules whose
     name is a prefix of one of them or lies below one (:func:`path_reaches`)."""
-    stars, others = _import_paths(record)
-    return sorted(stars | others)
+    return sorted({path for _, path, _ in _import_paths(record)})
 
 
 def imported_paths(record: ModuleRecord) -> list[str]:
-    """:func:`import_paths`, a module named only in ``from m import *`` as ``m.*`` (a
-    star import takes the names ``m`` exports, where ``import m`` may reach any): what
-    ``ModuleFacts.imported_by`` is made from."""
-    stars, others = _import_paths(record)
+    """What ``ModuleFacts.imported_by`` is made from: the paths ``record``'s imports
+    name (``m.K``), those of the attributes it reads from what they bind (``import m
+    as b`` then ``b.K``: ``m.K``), ``m!`` where the object is used as it is (passed or
+    stored: anything may be read from it), and ``m.*`` for a module named only in
+    ``from m import *`` (which takes the names ``m`` exports)."""
+    reads = record.entry["reads"]
+    stars, others = set(), set()
+    for local, path, star in _import_paths(record):
+        if star:
+            stars.add(path)
+            continue
+        others.add(path)
+        read = reads.get(local, ("!",))  # not followed (``tensorflow``): anything
+        others.update(path + ("!" if r == "!" else f".{r}") for r in read)
     return sorted(others | {f"{star}.*" for star in stars - others})
 
 
@@ -899,14 +906,13 @@ def imported_from(
 ) -> tuple[tuple[str, str], ...]:
     """``ModuleFacts.imported_by`` of the module with dotted ``names``, shown as ``own``,
     with the local facts ``local``. ``importers``: import path -> the modules (as shown)
-    whose imports name it, a star import's path ending in ``.*``. ``from m import K``
-    names ``m.K``; ``from m import *`` takes what ``m`` exports (``__all__``);
-    ``from pkg import m`` and ``import m as b`` name ``m`` itself and may reach any of its
-    names. (``import pkg.m`` names ``pkg`` only: not seen.)"""
+    whose imports name it (:func:`imported_paths`): ``from m import K`` and ``import m
+    as b`` then ``b.K`` name ``m.K``; ``m!``, ``m`` used as an object, reaches any of its
+    names; ``from m import *`` takes what ``m`` exports (``__all__``)."""
     names = tuple(names)
     found = []
     for bound in local.namespace_imports:
-        ways = (f".{bound}", "", ".*") if bound in local.star_exports else (f".{bound}", "")
+        ways = (f".{bound}", "!", ".*") if bound in local.star_exports else (f".{bound}", "!")
         users = {
             user
             for name in names
