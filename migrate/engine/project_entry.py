@@ -300,8 +300,8 @@ def _name_loads(
         return
     if index is not None:
         parent_of = index.parent
-        for name in index.nodes(ast.Name):
-            if name.id in bound and name.ctx.__class__ is ast.Load:  # type: ignore[attr-defined]
+        for name in [n for n in index.nodes(ast.Name) if n.id in bound]:  # type: ignore[attr-defined]
+            if name.ctx.__class__ is ast.Load:  # type: ignore[attr-defined]
                 parent = parent_of(name)
                 if parent is not None:
                     yield name, parent, parent_of(parent)  # type: ignore[misc]
