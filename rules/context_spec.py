@@ -147,6 +147,10 @@ CONTEXT_SPEC = ContextSpec(
             "tf_keras.layers",
         }
     ),
+    # What KM102 and KM104 change to Keras 3 when a module imports it.
+    swapped_namespaces=frozenset(
+        {"K", "tf.keras", "tf.keras.layers", "tf.keras.activations", "tf_keras", "tf_keras.layers"}
+    ),
 )
 
 # Bytes that any file with TensorFlow or Keras code contains; files without them are

@@ -124,6 +124,26 @@ EDITS = [
     ),
     ("a body edit inside the cycle", "pkg/layers.py", ("return x\n", "return x + 1\n")),
     ("the cycle broken", "pkg/base.py", ("Loop, ", "")),
+    # `K` bound by an import: the modules importing it from the backend are its facts
+    (
+        "the backend imports K",
+        "pkg/backend.py",
+        ("K = tf.keras.backend\n", "from tensorflow.keras import backend as K\n"),
+    ),
+    (
+        "a star import of the backend",
+        "pkg/layers.py",
+        (
+            "from pkg.base import BaseLayer\n",
+            "from pkg.base import BaseLayer\nfrom pkg.backend import *\n",
+        ),
+    ),
+    ("an importer of K no longer imports it", "train.py", ("from pkg.backend import K\n", "")),
+    (
+        "the backend as a module",
+        "pkg/data.py",
+        ("from pkg.backend import K\n", "from pkg import backend\n\nK = backend.K\n"),
+    ),
     (
         "a TF function patched",
         "pkg/backend.py",
@@ -384,6 +404,24 @@ def test_the_edits_change_the_facts(tmp_path: Path) -> None:
     _edit(root, *EDITS[1][1:])
     _edit(root, *EDITS[2][1:])
     assert _resolve(root, use_store=False)[str(root / "pkg" / "layers.py")].model_classes == ()
+
+
+def test_the_import_edits_change_who_imports_the_backend(tmp_path: Path) -> None:
+    """... and the edits of `K`'s importers move ``imported_by``."""
+    root = tmp_path / "repo"
+    _write(root, FILES)
+    backend = str(root / "pkg" / "backend.py")
+    seen = []
+    for _, name, change in EDITS:
+        _edit(root, name, change)
+        seen.append(_resolve(root, use_store=False)[backend].imported_by)
+    assert seen[-6:-2] == [
+        (("K", "pkg/data.py, train.py"),),
+        (("K", "pkg/data.py, pkg/layers.py, train.py"),),  # and a star import
+        (("K", "pkg/data.py, pkg/layers.py"),),
+        (("K", "pkg/data.py, pkg/layers.py"),),  # the module imported, `K` read from it
+    ]
+    assert not any(seen[:-6])  # `K = tf.keras.backend` is not an import
 
 
 def _damages(row: list) -> list:

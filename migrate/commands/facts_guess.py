@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,7 @@ from kmigrate.engine.project_index import (
     ProjectFacts,
     ProjectIndex,
     closure,
+    imported_from,
 )
 
 if TYPE_CHECKING:
@@ -59,13 +61,17 @@ class FactsGuess:
         layout: Callable[[Path, str], dict[str, Any]],
         layouts: dict[str, dict[str, Any]],
         spec: ContextSpec,
+        importers: dict[str, list[str]] | None = None,
     ) -> None:
         """``layout``: a file's record fields but its entry, from its path and package
         (``project_scan.record_layout``, for this project's root); ``layouts``: those
-        of the files to analyse, by key, worked out already."""
+        of the files to analyse, by key, worked out already; ``importers``: import
+        path -> the files (as shown) whose imports are known or guessed to name it
+        (``ModuleFacts.imported_by``)."""
         self.layout = layout
         self.layouts = layouts
         self.spec = spec
+        self.importers = importers or {}
         self.by_name: dict[str, list[ModuleRecord]] = {}
         for record in records:
             for name in record.names:
@@ -88,6 +94,10 @@ class FactsGuess:
         files = {record.key: (record.shown or record.key, entry["paths"])}
         local, made = index.local_with_reads(record)
         facts = ProjectFacts({record.key: local}, files, index.patched_symbols())[record.key]
+        if local.namespace_imports:
+            shown = record.shown or record.key
+            imported_by = imported_from(self.importers, record.names, shown, local)
+            facts = replace(facts, imported_by=imported_by)
         return facts, entry, made
 
     def reached(self, record: ModuleRecord) -> list[ModuleRecord]:

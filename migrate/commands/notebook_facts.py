@@ -181,7 +181,15 @@ def notebook_record(
 
 NOTEBOOKS = "notebooks"  # the index store's namespace; the key is the project root's
 _NAME_FIELDS = ("model_classes", "model_functions", "data_functions", "mixed_functions")
-_PAIR_FIELDS = ("bindings", "notes", "patched", "shared_paths", "data_callers", "undecided_calls")
+_PAIR_FIELDS = (
+    "bindings",
+    "notes",
+    "patched",
+    "shared_paths",
+    "data_callers",
+    "undecided_calls",
+    "imported_by",  # always empty: nothing imports a notebook
+)
 _LINE_FIELDS = ("saved_model_reloads",)  # (path as shown, line, reader) triples
 
 

@@ -52,6 +52,7 @@ from kmigrate.engine.project_index import (
     Reload,
     file_users,
     folder_below,
+    imported_paths,
     names_below,
     package_below,
     shared_with,
@@ -817,11 +818,18 @@ def facts_guess(
                 by_name.setdefault(name, []).append(key)
     roots = {name.partition(".")[0] for name in by_name}
     needs: dict[str, set[str]] = {}  # key -> keys of the files its facts may depend on
+    paths = ProjectIndex([], spec)
+    importers: dict[str, list[str]] = {}  # import path -> files naming it (imported_by)
+    for record in known.values():
+        for path in imported_paths(record):
+            importers.setdefault(path, []).append(record.shown or record.key)
     for key, layout in layouts.items():
         imports = useful_imports(files[key][1], layout["package"], roots, by_name.__contains__)
         if imports:
             needs[key] = module_keys(imports, by_name) - {key}
-    paths = ProjectIndex([], spec)
+        for path in imports:  # a module named itself: most often by a star import
+            star = path + ".*" if path in by_name else path
+            importers.setdefault(star, []).append(layout["shown"])
     todo = [k for found in needs.values() for k in found if k in known]
     while todo:  # a package's __init__.py re-exporting what its modules bind
         key = todo.pop()
@@ -840,7 +848,7 @@ def facts_guess(
         found = layouts.get(_key(path))
         return found if found is not None else record_layout(path, root, package)
 
-    return FactsGuess([*known.values(), *parsed], layout, layouts, spec)
+    return FactsGuess([*known.values(), *parsed], layout, layouts, spec, importers)
 
 
 def _may_hold_tensorflow(data: bytes) -> bool:

@@ -51,8 +51,10 @@ from kmigrate.engine.project_index import (
     ModuleRecord,
     ProjectFacts,
     ProjectIndex,
+    RecordImports,
     Reload,
     closure,
+    imported_paths,
     path_reaches,
 )
 
@@ -60,12 +62,15 @@ if TYPE_CHECKING:
     from kmigrate.commands.cache import ResultCache
 
 RESOLVED = "resolved"  # the store's namespace; one value per project root
+# 7: local facts also keep the names the module's imports bind to swapped Keras
+# namespaces and those a star import takes; a file's header, the paths its imports name
+# in the project (``ModuleFacts.imported_by``: a `check` decodes no other row for it);
 # 6: a file's first SavedModel reload is its line and the reader it calls (was the line);
 # 5: local facts also keep the calls resolution could not decide (star imports of one
 # module per backend); 4: a header line, then one line per file's row (decoded when
 # used, rewritten only when it changed), whose local facts say whether the file saves
 # or reloads SavedModels; 2 was one JSON value, checked whole when loaded
-STATE_FORMAT = 6
+STATE_FORMAT = 7
 # Where a row's local facts hold the call graph: edges, model seeds, data seeds.
 _GRAPH = slice(4, 7)
 
@@ -139,7 +144,8 @@ class StoredResolution:
     # A file's header: [digest, has patches, layout digest, path as shown, [file names],
     # its stat then or None (``project_scan.file_stamp``), its first SavedModel reload
     # as [line or 0, reader] (a saving module's facts name the reloading modules: read
-    # from the headers, a `check` of it decodes no other row)].
+    # from the headers, a `check` of it decodes no other row), the paths its imports
+    # name in the project (``imported_paths``: the same for ``ModuleFacts.imported_by``)].
     # Its row: [shape, [used module slots], local facts, [functions reached from model
     # code], [... from data pipelines], layout, [import paths]]. In the local facts, call
     # graph nodes are "slot:name" strings: the stored graph is closed without decoding.
@@ -161,6 +167,10 @@ class StoredResolution:
 
     def layout_digest(self, key: str) -> str:
         return self.heads[key][2]
+
+    def imported_paths(self, key: str) -> list[str]:
+        """The paths the file's imports name in the project (``imported_paths``)."""
+        return self.heads[key][7]
 
     def shown(self, key: str) -> str:
         return self.heads[key][3]
@@ -253,10 +263,11 @@ def _checked_reload(value: Any) -> Reload:
 
 
 def _check_head(head: Any) -> None:
-    if type(head) is not list or len(head) != 7:
+    if type(head) is not list or len(head) != 8:
         raise ValueError("not a file's header")
-    digest, patches, layout_of, shown, paths, stamp, reload = head
+    digest, patches, layout_of, shown, paths, stamp, reload, imported = head
     _checked_reload(reload)
+    _texts(imported)
     if not (type(digest) is type(layout_of) is type(shown) is str):
         raise ValueError("not a file's header")
     if patches is not True and patches is not False:
@@ -288,6 +299,8 @@ def _check_row(row: Any, slots: list[str | None]) -> None:
     _checked_reload(row.reload)
     _texts(row.classes)
     _texts(row.functions)
+    _texts(row.namespace_imports)
+    _texts(row.star_exports)
     for pair in (*checked_list(row.bindings), *checked_list(row.notes)):
         checked_pair(pair)
     for pair in checked_list(row.undecided):
@@ -336,7 +349,8 @@ class _StoredFacts(_Fallback):
         keys = list(stored.files)
         local = _Rows(stored, {}, keys)
         files = {key: (stored.shown(key), stored.paths(key)) for key in keys}
-        super().__init__(local, files, stored.patched, fallback=fallback)
+
+        super().__init__(local, files, stored.patched, stored, fallback=fallback)
         self.stored = stored
 
     def reached_functions(self, key: str) -> tuple[set[str], set[str]]:
@@ -345,6 +359,25 @@ class _StoredFacts(_Fallback):
 
     def reload_of(self, key: str) -> Reload:
         return self.stored.reload_of(key)
+
+
+class _Imports(RecordImports):
+    """The import paths of the files resolved in this run, the stored ones of the others."""
+
+    def __init__(
+        self,
+        records: Mapping[str, ModuleRecord],
+        made: Mapping[str, LocalFacts],
+        stored: StoredResolution | None,
+    ) -> None:
+        super().__init__(records)
+        self.made = made
+        self.stored = stored
+
+    def imported_paths(self, key: str) -> Sequence[str]:
+        if self.stored is None or key in self.made:
+            return super().imported_paths(key)
+        return self.stored.imported_paths(key)
 
 
 class _Rows(Mapping[str, LocalFacts]):
@@ -403,7 +436,8 @@ class _ResolvedFacts(_Fallback):
             self.slots = [k if k in current else None for k in stored.slots]
             placed = set(stored.slots)
             self.slots += [k for k in keys if k not in placed]
-        super().__init__(local, files, patched, fallback=fallback)
+        imports = _Imports({r.key: r for r in records}, made, stored)
+        super().__init__(local, files, patched, imports, fallback=fallback)
         self.records = records
         self.made = made
         self.stored = stored
@@ -692,6 +726,7 @@ def _stored_bytes(
     heads: list[list | None] = []
     lines: list[bytes] = []
     by_key = {record.key: record for record in facts.records}
+    roots = {name.partition(".")[0] for record in facts.records for name in record.names}
     for key in facts.slots:
         record = by_key.get(key) if key is not None else None
         if record is None:
@@ -710,6 +745,7 @@ def _stored_bytes(
                     entry["paths"],
                     stamps.get(key),
                     list(facts.made[key].saved_model_reload),
+                    [p for p in imported_paths(record) if p.partition(".")[0] in roots],
                 ]
             )
             in_model, in_data = facts.reached_functions(key)
@@ -724,7 +760,9 @@ def _stored_bytes(
             ]
             lines.append(_encode(row))
             continue
-        heads.append([digests[key], *stored.heads[key][1:5], stamps.get(key), stored.heads[key][6]])
+        heads.append(
+            [digests[key], *stored.heads[key][1:5], stamps.get(key), *stored.heads[key][6:]]
+        )
         if facts.graph_kept:
             lines.append(stored.lines[stored.position[key]])
             continue
@@ -771,6 +809,8 @@ def _encode_local(local: LocalFacts, position: Mapping[str, int]) -> list:
         local.saves_saved_model,
         list(local.saved_model_reload),
         [list(p) for p in local.undecided_calls],
+        list(local.namespace_imports),
+        list(local.star_exports),
     ]
 
 
@@ -798,6 +838,8 @@ def _decode_local(value: list, slots: list[str | None]) -> LocalFacts:
         saves_saved_model=row.saves,
         saved_model_reload=(row.reload[0], row.reload[1]),
         undecided_calls=_pairs(row.undecided),
+        namespace_imports=tuple(row.namespace_imports),
+        star_exports=tuple(row.star_exports),
     )
 
 
@@ -818,3 +860,5 @@ class _LocalRow(NamedTuple):
     saves: bool
     reload: list  # [line or 0, reader]
     undecided: list
+    namespace_imports: list
+    star_exports: list

@@ -173,6 +173,13 @@ class ModuleInfo:
         facts = self.project_facts
         return dict(facts.shared_paths).get(name, "") if facts is not None else ""
 
+    def importers_of(self, name: str) -> str:
+        """The other modules of the project that import ``name`` from this one, as shown
+        ("" when none, or when ``name`` is not bound here by an import of a TF/Keras
+        namespace: ``ModuleFacts.imported_by``)."""
+        facts = self.project_facts
+        return dict(facts.imported_by).get(name, "") if facts is not None else ""
+
     def project_model_classes(self) -> tuple[str, ...]:
         """The module's top-level classes the project's resolution found to be Keras
         layers/models/losses/metrics: through base classes in other modules, and on the

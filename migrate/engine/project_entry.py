@@ -23,8 +23,9 @@ from kmigrate.engine.spec import ContextSpec, function_refs
 if TYPE_CHECKING:
     from kmigrate.engine.tree_index import TreeIndex
 
+# 6: what the module reads of each name its imports bind (``reads``);
 # 5: a call that may reload a SavedModel also says whether its path is a literal folder
-ENTRY_FORMAT = 5
+ENTRY_FORMAT = 6
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Module-level statements whose calls were taken already (functions, classes) or that
 # hold none (imports: names only, no call, no string).
@@ -253,7 +254,66 @@ def build_entry(tree: ast.Module, spec: ContextSpec, index: TreeIndex | None = N
         "data_refs": sorted(builder.data_refs),
         "paths": sorted(builder.paths),
         "saved_model_calls": builder.saved_model_calls(imports, assigns),
+        "reads": _reads(tree, index, _project_candidates(imports, spec)),
     }
+
+
+def _project_candidates(imports: list[list], spec: ContextSpec) -> set[str]:
+    """The names the imports bind that may be a project's module or name: not a star,
+    nor from a package the spec spells (``tensorflow``: whose reads would only fill the
+    entry)."""
+    known = {prefix.partition(".")[0] for prefix, _ in spec.canonical_prefixes}
+    return {
+        local
+        for local, module, name, level in imports
+        if local != "*" and (level or (module or name or "").partition(".")[0] not in known)
+    }
+
+
+def _reads(tree: ast.Module, index: TreeIndex | None, bound: set[str]) -> dict[str, list[str]]:
+    """What the module reads of each name in ``bound`` (those its imports bind): the
+    attributes taken from it, one and two deep (``backend.K``, ``pkg.backend.K``),
+    ``!`` when the object itself is used other than called (passed, stored: anything
+    may then be read from it), ``a!`` the same for its attribute ``a``. Another module
+    importing a name from this module's import of it learns who reads what
+    (``ModuleFacts.imported_by``); a name left out is taken as used any way."""
+    found: dict[str, set[str]] = {}
+    for name, parent, above in _name_loads(tree, index, bound):
+        reads = found.setdefault(name.id, set())  # type: ignore[attr-defined]
+        if parent.__class__ is ast.Attribute:
+            attr = parent.attr  # type: ignore[attr-defined]
+            if above.__class__ is ast.Attribute:
+                reads.update((attr, f"{attr}.{above.attr}"))  # type: ignore[attr-defined]
+            else:
+                called = above.__class__ is ast.Call and above.func is parent  # type: ignore[attr-defined]
+                reads.update((attr,) if called else (attr, f"{attr}!"))
+        elif not (parent.__class__ is ast.Call and parent.func is name):  # type: ignore[attr-defined]
+            reads.add("!")
+    return {name: sorted(found.get(name, ())) for name in sorted(bound)}
+
+
+def _name_loads(
+    tree: ast.Module, index: TreeIndex | None, bound: set[str]
+) -> Iterable[tuple[ast.Name, ast.AST, ast.AST | None]]:
+    """(name, its parent, the parent's parent) of each read of a name in ``bound``."""
+    if not bound:
+        return
+    if index is not None:
+        parent_of = index.parent
+        for name in [n for n in index.nodes(ast.Name) if n.id in bound]:  # type: ignore[attr-defined]
+            if name.ctx.__class__ is ast.Load:  # type: ignore[attr-defined]
+                parent = parent_of(name)
+                if parent is not None:
+                    yield name, parent, parent_of(parent)  # type: ignore[misc]
+        return
+    todo: list[tuple[ast.AST, ast.AST | None, ast.AST | None]] = [(tree, None, None)]
+    while todo:
+        node, parent, above = todo.pop()
+        if node.__class__ is ast.Name:
+            if node.id in bound and node.ctx.__class__ is ast.Load and parent is not None:  # type: ignore[attr-defined]
+                yield node, parent, above  # type: ignore[misc]
+            continue
+        todo.extend((child, node, parent) for child in code_children(node))
 
 
 def _own_parts(stmt: ast.stmt) -> list[ast.AST]:
@@ -311,6 +371,8 @@ def valid_entry(value: object) -> bool:
             and type(c[3]) is bool
             for c in value["saved_model_calls"]
         )
+        ok = ok and isinstance(value["reads"], dict)
+        ok = ok and all(_strings(v) for v in value["reads"].values())
         return ok and _strings(value["model_refs"]) and _strings(value["data_refs"])
     except (KeyError, TypeError, AttributeError):
         return False

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kmigrate.engine.project_entry import build_entry
 from kmigrate.engine.spec import ContextSpec
@@ -70,6 +70,10 @@ class ModuleFacts:
     saved_model_reloads: tuple[tuple[str, int, str], ...] = ()
     # (callee as written, why): calls whose project function resolution cannot decide
     undecided_calls: tuple[tuple[str, str], ...] = ()
+    # (name, other modules as shown): of the names this module's own imports bind to a
+    # namespace an import swap rebinds, those other modules import from it (by name, by
+    # a star import, or through the module object): a swap here rebinds them there too
+    imported_by: tuple[tuple[str, str], ...] = ()
 
     @property
     def reaches_framework(self) -> bool:
@@ -113,6 +117,10 @@ class LocalFacts:
     # (callee as written, why): calls of a name resolution cannot decide between project
     # functions (star imports of one backend module per backend): all are followed
     undecided_calls: tuple[tuple[str, str], ...] = ()
+    # module-level names bound only by its own imports of a namespace an import swap
+    # rebinds (``K``, ``keras``: the spec's ``swapped_namespaces``; ``ModuleFacts.imported_by``)
+    namespace_imports: tuple[str, ...] = ()
+    star_exports: tuple[str, ...] = ()  # ... of those, the names `from m import *` takes
 
 
 @dataclass(frozen=True)
@@ -172,6 +180,52 @@ class ModuleRecord:
         if exported is not None:
             return name in exported
         return not name.startswith("_") and (name in self.bound() or bool(self.stars()))
+
+
+def absolute_module(record: ModuleRecord, module: str, level: int) -> str:
+    """The absolute name of ``module`` imported at ``level`` (dots) from ``record``."""
+    if not level:
+        return module
+    parts = record.package.split(".") if record.package else []
+    if level > 1:
+        parts = parts[: len(parts) - (level - 1)]
+    base = ".".join(parts)
+    return f"{base}.{module}" if base and module else base or module
+
+
+def _import_paths(record: ModuleRecord) -> Iterator[tuple[str, str, bool]]:
+    """(local name, absolute path, whether a star import) of each import of ``record``."""
+    for local, module, name, level in record.entry["imports"]:
+        base = absolute_module(record, module, level)
+        if name == "*":
+            yield local, base, True
+        else:
+            yield local, f"{base}.{name}" if name and base else name or base, False
+
+
+def import_paths(record: ModuleRecord) -> list[str]:
+    """The absolute dotted paths ``record``'s imports name (as ``ProjectIndex._way``
+    builds them): resolving any name of ``record`` only looks up project modules whose
+    name is a prefix of one of them or lies below one (:func:`path_reaches`)."""
+    return sorted({path for _, path, _ in _import_paths(record)})
+
+
+def imported_paths(record: ModuleRecord) -> list[str]:
+    """What ``ModuleFacts.imported_by`` is made from: the paths ``record``'s imports
+    name (``m.K``), those of the attributes it reads from what they bind (``import m
+    as b`` then ``b.K``: ``m.K``), ``m!`` where the object is used as it is (passed or
+    stored: anything may be read from it), and ``m.*`` for a module named only in
+    ``from m import *`` (which takes the names ``m`` exports)."""
+    reads = record.entry["reads"]
+    stars, others = set(), set()
+    for local, path, star in _import_paths(record):
+        if star:
+            stars.add(path)
+            continue
+        others.add(path)
+        read = reads.get(local, ("!",))  # not followed (``tensorflow``): anything
+        others.update(path + ("!" if r == "!" else f".{r}") for r in read)
+    return sorted(others | {f"{star}.*" for star in stars - others})
 
 
 # A resolved target: ("external", qualified) | ("class", record, name) |
@@ -248,13 +302,7 @@ class ProjectIndex:
         return found
 
     def _absolute(self, record: ModuleRecord, module: str, level: int) -> str:
-        if not level:
-            return module
-        parts = record.package.split(".") if record.package else []
-        if level > 1:
-            parts = parts[: len(parts) - (level - 1)]
-        base = ".".join(parts)
-        return f"{base}.{module}" if base and module else base or module
+        return absolute_module(record, module, level)
 
     def _qualified(self, record: ModuleRecord, qualified: str, depth: int) -> Target:
         """Resolve an absolute dotted path: the longest prefix that is a project module,
@@ -278,17 +326,8 @@ class ProjectIndex:
         return ("external", qualified)
 
     def import_paths(self, record: ModuleRecord) -> list[str]:
-        """The absolute dotted paths ``record``'s imports name (as :meth:`_way` builds
-        them): resolving any name of ``record`` only looks up project modules whose
-        name is a prefix of one of them or lies below one (:func:`path_reaches`)."""
-        paths = []
-        for _, module, name, level in record.entry["imports"]:
-            base = self._absolute(record, module, level)
-            if name == "*":
-                paths.append(base)
-            else:
-                paths.append(f"{base}.{name}" if name and base else name or base)
-        return sorted(set(paths))
+        """:func:`import_paths`."""
+        return import_paths(record)
 
     def modules_used(self, record: ModuleRecord) -> set[str]:
         """Keys of the modules resolving a name in ``record`` may read directly: the
@@ -544,6 +583,8 @@ class ProjectIndex:
             saves_saved_model=saves,
             saved_model_reload=reload,
             undecided_calls=tuple(sorted(undecided.items())),
+            namespace_imports=(bound := self._namespace_imports(record)),
+            star_exports=tuple(name for name in bound if record.exports(name)),
         )
 
     def _saved_model_calls(self, record: ModuleRecord) -> tuple[bool, Reload]:
@@ -614,6 +655,20 @@ class ProjectIndex:
                 bindings.append((local, target[1]))
         return tuple(sorted(bindings))
 
+    def _namespace_imports(self, record: ModuleRecord) -> tuple[str, ...]:
+        """:attr:`LocalFacts.namespace_imports`: a name its imports alone bind, each of
+        a module outside the project, names what it imports (nothing to resolve)."""
+        found = []
+        swapped = self.spec.swapped_namespaces
+        for local, ways in record.bound().items():
+            if all(w[0] == "import" and not w[3] for w in ways) and all(
+                self.canonical(f"{w[1]}.{w[2]}" if w[2] else w[1]) in swapped
+                and not self._in_project(w[1])
+                for w in ways
+            ):
+                found.append(local)
+        return tuple(sorted(found))
+
     def _callee(self, record: ModuleRecord, callee: str) -> Target:
         """What a call runs: a patched ``K.flatten`` runs the project's ``flatten``."""
         target = self.resolve(record, callee)
@@ -631,6 +686,7 @@ class ProjectIndex:
                 {r.key: self.local(r) for r in self.records},
                 {r.key: (r.shown or r.key, r.entry["paths"]) for r in self.records},
                 self.patched_symbols(),
+                RecordImports({r.key: r for r in self.records}),
             )
         return self._facts[record.key]
 
@@ -675,6 +731,28 @@ class ProjectIndex:
         return False
 
 
+class ModuleImports(Protocol):
+    """Each module's dotted names and the paths its imports name (:func:`imported_paths`;
+    those of other modules may be left out), by key."""
+
+    def names(self, key: str) -> Sequence[str]: ...
+
+    def imported_paths(self, key: str) -> Sequence[str]: ...
+
+
+class RecordImports:
+    """:class:`ModuleImports` of indexed records (holding no index: no reference cycle)."""
+
+    def __init__(self, records: Mapping[str, ModuleRecord]) -> None:
+        self.records = records
+
+    def names(self, key: str) -> Sequence[str]:
+        return self.records[key].names
+
+    def imported_paths(self, key: str) -> Sequence[str]:
+        return imported_paths(self.records[key])
+
+
 class ProjectFacts(Mapping[str, ModuleFacts]):
     """Every module's :class:`ModuleFacts`, by module key, from the modules' local facts:
     the call graph is closed once, each module's facts are made when asked for (the
@@ -685,10 +763,13 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
         local: Mapping[str, LocalFacts],
         files: Mapping[str, tuple[str, Sequence[str]]],
         patched: tuple[tuple[str, str], ...],
+        imports: ModuleImports | None = None,
     ) -> None:
         self.local = local
         self.files = files  # key -> (path as shown, literal saved-file names it uses)
         self.patched = patched
+        self.imports = imports  # None when the other modules are not known (facts alone)
+        self._importers: dict[str, list[str]] | None = None
         self._made: dict[str, ModuleFacts] = {}
         self._reach: tuple[set[Node], set[Node]] | None = None
         self._users: dict[str, list[str]] | None = None
@@ -764,6 +845,7 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
             shared_paths=self._shared_paths(key),
             saved_model_reloads=self.saved_model_reloads(key) if local.saves_saved_model else (),
             undecided_calls=local.undecided_calls,
+            imported_by=self.imported_by(key) if local.namespace_imports else (),
         )
 
     def _data_caller(self, node: Node) -> str:
@@ -798,10 +880,51 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
             (shown, line, reader) for shown, key, (line, reader) in self._reloads if key != own
         )[:3]
 
+    def imported_by(self, key: str) -> tuple[tuple[str, str], ...]:
+        """``ModuleFacts.imported_by`` of module ``key``: only asked of a module whose
+        imports bind a namespace, it reads every module's import paths, once."""
+        if self.imports is None:
+            return ()
+        if self._importers is None:
+            self._importers = {}
+            for other in self.local:
+                shown = self.files[other][0]
+                for path in self.imports.imported_paths(other):
+                    self._importers.setdefault(path, []).append(shown)
+        return imported_from(
+            self._importers, self.imports.names(key), self.files[key][0], self.local[key]
+        )
+
     def reload_of(self, key: str) -> Reload:
         """Module ``key``'s first SavedModel reload. A stored resolution answers it
         without decoding the module's local facts."""
         return self.local[key].saved_model_reload
+
+
+def imported_from(
+    importers: Mapping[str, Iterable[str]], names: Iterable[str], own: str, local: LocalFacts
+) -> tuple[tuple[str, str], ...]:
+    """``ModuleFacts.imported_by`` of the module with dotted ``names``, shown as ``own``,
+    with the local facts ``local``. ``importers``: import path -> the modules (as shown)
+    whose imports name it (:func:`imported_paths`): ``from m import K`` and ``import m
+    as b`` then ``b.K`` name ``m.K``; ``m!``, ``m`` used as an object, reaches any of its
+    names; ``from m import *`` takes what ``m`` exports (``__all__``)."""
+    names = tuple(names)
+    found = []
+    for bound in local.namespace_imports:
+        ways = (f".{bound}", "!", ".*") if bound in local.star_exports else (f".{bound}", "!")
+        users = {
+            user
+            for name in names
+            for way in ways
+            for user in importers.get(name + way, ())
+            if user != own
+        }
+        if users:
+            shown = sorted(users)
+            more = f" and {len(shown) - 3} more" if len(shown) > 3 else ""
+            found.append((bound, ", ".join(shown[:3]) + more))
+    return tuple(found)
 
 
 def file_users(files: Iterable[tuple[str, Iterable[str]]]) -> dict[str, list[str]]:

@@ -50,6 +50,9 @@ class ContextSpec:
     # canonical symbols of whole namespaces (``K``, ``tf``): a project name that resolves
     # to one of them through re-exports or aliases is bound like an import of it
     namespace_symbols: frozenset[str] = frozenset()
+    # ... of those an import swap rebinds (``K``, ``tf.keras``): a module whose own
+    # imports bind one is told which other modules import it (``ModuleFacts.imported_by``)
+    swapped_namespaces: frozenset[str] = frozenset()
     # endings of saved-model / weights file names (``.h5``): a literal path used by
     # several modules pairs a save in one with a load in another
     saved_file_suffixes: tuple[str, ...] = ()

@@ -32,6 +32,14 @@ from kmigrate.rules.km1_imports._helpers import (
 )
 from kmigrate.rules.module_escapes import check_module_uses, patched_attributes
 
+# Appended to the fix safety of the rules built on this one.
+REEXPORT_NOTE = (
+    " A name other modules of the project import from this module (by name, by a star "
+    "import, or as an attribute of the module) keeps its import, reported with those "
+    "modules named: changing it would rebind the name there too, where its uses are not "
+    "checked against Keras 3."
+)
+
 
 @dataclass(frozen=True)
 class KerasRoot:
@@ -259,6 +267,14 @@ class KerasImportRewrite(Rule):
                 site,
                 f"`{local}` is also bound by other statements of this module, or only under "
                 "a condition (a version switch?): import it from Keras 3 in their place by hand",
+            )
+        importers = module.importers_of(local) if at_module_level else ""
+        if importers:
+            # The swap rebinds the name there too, where its uses are not checked.
+            return Report(
+                site,
+                f"`{local}` is imported from here by {importers}; its uses there are not "
+                "checked against Keras 3: change the imports together by hand",
             )
         broken = _unportable_uses(site.module, local, base)
         escape = check_module_uses(site.module, local, base, legacy=KERAS_2)

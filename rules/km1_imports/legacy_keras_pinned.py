@@ -7,7 +7,11 @@ from collections.abc import Iterable
 from kmigrate.engine import ImportSite
 from kmigrate.rules.base import Clean, Flagged, Report
 from kmigrate.rules.call_differences import SAFETY_NOTE
-from kmigrate.rules.km1_imports._keras_import_rewrite import TF_KERAS_PACKAGE, KerasImportRewrite
+from kmigrate.rules.km1_imports._keras_import_rewrite import (
+    REEXPORT_NOTE,
+    TF_KERAS_PACKAGE,
+    KerasImportRewrite,
+)
 
 
 class LegacyKerasPinned(KerasImportRewrite):
@@ -29,6 +33,7 @@ class LegacyKerasPinned(KerasImportRewrite):
         "to a person. Not reported in the modules of the `tf_keras` package itself (in "
         "its `__init__.py` chain): scanning tf-keras, its modules import one another. "
         + SAFETY_NOTE
+        + REEXPORT_NOTE
     )
     wants_imports = True
     string_constants = frozenset({"TF_USE_LEGACY_KERAS"})

@@ -5,6 +5,7 @@ from __future__ import annotations
 from kmigrate.rules.base import Clean, Flagged
 from kmigrate.rules.call_differences import SAFETY_NOTE
 from kmigrate.rules.km1_imports._keras_import_rewrite import (
+    REEXPORT_NOTE,
     TENSORFLOW_KERAS,
     TENSORFLOW_PYTHON_KERAS,
     KerasImportRewrite,
@@ -24,7 +25,7 @@ class TfKerasImport(KerasImportRewrite):
     fix_safety = (
         "Exact when every imported name exists in Keras 3 under one module. Imports that "
         "mix Keras and non-Keras TensorFlow names, or names Keras 3 lacks, are reported "
-        "for a manual edit. " + SAFETY_NOTE
+        "for a manual edit. " + SAFETY_NOTE + REEXPORT_NOTE
     )
     wants_imports = True
     examples = [
