@@ -126,3 +126,20 @@ def test_a_module_imported_below_its_package_is_followed(tmp_path: Path) -> None
     root = _project(tmp_path, "import pkg.backend", "pkg.backend.K")
     ((message, fixable),) = _backend_import(root)
     assert message.startswith("`K` is imported from here by pkg/model.py;") and not fixable
+
+
+def test_apply_keeps_an_import_other_modules_take_from_here(tmp_path: Path) -> None:
+    """The module's own uses of `K` are all rewritten (KM108: `K.tanh` -> `tf.tanh`), so
+    its import looks unused; but `__all__` lists it (the fixture `reexported_keras` shows
+    the same for a module another one imports `K` from): the import stays, or the
+    importers would fail."""
+    from kmigrate.commands.rewrite import apply_to_text
+
+    code = (
+        "from tensorflow.keras import backend as K\n\n__all__ = ['K', 'gelu']\n\n\n"
+        "def gelu(x):\n    return K.tanh(x)\n"
+    )
+    fixed = apply_to_text(code)  # (no importer in this one-file project: K may swap)
+    assert "tf.tanh(x)" in fixed and "import backend as K\n" in fixed
+    alone = code.replace("__all__ = ['K', 'gelu']\n\n\n", "")
+    assert "backend as K" not in apply_to_text(alone)  # nothing exports it: it goes

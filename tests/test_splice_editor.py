@@ -163,9 +163,9 @@ def _run_both(path: str, text: str, monkeypatch: pytest.MonkeyPatch) -> int:
     rounds = []
     fast = splice_editor.apply_plans
 
-    def both(current: str, plans, style, tree=None):
-        expected = editor.apply_plans(current, plans, style)
-        got = fast(current, plans, style, tree)  # the analysis' tree, as in apply
+    def both(current: str, plans, style, tree=None, keep=frozenset()):
+        expected = editor.apply_plans(current, plans, style, keep)
+        got = fast(current, plans, style, tree, keep)  # the analysis' tree, as in apply
         assert got.text == expected.text, f"{path}: the editors differ"
         assert (got.applied, got.failed) == (expected.applied, expected.failed), path
         rounds.append(current)

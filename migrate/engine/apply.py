@@ -87,6 +87,10 @@ def _fix_rounds(
     # counted once, so the count matches what scan called fixable.
     counted: set[str] = set()
     stuck: set[str] = set()
+    # names other modules import from this one: their imports stay (ModuleFacts.imported_by)
+    exported = (
+        frozenset(name for name, _ in facts.imported_by) if facts is not None else frozenset()
+    )
     for round_number in range(MAX_ROUNDS + 1):
         fixable = [
             f
@@ -102,7 +106,7 @@ def _fix_rounds(
 
         try:
             result = apply_plans(
-                current, [f.fix for f in fixable], spec.import_style, analysis.tree
+                current, [f.fix for f in fixable], spec.import_style, analysis.tree, exported
             )
         except Exception as error:  # noqa: BLE001 - LibCST cannot parse something ast can
             outcome.error = f"could not edit this file: {type(error).__name__}: {error}"

@@ -293,9 +293,15 @@ class EditResult:
     tree: ast.Module | None = None  # ast.parse(text), when the editor made it anyway
 
 
-def apply_plans(text: str, plans: Sequence[EditPlan], style: ImportStyle) -> EditResult:
+def apply_plans(
+    text: str,
+    plans: Sequence[EditPlan],
+    style: ImportStyle,
+    keep: frozenset[str] = frozenset(),
+) -> EditResult:
     """Apply every plan that can be applied, all-or-nothing per plan; names that fixes
-    introduce are spelled in ``style``.
+    introduce are spelled in ``style``; ``keep``: imported names other modules import
+    from this one, whose imports stay however little this module uses them.
 
     A plan whose edit fails (node not found, bad argument index) is dropped and
     the rest re-applied from the original text, so no plan is half-applied.
@@ -327,5 +333,5 @@ def apply_plans(text: str, plans: Sequence[EditPlan], style: ImportStyle) -> Edi
             continue
         new_text = new_module.code
         if new_text != text or speller.needed:
-            new_text = fix_imports(text, new_text, speller.needed)
+            new_text = fix_imports(text, new_text, speller.needed, keep)
         return EditResult(new_text, active, failed)

@@ -167,8 +167,13 @@ def _bound(tree: ast.Module) -> dict[str, str]:
     return bound
 
 
-def fix_imports(original_text: str, new_text: str, needed: list[EnsureImport]) -> str:
-    unused, add = import_changes(ast.parse(original_text), ast.parse(new_text), needed)
+def fix_imports(
+    original_text: str,
+    new_text: str,
+    needed: list[EnsureImport],
+    keep: frozenset[str] = frozenset(),
+) -> str:
+    unused, add = import_changes(ast.parse(original_text), ast.parse(new_text), needed, keep)
     if not unused and not add:
         return new_text
     module = cst.parse_module(new_text)
@@ -176,14 +181,22 @@ def fix_imports(original_text: str, new_text: str, needed: list[EnsureImport]) -
 
 
 def import_changes(
-    original: ast.Module, tree: ast.Module, needed: list[EnsureImport]
+    original: ast.Module,
+    tree: ast.Module,
+    needed: list[EnsureImport],
+    keep: frozenset[str] = frozenset(),
 ) -> tuple[set[str], list[EnsureImport]]:
     """The module-level names whose imports the edits made unused, and the imports
-    the new spellings need that the module does not have yet."""
+    the new spellings need that the module does not have yet. A name the module exports
+    stays imported however little it is used here: listed in ``__all__``, or in ``keep``
+    (other modules of the project import it from this one: ``ModuleFacts.imported_by``)."""
     before = _name_uses(original)
     after = _name_uses(tree)
     imported = _bound(tree)
-    unused = {name for name in imported if before[name] > 0 and after[name] == 0}
+    exported = keep | exported_names(original)
+    unused = {
+        name for name in imported if before[name] > 0 and after[name] == 0 and name not in exported
+    }
     add: list[EnsureImport] = []
     for wanted in needed:
         local = wanted.asname or wanted.name or wanted.module.split(".")[0]
@@ -195,3 +208,25 @@ def import_changes(
             continue
         add.append(wanted)
     return unused, add
+
+
+def exported_names(tree: ast.Module) -> frozenset[str]:
+    """The names a module's ``__all__`` lists (literal strings; ``__all__ = [...]``,
+    ``+=`` and annotated forms), at module level."""
+    names: set[str] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign):
+            targets, value = stmt.targets, stmt.value
+        elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+            targets, value = [stmt.target], stmt.value
+        else:
+            continue
+        if value is None or not any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            continue
+        if isinstance(value, (ast.List, ast.Tuple)):
+            names.update(
+                e.value
+                for e in value.elts
+                if isinstance(e, ast.Constant) and isinstance(e.value, str)
+            )
+    return frozenset(names)

@@ -458,12 +458,12 @@ def _local_name(alias: ast.alias, is_from: bool) -> str:
 
 
 def _fix_imports(
-    source: _Source, new_text: str, needed: list[EnsureImport]
+    source: _Source, new_text: str, needed: list[EnsureImport], keep: frozenset[str]
 ) -> tuple[str, ast.Module | None]:
     """The text with its imports fixed, and its ``ast`` tree when no import changed
     (the next analysis need not parse it again)."""
     new = _Source.of(new_text)
-    unused, add = import_changes(source.tree, new.tree, needed)
+    unused, add = import_changes(source.tree, new.tree, needed, keep)
     if not unused and not add:
         return new_text, new.tree
     touched = 0  # last line of a top-level statement whose imports change
@@ -482,7 +482,7 @@ def _fix_imports(
         while cut < len(body) and not new.stands_alone(body[cut]):
             cut += 1
         if cut >= len(body):
-            return fix_imports(source.text, new_text, needed), None
+            return fix_imports(source.text, new_text, needed, keep), None
         # The statement after every change is parsed too (as a one-line stand-in), so
         # the lines between it and the changed ones are owned as in the whole module.
         first = _first_line(body[cut])
@@ -507,19 +507,27 @@ def _fix_imports(
 
 
 def apply_plans(
-    text: str, plans: Sequence[EditPlan], style: ImportStyle, tree: ast.Module | None = None
+    text: str,
+    plans: Sequence[EditPlan],
+    style: ImportStyle,
+    tree: ast.Module | None = None,
+    keep: frozenset[str] = frozenset(),
 ) -> EditResult:
     """``kmigrate.engine.editor.apply_plans``, with LibCST parsing only what changes.
     ``tree``: ``ast.parse(text)`` when the caller has it (the analysis does), never
     changed here."""
     try:
-        return _apply_in_pieces(text, plans, style, tree)
+        return _apply_in_pieces(text, plans, style, tree, keep)
     except _UnsafeError:
-        return editor.apply_plans(text, plans, style)
+        return editor.apply_plans(text, plans, style, keep)
 
 
 def _apply_in_pieces(
-    text: str, plans: Sequence[EditPlan], style: ImportStyle, tree: ast.Module | None
+    text: str,
+    plans: Sequence[EditPlan],
+    style: ImportStyle,
+    tree: ast.Module | None,
+    keep: frozenset[str],
 ) -> EditResult:
     source = _Source.of(text, tree)
     failed: dict[int, str] = {}
@@ -546,5 +554,5 @@ def _apply_in_pieces(
         new_text = _splice(source, 1, len(source.lines), pieces, texts)
         new_tree = None
         if new_text != text or speller.needed:
-            new_text, new_tree = _fix_imports(source, new_text, speller.needed)
+            new_text, new_tree = _fix_imports(source, new_text, speller.needed, keep)
         return EditResult(new_text, active, failed, new_tree)
