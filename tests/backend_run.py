@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 
@@ -53,3 +54,10 @@ def original_and_migrated(
         for folder in (original, migrated):
             (folder / "driver.py").write_text(driver)
     return original, migrated
+
+
+def run_driver(folder: Path, backend: str, legacy_keras: bool = False) -> dict:
+    """:func:`run_on_backend` of the ``driver.py`` that :func:`original_and_migrated`
+    wrote into ``folder``."""
+    argv = [sys.executable, "driver.py"]
+    return run_on_backend(argv, backend, folder, legacy_keras=legacy_keras, timeout=300)

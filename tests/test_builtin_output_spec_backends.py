@@ -16,7 +16,7 @@ import pytest
 from kmigrate.commands.rewrite import apply_to_text
 from kmigrate.rules.km5_keras2.builtin_output_spec import OWN_OUTPUT_SPEC
 from kmigrate.rules.registry import all_rules
-from tests.backend_run import original_and_migrated, run_on_backend
+from tests.backend_run import original_and_migrated, run_driver, run_on_backend
 
 pytestmark = pytest.mark.backends
 
@@ -100,11 +100,6 @@ def test_the_table_is_what_the_installed_keras_says(tmp_path: Path) -> None:
     assert found == {name: list(row) for name, row in OWN_OUTPUT_SPEC.items()}
 
 
-def _run(folder: Path, backend: str, legacy_keras: bool = False) -> dict:
-    argv = [sys.executable, "driver.py"]
-    return run_on_backend(argv, backend, folder, legacy_keras=legacy_keras, timeout=300)
-
-
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory) -> tuple[Path, Path]:
     original, migrated = original_and_migrated(
@@ -117,7 +112,7 @@ def folders(tmp_path_factory) -> tuple[Path, Path]:
 
 @pytest.fixture(scope="module")
 def reference(folders) -> dict:
-    found = _run(folders[0], "tensorflow", legacy_keras=True)
+    found = run_driver(folders[0], "tensorflow", legacy_keras=True)
     assert found["keras"] == "tf_keras"  # the Keras 2 original
     assert found["shapes"] == [[None, 5, 7, 2], [None, 5, 7, 2]]
     return found
@@ -125,7 +120,7 @@ def reference(folders) -> dict:
 
 @pytest.mark.parametrize("backend", ["tensorflow", "jax", "torch"])
 def test_the_converted_layer_builds_and_keeps_the_numbers(folders, reference, backend) -> None:
-    got = _run(folders[1], backend)
+    got = run_driver(folders[1], backend)
     assert got["keras"] == "keras"
     assert got["shapes"] == reference["shapes"]
     for key in ("predict", "after_step"):
@@ -138,4 +133,4 @@ def test_without_the_fix_the_converted_model_does_not_build(folders, tmp_path: P
     (tmp_path / "layer.py").write_text(apply_to_text(textwrap.dedent(LAYER), select=others))
     (tmp_path / "driver.py").write_text(DRIVER)
     with pytest.raises(AssertionError, match="'list' object has no attribute 'shape'"):
-        _run(tmp_path, "tensorflow")
+        run_driver(tmp_path, "tensorflow")

@@ -6,14 +6,13 @@ tensorflow, jax and torch. The branches are the shapes real layers use (keras-xl
 
 from __future__ import annotations
 
-import sys
 import textwrap
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tests.backend_run import original_and_migrated, run_on_backend
+from tests.backend_run import original_and_migrated, run_driver
 
 pytestmark = pytest.mark.backends
 
@@ -63,11 +62,6 @@ print("REPORT" + json.dumps(out))
 """
 
 
-def _run(folder: Path, backend: str, legacy_keras: bool = False) -> dict:
-    argv = [sys.executable, "driver.py"]
-    return run_on_backend(argv, backend, folder, legacy_keras=legacy_keras, timeout=300)
-
-
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory) -> tuple[Path, Path]:
     original, migrated = original_and_migrated(
@@ -81,7 +75,7 @@ def folders(tmp_path_factory) -> tuple[Path, Path]:
 
 @pytest.fixture(scope="module")
 def reference(folders) -> dict:
-    found = _run(folders[0], "tensorflow", legacy_keras=True)
+    found = run_driver(folders[0], "tensorflow", legacy_keras=True)
     assert found["keras"] == "tf_keras"  # the Keras 2 original
     assert found["inference"] != found["training"]  # both branches are exercised
     return found
@@ -89,7 +83,7 @@ def reference(folders) -> dict:
 
 @pytest.mark.parametrize("backend", ["tensorflow", "jax", "torch"])
 def test_the_converted_layer_picks_the_same_branches(folders, reference, backend) -> None:
-    got = _run(folders[1], backend)
+    got = run_driver(folders[1], backend)
     assert got["keras"] == "keras"
     for key in ("inference", "training", "predict"):
         np.testing.assert_allclose(got[key], reference[key], rtol=1e-5, atol=1e-6, err_msg=key)
