@@ -22,11 +22,11 @@ demo: setup
 
 # The whole suite, backend tests included (TensorFlow, JAX and PyTorch on CPU).
 test: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto
 
 # Only the fast tests (no TensorFlow/JAX/PyTorch).
 test-fast: setup
-	$(PY) -m pytest -q -m "not backends"
+	$(PY) -m pytest -q -n auto -m "not backends"
 
 # Break kmigrate on purpose (catalog defaults, editor, tolerances, exit codes) in a copy and
 # check that the tests notice each breakage (~7 min).

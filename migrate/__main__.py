@@ -1,3 +1,3 @@
-from kmigrate.commands.cli import main
+from kmigrate.cli.main import main
 
 main()

@@ -137,7 +137,7 @@ MUTATIONS = (
         "apply --parity exits 0 when parity fails",
         (
             Edit(
-                "migrate/commands/cli.py",
+                "migrate/cli/main.py",
                 "not _parity_after_apply(settings, written, planned):\n        sys.exit(1)",
                 "not _parity_after_apply(settings, written, planned):\n        pass",
             ),
@@ -195,8 +195,8 @@ MUTATIONS = (
     ),
     Mutation(
         "check-module-removed",
-        "migrate/commands/check.py (the pre-commit command) is missing from the build",
-        (Edit("migrate/commands/check.py", new=None),),
+        "migrate/cli/check.py (the pre-commit command) is missing from the build",
+        (Edit("migrate/cli/check.py", new=None),),
         (("tests/test_parallel_cache.py", "-k", "heavy"),),
     ),
     Mutation(
@@ -204,7 +204,7 @@ MUTATIONS = (
         "a file that cannot be read is passed over silently instead of reported as KM901",
         (
             Edit(
-                "migrate/commands/runner.py",
+                "migrate/run/runner.py",
                 'return unusable(f"cannot read this file ({error})")',
                 "return report",
             ),
@@ -216,7 +216,7 @@ MUTATIONS = (
         "apply's writes no longer hold Ctrl-C back until the file and its count are done",
         (
             Edit(
-                "migrate/commands/cli.py",
+                "migrate/cli/main.py",
                 "with deferred_signals():  # Ctrl-C lands after the file and its count",
                 "if True:",
             ),

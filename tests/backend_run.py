@@ -44,7 +44,7 @@ def original_and_migrated(
     """Two folders holding ``source`` as ``name``: as written, and after `kmigrate apply`
     (the engine's rewrite, never a hand-written copy); ``driver``: the same script in
     both, as ``driver.py``, that runs the module and prints its report."""
-    from kmigrate.commands.rewrite import apply_to_text
+    from kmigrate.api import apply_to_text
 
     original = tmp_path_factory.mktemp("original")
     (original / name).write_text(source)

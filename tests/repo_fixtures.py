@@ -8,9 +8,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from kmigrate.commands.config import Config
-from kmigrate.commands.jobs import RunResult
-from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
+from kmigrate.engine.run_data import RunResult
+from kmigrate.project.config import Config
+from kmigrate.run.runner import plan_jobs, run_jobs, select_ids
 
 REPOS = Path(__file__).resolve().parent / "fixtures" / "repos"
 REPO_NAMES = sorted(p.name for p in REPOS.iterdir() if p.is_dir())

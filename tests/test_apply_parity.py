@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kmigrate.commands.apply_parity import entry_points
-from kmigrate.commands.config import Config
+from kmigrate.project.config import Config
+from kmigrate.run.apply_parity import entry_points
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from kmigrate.commands.runner import scan_text
+from kmigrate.run.runner import scan_text
 
 
 def found(text: str, rule: str):
@@ -185,7 +185,7 @@ def test_tf_function_on_plain_helpers_is_not_reported() -> None:
     ],
 )
 def test_tf_function_is_dropped_only_where_exact(body: str, fixed: bool) -> None:
-    from kmigrate.commands.rewrite import apply_to_text
+    from kmigrate.api import apply_to_text
 
     code = f"""import tensorflow as tf
 
@@ -205,7 +205,7 @@ class Gate(tf.keras.layers.Layer):
 
 
 def test_tf_function_with_empty_parentheses_is_dropped() -> None:
-    from kmigrate.commands.rewrite import apply_to_text
+    from kmigrate.api import apply_to_text
 
     code = (
         "import tensorflow as tf\n\n"

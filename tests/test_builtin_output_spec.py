@@ -7,11 +7,11 @@ import textwrap
 
 import pytest
 
-from kmigrate.commands.rewrite import apply_to_text
-from kmigrate.commands.runner import scan_text
+from kmigrate.api import apply_to_text
 from kmigrate.engine.editor import apply_plans
 from kmigrate.engine.model import ClassEdit, EditPlan, Span
 from kmigrate.rules.context_spec import CONTEXT_SPEC
+from kmigrate.run.runner import scan_text
 
 TRACE = "return keras.Operation.compute_output_spec(self, *args, **kwargs)"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kmigrate.commands.rewrite import apply_to_text
+from kmigrate.api import apply_to_text
 from kmigrate.rules.km5_keras2.builtin_output_spec import OWN_OUTPUT_SPEC
 from kmigrate.rules.registry import all_rules
 from tests.backend_run import original_and_migrated, run_driver, run_on_backend

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from kmigrate.commands.rewrite import apply_to_text
-from kmigrate.commands.runner import scan_text
+from kmigrate.api import apply_to_text
+from kmigrate.run.runner import scan_text
 
 _LION = "write `learning_rate=1e-4`"
 _AXIS = "pass `axis=` by keyword"

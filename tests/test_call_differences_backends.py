@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kmigrate.commands.rewrite import apply_to_text
+from kmigrate.api import apply_to_text
 from tests.backend_run import original_and_migrated, run_on_backend
 
 pytestmark = pytest.mark.backends

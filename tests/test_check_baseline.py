@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kmigrate.commands.cli import main
+from kmigrate.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -138,7 +138,7 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
 def _imported_after(*args: str) -> set[str]:
     code = (
         "import sys\n"
-        "from kmigrate.commands.cli import main\n"
+        "from kmigrate.cli.main import main\n"
         "try:\n"
         f"    main({list(args)!r})\n"
         "except SystemExit:\n"

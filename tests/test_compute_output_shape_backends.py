@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from kmigrate.commands.rewrite import apply_to_text
+from kmigrate.api import apply_to_text
 from tests.backend_run import run_on_backend
 
 pytestmark = pytest.mark.backends

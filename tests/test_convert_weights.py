@@ -206,7 +206,7 @@ def test_plain_tf_saved_model_is_refused_with_advice(workdir: Path) -> None:
 def _cli(args: list[str], cwd: Path):
     from click.testing import CliRunner
 
-    from kmigrate.commands.convert_weights import convert_weights_command
+    from kmigrate.parity.convert_weights import convert_weights_command
 
     old = os.getcwd()
     os.chdir(cwd)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kmigrate.commands.config import load_config
-from kmigrate.commands.discover import discover
+from kmigrate.project.config import load_config
+from kmigrate.project.discover import discover
 
 
 def touch(root: Path, relative: str, text: str = "import tensorflow as tf\n") -> Path:
@@ -62,7 +62,7 @@ def test_explicit_files_are_always_yielded(tmp_path: Path) -> None:
 def test_the_index_reuses_the_walk_of_the_project_folder(tmp_path: Path, monkeypatch) -> None:
     """``scan .`` walks the project once: the index's files are the plan's walk spelled
     from the root, the same files in the same order as a walk of its own."""
-    from kmigrate.commands import project_scan
+    from kmigrate.project import index_pass
 
     root = tmp_path / "project"
     touch(root, ".gitignore", "generated/\n")
@@ -75,16 +75,16 @@ def test_the_index_reuses_the_walk_of_the_project_folder(tmp_path: Path, monkeyp
     (root / "linked").symlink_to(root / "pkg", target_is_directory=True)
     (root / "alias.py").symlink_to(root / "pkg" / "layers.py")
     exclude = ["pkg/skip"]
-    own = project_scan.index_scope([root], root, exclude)
+    own = index_pass.index_scope([root], root, exclude)
     assert [p.relative_to(root).as_posix() for p in own] == ["pkg/__init__.py", "pkg/layers.py"]
     for named in (Path("."), root, tmp_path / "project" / ".." / "project"):
         if not named.is_absolute():
             monkeypatch.chdir(root)
         walked = list(discover([named], root, exclude))
-        assert project_scan.index_scope([named], root, exclude, walked) == own
+        assert index_pass.index_scope([named], root, exclude, walked) == own
     # a sub-folder's walk is not the project's: the index walks the project itself
     walked = list(discover([root / "pkg"], root, exclude))
-    assert project_scan.index_scope([root / "pkg"], root, exclude, walked) == own
+    assert index_pass.index_scope([root / "pkg"], root, exclude, walked) == own
 
 
 def test_plain_gitignore_lines_match_as_their_expressions_do() -> None:
@@ -92,7 +92,7 @@ def test_plain_gitignore_lines_match_as_their_expressions_do() -> None:
     both ways agree on every path."""
     import re
 
-    from kmigrate.commands.discover import _glob_to_regex, parse_gitignore
+    from kmigrate.project.discover import _glob_to_regex, parse_gitignore
 
     lines = ["build", ".tox/", "*.so", "*", "*.egg-info/", "!keep.so", "__pycache__", "*~"]
     paths = [

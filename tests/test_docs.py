@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kmigrate.commands.catalog_doc import rules_markdown
+from kmigrate.report.rule_doc import rules_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -7,13 +7,13 @@ import textwrap
 
 from contract import FINDING_FIELDS
 
-from kmigrate.commands.rewrite import apply_to_text
-from kmigrate.commands.runner import scan_text
+from kmigrate.api import apply_to_text
 from kmigrate.engine.contexts import build_context_index
 from kmigrate.engine.model import Context
 from kmigrate.engine.module_info import ModuleInfo
 from kmigrate.engine.names import Canonical, Resolver, scope_bindings
 from kmigrate.rules.context_spec import CONTEXT_SPEC
+from kmigrate.run.runner import scan_text
 
 canonical = CONTEXT_SPEC.canonical
 
@@ -330,7 +330,7 @@ class Mixer(keras.layers.Layer):
 
 
 def test_analysing_a_file_leaves_no_tree_in_reference_cycles() -> None:
-    """Workers pause the garbage collector per file (kmigrate.commands.runner.run_job): that is
+    """Workers pause the garbage collector per file (kmigrate.run.runner.run_job): that is
     only sound while reference counting frees each file's tree, sites and reports.
     (The stdlib's ast.literal_eval and ast.dump leave small cycles of their own helper
     closures, which hold no node.)"""

@@ -1,10 +1,10 @@
 """The guess of a file's project facts before the project is resolved: which imports
-may matter, and which modules are worth indexing first (commands/facts_guess.py).
+may matter, and which modules are worth indexing first (project/facts_guess.py).
 That the guess never changes a finding is tested on whole runs in test_project_index.py."""
 
 from __future__ import annotations
 
-from kmigrate.commands.facts_guess import choose_providers, useful_imports
+from kmigrate.project.facts_guess import choose_providers, useful_imports
 
 MODULES = {"pkg", "pkg.backend", "pkg.layers", "pkg.utils"}
 

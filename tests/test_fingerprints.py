@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import textwrap
 
-from kmigrate.commands.runner import scan_text
+from kmigrate.run.runner import scan_text
 
 # KM301 (tf.random.normal in a layer) is a call-site finding: its fingerprint
 # covers the whole call, arguments included.

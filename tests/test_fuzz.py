@@ -226,7 +226,7 @@ def in_order(needles: list[str], haystack: str) -> bool:
 @FUZZ
 @given(module())
 def test_scan_and_apply_properties(generated: tuple[str, list[str]]) -> None:
-    from kmigrate.commands.runner import scan_text
+    from kmigrate.run.runner import scan_text
 
     text, plain_lines = generated
     ast.parse(text)  # the generator only writes valid Python
@@ -289,7 +289,7 @@ def notebook(draw) -> tuple[str, list[str]]:
 @settings(FUZZ, max_examples=max(EXAMPLES // 3, 10))
 @given(notebook())
 def test_notebook_properties(generated: tuple[str, list[str]]) -> None:
-    from kmigrate.commands.notebook import load_notebook
+    from kmigrate.engine.notebook import load_notebook
 
     raw, magics = generated
     book = load_notebook(raw)

@@ -286,7 +286,7 @@ def test_a_missing_path_is_a_usage_error(tmp_path: Path) -> None:
 _DENY_READ = """
 import sys
 from kmigrate.engine import sources
-from kmigrate.commands.cli import main
+from kmigrate.cli.main import main
 
 denied = sys.argv.pop(1)
 real_open = open
@@ -304,9 +304,9 @@ main(sys.argv[1:])
 def test_unreadable_file_is_reported_and_skipped(tmp_path: Path, monkeypatch) -> None:
     """chmod 000 does not stop root (CI runs as root), so the read failure is injected:
     in process, and through the real CLI in a subprocess."""
-    from kmigrate.commands.jobs import Job
-    from kmigrate.commands.runner import run_job, select_ids
     from kmigrate.engine import sources
+    from kmigrate.engine.run_data import Job
+    from kmigrate.run.runner import run_job, select_ids
 
     path = tmp_path / "secret.py"
     path.write_bytes(utf8(TF, LAYER))
@@ -432,8 +432,9 @@ def test_a_crashing_rule_becomes_km902_and_the_other_rules_still_report() -> Non
 def test_apply_exits_3_when_a_rule_crashed(tmp_path: Path, monkeypatch) -> None:
     from click.testing import CliRunner
 
-    from kmigrate.commands import cli, runner
+    from kmigrate.cli import main as cli
     from kmigrate.rules import registry
+    from kmigrate.run import runner
 
     (tmp_path / "a.py").write_bytes(utf8(TF, LAYER))
     (tmp_path / "b.py").write_bytes(utf8(TF, "y = tf.keras.layers.Flatten()"))
@@ -455,7 +456,7 @@ def test_scan_says_the_run_is_incomplete_when_a_rule_crashes(tmp_path, monkeypat
 
     from click.testing import CliRunner
 
-    from kmigrate.commands.cli import main
+    from kmigrate.cli.main import main
     from kmigrate.rules.km1_imports.tf_keras_namespace import TfKerasNamespace
 
     def boom(self, site):

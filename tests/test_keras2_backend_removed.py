@@ -12,10 +12,10 @@ from pathlib import Path
 
 from repo_fixtures import run_repo
 
-from kmigrate.commands.rewrite import apply_to_text
-from kmigrate.commands.runner import scan_text
+from kmigrate.api import apply_to_text
 from kmigrate.engine.model import Context, Severity
 from kmigrate.report.summary import is_manual
+from kmigrate.run.runner import scan_text
 
 DATA_MAP = """
 import tensorflow as tf

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from kmigrate.commands.rewrite import apply_to_text
+from kmigrate.api import apply_to_text
 from kmigrate.rules.km1_imports.keras2_backend_tf import ENTRIES
 
 pytestmark = pytest.mark.backends

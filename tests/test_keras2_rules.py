@@ -6,8 +6,8 @@ import textwrap
 
 import pytest
 
-from kmigrate.commands.rewrite import apply_to_text
-from kmigrate.commands.runner import scan_text
+from kmigrate.api import apply_to_text
+from kmigrate.run.runner import scan_text
 
 
 def found(text: str, rule: str):
@@ -434,9 +434,9 @@ def test_plain_defaults_only_need_registration() -> None:
 def test_set_value_of_a_get_value_is_one_round(monkeypatch) -> None:
     """`K.set_value(lr, K.get_value(lr) * 0.1)` (the usual learning-rate decay): the
     assignment is written with the read already rewritten, so `apply` edits once."""
-    from kmigrate.commands.runner import ruleset_for, select_ids
     from kmigrate.engine import apply as fix_loop
     from kmigrate.rules.context_spec import CONTEXT_SPEC
+    from kmigrate.run.runner import ruleset_for, select_ids
 
     code = (
         "from tensorflow.keras import backend as K\n\n\n"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
-from kmigrate.commands.rewrite import apply_to_text
-from kmigrate.commands.runner import scan_text
+from kmigrate.api import apply_to_text
+from kmigrate.run.runner import scan_text
 
 
 def _code(text: str) -> str:

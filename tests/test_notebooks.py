@@ -310,8 +310,8 @@ def _project_with_notebook(root: Path) -> Path:
 def test_a_notebook_layer_with_a_project_base_is_model_code(tmp_path: Path, cached) -> None:
     """The notebook's layer derives from the project's base layer: its call and the
     helper it calls are model code, so the op there is converted, as in a module."""
-    from kmigrate.commands.config import Config
-    from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
+    from kmigrate.project.config import Config
+    from kmigrate.run.runner import plan_jobs, run_jobs, select_ids
 
     path = _project_with_notebook(tmp_path)
     config = Config(root=tmp_path)
@@ -335,11 +335,11 @@ def test_an_unchanged_project_keeps_its_notebooks_facts(tmp_path: Path, monkeypa
     run without a cache."""
     from dataclasses import fields
 
-    import kmigrate.commands.project_scan as project_scan
-    from kmigrate.commands import notebook_facts
-    from kmigrate.commands.config import Config
-    from kmigrate.commands.runner import plan_jobs
+    import kmigrate.project.index_pass as index_pass
     from kmigrate.engine.project_index import ModuleFacts
+    from kmigrate.project import notebook_facts
+    from kmigrate.project.config import Config
+    from kmigrate.run.runner import plan_jobs
 
     assert {f.name for f in fields(ModuleFacts)} == {
         *notebook_facts._NAME_FIELDS,
@@ -349,9 +349,9 @@ def test_an_unchanged_project_keeps_its_notebooks_facts(tmp_path: Path, monkeypa
     path = _project_with_notebook(tmp_path)
     config = Config(root=tmp_path)
     indexed: list[int] = []
-    real = project_scan.index_records
+    real = index_pass.index_records
     monkeypatch.setattr(
-        project_scan, "index_records", lambda *a, **k: indexed.append(1) or real(*a, **k)
+        index_pass, "index_records", lambda *a, **k: indexed.append(1) or real(*a, **k)
     )
 
     def facts() -> object:
@@ -370,8 +370,8 @@ def test_an_unchanged_project_keeps_its_notebooks_facts(tmp_path: Path, monkeypa
     assert facts().model_functions == ("helper2",)
     (tmp_path / "zoo" / "serve.py").write_text('OTHER = "other.weights.h5"\n')
     assert facts().shared_paths == ()
-    store = project_scan.index_store(tmp_path.resolve())
-    root_key = project_scan._Project(tmp_path.resolve(), None, {}).root_key
+    store = index_pass.index_store(tmp_path.resolve())
+    root_key = index_pass._Project(tmp_path.resolve(), None, {}).root_key
     for wrong in ({"key": "x", "facts": {}}, {"facts": {}}, [1]):
         assert store.store_value(notebook_facts.NOTEBOOKS, root_key, wrong)
         assert facts().model_functions == ("helper2",)
@@ -385,8 +385,8 @@ def test_an_unchanged_project_keeps_its_notebooks_facts(tmp_path: Path, monkeypa
 def test_a_notebook_in_a_project_scanned_by_workers_is_still_model_code(tmp_path: Path) -> None:
     """A cold scan of many files: the workers make the notebook's entry while they
     analyse the modules, and resolution uses it."""
-    from kmigrate.commands.config import Config
-    from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
+    from kmigrate.project.config import Config
+    from kmigrate.run.runner import plan_jobs, run_jobs, select_ids
 
     _project_with_notebook(tmp_path)
     for i in range(10):  # enough TensorFlow files for two phases in worker processes
@@ -403,7 +403,7 @@ def test_a_notebook_in_a_project_scanned_by_workers_is_still_model_code(tmp_path
 
 
 def test_a_notebook_entry_made_elsewhere_is_used_only_for_the_same_bytes(tmp_path: Path) -> None:
-    from kmigrate.commands.notebook_facts import made_entry, notebook_entry
+    from kmigrate.project.notebook_facts import made_entry, notebook_entry
 
     path = _project_with_notebook(tmp_path)
     made = made_entry(str(path))
@@ -422,9 +422,10 @@ def test_a_cold_scan_loads_and_parses_each_notebook_once(tmp_path: Path, monkeyp
     a run that loads it again."""
     import ast
 
-    from kmigrate.commands import notebook, notebook_facts
-    from kmigrate.commands.config import Config
-    from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
+    from kmigrate.engine import notebook
+    from kmigrate.project import notebook_facts
+    from kmigrate.project.config import Config
+    from kmigrate.run.runner import plan_jobs, run_jobs, select_ids
 
     _project_with_notebook(tmp_path)
     notebook_facts._LOADED.clear()  # what earlier tests left
@@ -457,8 +458,8 @@ def test_a_save_a_notebook_loads_is_not_renamed_alone(tmp_path: Path, cached) ->
     notebook that loads `classifier.h5` (nothing imports a notebook, but it uses the
     file): the save stays manual and says which notebook, also when only the module is
     checked (the pre-commit hook), and fixable again once the notebook loads another file."""
-    from kmigrate.commands.config import Config
-    from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
+    from kmigrate.project.config import Config
+    from kmigrate.run.runner import plan_jobs, run_jobs, select_ids
 
     (tmp_path / "train.py").write_text(
         "import tensorflow as tf\n\n\ndef train(model):\n    model.save('classifier.h5')\n"

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kmigrate.commands.rewrite import apply_to_text
-from kmigrate.commands.runner import scan_text
+from kmigrate.api import apply_to_text
 from kmigrate.engine.model import Severity
 from kmigrate.rules.context_spec import CONTEXT_SPEC
 from kmigrate.rules.km2_ops._builders import BUILDERS
@@ -30,6 +29,7 @@ from kmigrate.rules.ops_catalog import (
     explain_entry,
     lookup,
 )
+from kmigrate.run.runner import scan_text
 
 ROOT = Path(__file__).resolve().parent.parent
 canonical = CONTEXT_SPEC.canonical

@@ -12,11 +12,11 @@ import textwrap
 
 import pytest
 
-from kmigrate.commands.rewrite import apply_to_text
-from kmigrate.commands.runner import scan_text
+from kmigrate.api import apply_to_text
 from kmigrate.engine.model import Severity
 from kmigrate.engine.optional_imports import optional_imports
 from kmigrate.rules.context_spec import CONTEXT_SPEC
+from kmigrate.run.runner import scan_text
 
 LAYER = """
 class Packer(keras.layers.Layer):

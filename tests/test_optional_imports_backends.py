@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from kmigrate.commands.rewrite import apply_to_text
+from kmigrate.api import apply_to_text
 from tests.backend_run import run_on_backend
 from tests.test_optional_imports import LAYER, OPTIONAL
 

@@ -16,12 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from kmigrate.commands import cache as cache_module
-from kmigrate.commands.cache import ResultCache
-from kmigrate.commands.config import load_config
-from kmigrate.commands.runner import in_shard, parse_shard, plan_jobs, run_jobs, select_ids
 from kmigrate.engine.analyze import node_dump
 from kmigrate.engine.names import LEAF_KINDS, child_nodes, code_children, walk
+from kmigrate.project.config import load_config
+from kmigrate.run import report_codec
+from kmigrate.run.runner import in_shard, parse_shard, plan_jobs, run_jobs, select_ids
+from kmigrate.store import cache as cache_module
+from kmigrate.store.cache import ResultCache
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -83,7 +84,7 @@ def test_a_workers_report_unpacks_its_findings_only_when_read(corpus, tmp_path) 
     digest that still stands for them until the list changes."""
     import pickle
 
-    from kmigrate.commands.jobs import RunResult
+    from kmigrate.engine.run_data import RunResult
     from kmigrate.report import render
 
     project = _copy(corpus, tmp_path)
@@ -113,7 +114,7 @@ def test_the_last_collections_at_exit_skip_what_a_run_leaves(corpus, tmp_path) -
     code = (
         "import atexit, gc, sys\n"
         "atexit.register(lambda: print('frozen' if gc.get_freeze_count() else 'not'))\n"
-        "from kmigrate.commands.cli import main\n"
+        "from kmigrate.cli.main import main\n"
         "main(sys.argv[1:])\n"
     )
     args = ["scan", ".", "-q", "--no-cache", "--jobs", "1", "-f", "json", "-o", "r.json"]
@@ -142,7 +143,7 @@ def test_a_warm_json_report_joins_the_stored_findings(corpus, tmp_path, monkeypa
     counts; a warm report joins them (not one finding is encoded or counted again) into
     the same bytes, also when a finding is added after the cache (KM903 is opt-in and
     comes after the run)."""
-    from kmigrate.commands.jobs import RunResult
+    from kmigrate.engine.run_data import RunResult
     from kmigrate.report import json_report, render, summary
 
     project = _copy(corpus, tmp_path)
@@ -183,7 +184,7 @@ def test_a_warm_json_report_decodes_no_finding(corpus, tmp_path, monkeypatch) ->
         raise AssertionError("a cached finding was decoded")
 
     with monkeypatch.context() as patch:
-        patch.setattr(cache_module.StoredFindings, "decode", fail)
+        patch.setattr(report_codec.StoredFindings, "decode", fail)
         warm, _ = _run(project)
         assert render(warm, "json", root=project) == render(cold, "json", root=project)
     for fmt in ("sarif", "markdown", "html", "table"):
@@ -235,7 +236,7 @@ def test_backend_pins_of_a_warm_scan(corpus, tmp_path) -> None:
 
 def test_backend_pins_trust_what_the_run_noted(tmp_path) -> None:
     """A file the run noted as naming no backend variable is not read again."""
-    from kmigrate.commands.backend_pins import find_backend_pins
+    from kmigrate.project.backend_pins import find_backend_pins
 
     (tmp_path / "a.py").write_text('import os\nos.environ["KERAS_BACKEND"] = "jax"\n')
     assert [p.path for p in find_backend_pins([tmp_path], tmp_path, ["a.py"])] == ["a.py"]
@@ -292,7 +293,7 @@ def _run(project: Path, rule_ids=None, cache=True):
 
 def _analysed(monkeypatch) -> list[str]:
     """Paths run_job analyses from now on (a cache hit never calls it)."""
-    import kmigrate.commands.runner as runner
+    import kmigrate.run.runner as runner
 
     calls: list[str] = []
     real = runner.run_job
@@ -475,7 +476,7 @@ HEAVY = ("libcst", "tensorflow", "keras", "jax", "torch", "rich")
 
 _PROBE = """
 import json, sys
-from kmigrate.commands.cli import main
+from kmigrate.cli.main import main
 try:
     main(sys.argv[1:], standalone_mode=False)
 except SystemExit:

@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from kmigrate.commands.rewrite import apply_to_text
+from kmigrate.api import apply_to_text
 from kmigrate.parity.runner import ParityOptions, run_parity
 from tests.backend_run import run_on_backend
 

@@ -220,7 +220,7 @@ def test_the_hook_runs_the_installed_copy(tmp_path: Path, hooks_repo, hook_env) 
         [
             str(pythons[0]),
             "-c",
-            "import kmigrate, kmigrate.commands.check, kmigrate.rules; print(kmigrate.__file__)",
+            "import kmigrate, kmigrate.cli.check, kmigrate.rules; print(kmigrate.__file__)",
         ],
         tmp_path,
         hook_env,

@@ -178,7 +178,7 @@ def test_module_names_cover_src_layouts_namespace_packages_and_scripts(tmp_path:
 
 
 def test_entries_are_signed_plain_json_and_anything_else_is_a_miss(tmp_path: Path) -> None:
-    from kmigrate.commands.cache import ResultCache
+    from kmigrate.store.cache import ResultCache
 
     data = b"import tensorflow as tf\nclass L(tf.keras.layers.Layer): pass\n"
     entry = build_entry(ast.parse(data), CONTEXT_SPEC)
@@ -206,8 +206,8 @@ def test_entries_are_signed_plain_json_and_anything_else_is_a_miss(tmp_path: Pat
 
 
 def test_cached_entries_give_the_same_findings(tmp_path: Path) -> None:
-    from kmigrate.commands.config import Config
-    from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
+    from kmigrate.project.config import Config
+    from kmigrate.run.runner import plan_jobs, run_jobs, select_ids
 
     root = copy_repo("backend_reexport", tmp_path)
     config = Config(root=root)
@@ -373,12 +373,12 @@ def test_an_ambiguous_base_is_said_in_the_finding(tmp_path: Path) -> None:
 def test_a_cold_scan_parses_scanned_files_once_and_filtering_keeps_the_index(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kmigrate.commands import project_scan
-    from kmigrate.commands.config import Config
-    from kmigrate.commands.runner import filter_jobs, plan_jobs, run_jobs, select_ids
+    from kmigrate.project import index_pass
+    from kmigrate.project.config import Config
+    from kmigrate.run.runner import filter_jobs, plan_jobs, run_jobs, select_ids
 
     # a scan of more files than this defers their entries to their analysis
-    monkeypatch.setattr(project_scan, "_PARSE_TWICE_UP_TO", 3)
+    monkeypatch.setattr(index_pass, "_PARSE_TWICE_UP_TO", 3)
     root = copy_repo("three_level", tmp_path)
     jobs = plan_jobs([root], Config(root=root), index_cache=False)
     deferred = {Path(j.path).name for j in jobs if j.deferred}
@@ -387,7 +387,7 @@ def test_a_cold_scan_parses_scanned_files_once_and_filtering_keeps_the_index(
     lines = finding_lines(run_jobs(kept, select_ids((), ())))
     assert "zoo/leaf.py:8 KM201 model fixable" in lines
     assert not any(line.startswith("zoo/core.py") for line in lines)
-    monkeypatch.setattr(project_scan, "_PARSE_TWICE_UP_TO", 8)  # a few files: not deferred
+    monkeypatch.setattr(index_pass, "_PARSE_TWICE_UP_TO", 8)  # a few files: not deferred
     assert not any(j.deferred for j in plan_jobs([root], Config(root=root), index_cache=False))
 
 
@@ -447,7 +447,7 @@ def test_a_wrong_guess_only_costs_a_second_analysis(tmp_path: Path, monkeypatch)
     serve.write_text(
         serve.read_text().replace("classifier.h5", "other.h5") + '# was "scratch.h5"\n'
     )
-    from kmigrate.commands import project_scan
+    from kmigrate.project import index_pass
 
     def rows() -> set[tuple]:
         return {
@@ -455,7 +455,7 @@ def test_a_wrong_guess_only_costs_a_second_analysis(tmp_path: Path, monkeypatch)
         }
 
     with monkeypatch.context() as no_guess:
-        no_guess.setattr(project_scan, "guess_shared_paths", lambda *args: {})
+        no_guess.setattr(index_pass, "guess_shared_paths", lambda *args: {})
         expected = rows()
     analysed = _count_analyses(monkeypatch)
     found = rows()
@@ -480,10 +480,10 @@ def _rows(result) -> list[tuple]:
 def _indexed_first(root: Path, monkeypatch) -> list[tuple]:
     """The findings when every file is indexed before any analysis: each file analysed
     once, with the project's facts (what the two phases must give)."""
-    from kmigrate.commands import project_scan
+    from kmigrate.project import index_pass
 
     with monkeypatch.context() as patch:
-        patch.setattr(project_scan, "_PARSE_TWICE_UP_TO", 10_000)
+        patch.setattr(index_pass, "_PARSE_TWICE_UP_TO", 10_000)
         return _rows(run_repo(root))
 
 
@@ -505,11 +505,11 @@ def test_a_file_only_the_notes_of_the_project_change_is_analysed_once(
 def test_swapped_notes_are_not_written_from_the_first_analysis_text() -> None:
     """A worker writes each report's findings as JSON text for the report; when the
     runner then swaps a note in their messages, that text must not be used."""
-    from kmigrate.commands.cache import digest_findings
-    from kmigrate.commands.jobs import FileReport, RunResult
-    from kmigrate.commands.runner import _same_outcome
     from kmigrate.engine.model import Context, Finding, Severity, Span
+    from kmigrate.engine.run_data import FileReport, RunResult
     from kmigrate.report import build, render_data
+    from kmigrate.run.report_codec import digest_findings
+    from kmigrate.run.runner import _same_outcome
 
     finding = Finding(
         rule="KM201",
@@ -596,13 +596,13 @@ def test_files_using_a_backend_module_of_the_project_are_analysed_once(
 ) -> None:
     """`K` and `BaseLayer` come from pkg/backend.py: its entry is made before the first
     analyses, which then see `Block` as a layer and `K` as the Keras backend."""
-    from kmigrate.commands import project_scan
+    from kmigrate.project import index_pass
 
     root = _backend_project(tmp_path)
     expected = _indexed_first(root, monkeypatch)
     assert ("pkg/blocks.py", 8, "model") in {(r[0], r[1].line, r[3].value) for r in expected}
     with monkeypatch.context() as no_guess:
-        no_guess.setattr(project_scan, "facts_guess", lambda *args: None)
+        no_guess.setattr(index_pass, "facts_guess", lambda *args: None)
         alone = _analyses_outside_padding(root, expected, no_guess)
     # backend.py too: alone, it does not know that the others import its `K`
     assert alone == ["pkg/backend.py"] * 2 + ["pkg/blocks.py"] * 2 + ["train.py"] * 2
@@ -630,8 +630,8 @@ def test_both_phases_in_worker_processes_give_the_same_findings(
 ) -> None:
     """Workers started for the first analyses (and inheriting the guess) also make the
     second ones."""
-    from kmigrate.commands.config import Config
-    from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
+    from kmigrate.project.config import Config
+    from kmigrate.run.runner import plan_jobs, run_jobs, select_ids
 
     root = _project_with_a_helper(tmp_path)
     expected = _indexed_first(root, monkeypatch)
@@ -643,8 +643,8 @@ def test_both_phases_in_worker_processes_give_the_same_findings(
 
 def test_progress_counts_each_file_once(tmp_path: Path) -> None:
     """Also a file analysed twice, and one without TensorFlow (pkg/__init__.py)."""
-    from kmigrate.commands.config import Config
-    from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
+    from kmigrate.project.config import Config
+    from kmigrate.run.runner import plan_jobs, run_jobs, select_ids
 
     root = _project_with_a_helper(tmp_path)
     jobs = plan_jobs([root], Config(root=root.resolve()), index_cache=False)
@@ -695,19 +695,19 @@ def test_the_project_is_walked_once_when_it_is_what_was_named(
     """`scan .` at the root: the index takes the files the run discovered; a file
     inside the project: the index still walks the whole project, and knows the backend
     the file imports from elsewhere."""
-    from kmigrate.commands import project_scan
-    from kmigrate.commands.config import Config
-    from kmigrate.commands.runner import plan_jobs
+    from kmigrate.project import index_pass
+    from kmigrate.project.config import Config
+    from kmigrate.run.runner import plan_jobs
 
     root = _backend_project(tmp_path).resolve()
     walks: list[list[Path]] = []
-    discover = project_scan.discover
+    discover = index_pass.discover
 
     def counted(starts, *args):
         walks.append(list(starts))
         return discover(starts, *args)
 
-    monkeypatch.setattr(project_scan, "discover", counted)
+    monkeypatch.setattr(index_pass, "discover", counted)
     whole = plan_jobs([root], Config(root=root), index_cache=False)
     assert walks == [] and len(whole) == 14
     (train,) = plan_jobs([root / "train.py"], Config(root=root), index_cache=False)
@@ -733,8 +733,8 @@ def test_model_bases_in_the_config_make_those_classes_model_code(tmp_path: Path)
     """`model-bases = ["flowlib.Layer"]`: what the project says a third-party base is.
     The layers on it become model code, fixable; classes without Keras bases do not; and
     editing the config is seen by a warm run (the stored resolution is per model-bases)."""
-    from kmigrate.commands.config import load_config
-    from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
+    from kmigrate.project.config import load_config
+    from kmigrate.run.runner import plan_jobs, run_jobs, select_ids
 
     root = _flowlib_project(tmp_path)
     assert _attention_finding(root, cache=True)[:2] == ("other", False)
@@ -759,8 +759,8 @@ def test_model_bases_make_classes_keras_classes_for_the_km5_rules(tmp_path: Path
     the project resolved as Keras classes: a layer on a project base on a third-party
     base that `model-bases` names is checked like any Keras layer, and not without it.
     KM513 (no `get_config`) still judges only bases it sees: one elsewhere may define it."""
-    from kmigrate.commands.config import load_config
-    from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
+    from kmigrate.project.config import load_config
+    from kmigrate.run.runner import plan_jobs, run_jobs, select_ids
 
     root = _flowlib_project(tmp_path)
     (root / "pkg" / "block.py").write_text(
@@ -786,7 +786,7 @@ def test_the_tf_keras_package_does_not_pin_itself(tmp_path: Path) -> None:
     A script outside the package still pins it, as does a file in a folder without
     `__init__.py` (the package is read from the `__init__.py` chain, which stops there)
     or a module analysed without its package."""
-    from kmigrate.commands.runner import scan_text
+    from kmigrate.run.runner import scan_text
 
     src = tmp_path / "tf_keras" / "src"
     src.mkdir(parents=True)
@@ -804,7 +804,7 @@ def test_the_tf_keras_package_does_not_pin_itself(tmp_path: Path) -> None:
 
 
 def test_model_bases_must_be_qualified_class_names(tmp_path: Path) -> None:
-    from kmigrate.commands.config import ConfigError, load_config
+    from kmigrate.project.config import ConfigError, load_config
 
     (tmp_path / "pyproject.toml").write_text('[tool.kmigrate]\nmodel-bases = ["Layer"]\n')
     with pytest.raises(ConfigError, match="model-bases: 'Layer' is not a class's qualified"):

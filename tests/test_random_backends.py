@@ -245,7 +245,7 @@ def _run(script: Path, module: Path, modes: str, backend: str) -> dict:
 
 @pytest.fixture(scope="module")
 def converted_source() -> str:
-    from kmigrate.commands.rewrite import apply_to_text
+    from kmigrate.api import apply_to_text
 
     return apply_to_text(LEGACY, select=["KM3"])
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from kmigrate.commands.rewrite import apply_to_text
-from kmigrate.commands.runner import scan_text
+from kmigrate.api import apply_to_text
 from kmigrate.engine.model import CallEdit, ClassEdit, ReplaceNode
 from kmigrate.rules import km3_random
 from kmigrate.rules.km3_random._table import BACKEND_RANDOM, KERAS_RANDOM, NUMPY_RANDOM, TF_RANDOM
+from kmigrate.run.runner import scan_text
 
 SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "vae_sampling" / "models.py"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kmigrate.commands.cli import main
+from kmigrate.cli.main import main
 from tests.repo_fixtures import apply_repo, run_repo
 
 BACKEND = "from tensorflow.keras import backend as K\n"
@@ -133,7 +133,7 @@ def test_apply_keeps_an_import_other_modules_take_from_here(tmp_path: Path) -> N
     its import looks unused; but `__all__` lists it (the fixture `reexported_keras` shows
     the same for a module another one imports `K` from): the import stays, or the
     importers would fail."""
-    from kmigrate.commands.rewrite import apply_to_text
+    from kmigrate.api import apply_to_text
 
     code = (
         "from tensorflow.keras import backend as K\n\n__all__ = ['K', 'gelu']\n\n\n"

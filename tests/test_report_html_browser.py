@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kmigrate.commands.jobs import FileReport, RunResult
 from kmigrate.engine.model import Context, Finding, Severity, Span
+from kmigrate.engine.run_data import FileReport, RunResult
 from kmigrate.report import render
 
 BROWSERS = ("chromium-headless-shell", "chromium", "chromium-browser", "google-chrome")

@@ -18,11 +18,12 @@ import jsonschema
 import pytest
 from contract import FINDING_FIELDS
 
-from kmigrate.commands.backend_pins import BackendPin, BackendStatus, find_backend_pins
-from kmigrate.commands.jobs import FileReport, RunResult
 from kmigrate.engine.model import Context, EditPlan, Finding, Severity, Span
 from kmigrate.engine.names import import_bindings
+from kmigrate.engine.run_data import BackendPin, FileReport, RunResult
+from kmigrate.project.backend_pins import find_backend_pins
 from kmigrate.report import FORMATS, build, render
+from kmigrate.report.backend_status import BackendStatus
 from kmigrate.report.footprint import count_text, count_tf_statements
 from kmigrate.report.github import escape_data, escape_property
 from kmigrate.report.sarif import MAX_DESCRIPTION, clip

@@ -1,5 +1,5 @@
 """Resolving a project again after an edit, from its stored resolution, gives exactly
-the facts a resolution from scratch gives (commands/resolution_cache.py).
+the facts a resolution from scratch gives (project/resolution_cache.py).
 
 A small repository written for this test is edited step by step, in the ways a
 pre-commit hook sees files change: a call added to a function body, a base class
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from kmigrate.commands import project_scan
 from kmigrate.engine.project_index import ProjectIndex
+from kmigrate.project import index_pass
 
 FILES = {
     "pkg/__init__.py": "from .layers import Scale\n",
@@ -186,20 +186,20 @@ def _edit(root: Path, name: str, change) -> None:
 
 def _resolve(root: Path, use_store: bool) -> dict:
     """Every module's facts as ``attach_facts`` works them out."""
-    scope = project_scan.index_scope([root], root, [])
-    store = project_scan.index_store(root) if use_store else None
-    project = project_scan._Project(root, store, None)
-    read = project_scan.ProjectFiles(scope, project.stored)
+    scope = index_pass.index_scope([root], root, [])
+    store = index_pass.index_store(root) if use_store else None
+    project = index_pass._Project(root, store, None)
+    read = index_pass.ProjectFiles(scope, project.stored)
     project.take(read.digests, read.stamps)
 
     def full():  # what attach_facts does when a stored row does not fit
         project.stored = None
-        return project.resolve(project_scan.index_records(read.complete(), root, store, 1))
+        return project.resolve(index_pass.index_records(read.complete(), root, store, 1))
 
     if project.stored is not None and project.stored.project == project.key:
         facts = project.stored.facts(full)
     else:
-        records = project_scan.index_records(
+        records = index_pass.index_records(
             read.items, root, store, 1, None, project.stored, digests=read.digests
         )
         facts = project.resolve(records)
@@ -210,15 +210,15 @@ def _resolve(root: Path, use_store: bool) -> dict:
 def settled(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every file's stat is kept with its digest at once, as if its last change were
     long past (a test's files were all just written)."""
-    monkeypatch.setattr(project_scan, "SETTLED_NS", -(10**12))
+    monkeypatch.setattr(index_pass, "SETTLED_NS", -(10**12))
 
 
 def _reference(root: Path) -> dict:
     """The facts as ``ProjectIndex.facts`` makes them: one index, no store."""
     from kmigrate.rules.context_spec import CONTEXT_SPEC
 
-    files = project_scan.read_files(project_scan.index_scope([root], root, []))
-    records = sorted(project_scan.index_records(files, root, None), key=lambda r: r.key)
+    files = index_pass.read_files(index_pass.index_scope([root], root, []))
+    records = sorted(index_pass.index_records(files, root, None), key=lambda r: r.key)
     index = ProjectIndex(records, CONTEXT_SPEC)
     return {record.key: index.facts(record) for record in records}
 
@@ -228,7 +228,7 @@ def test_incremental_facts_are_those_of_a_fresh_resolution(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stamped: bool
 ) -> None:
     if stamped:
-        monkeypatch.setattr(project_scan, "SETTLED_NS", -(10**12))
+        monkeypatch.setattr(index_pass, "SETTLED_NS", -(10**12))
     root = tmp_path / "repo"
     _write(root, FILES)
     made: list[str] = []
@@ -270,7 +270,7 @@ def test_an_edit_keeping_the_call_graph_rewrites_only_its_own_row(
     """An edit that changes no call into the project resolves the edited file alone and
     stores the rows as they were (their bytes copied); one that changes the graph
     rewrites the rows of the files whose reach changed, not only its own."""
-    from kmigrate.commands import resolution_cache
+    from kmigrate.project import resolution_cache
 
     root = tmp_path / "repo"
     _write(root, FILES)
@@ -305,14 +305,14 @@ def test_an_edit_keeping_the_call_graph_rewrites_only_its_own_row(
 
 def _reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The files project_scan reads from now on (by relative path)."""
-    read_bytes = project_scan.read_bytes
+    read_bytes = index_pass.read_bytes
     found: list[str] = []
 
     def reading(path):
         found.append(str(path))
         return read_bytes(path)
 
-    monkeypatch.setattr(project_scan, "read_bytes", reading)
+    monkeypatch.setattr(index_pass, "read_bytes", reading)
     return found
 
 
@@ -373,7 +373,7 @@ def test_stale_rows_would_be_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     """The comparison with a fresh resolution sees a stored row used where it no longer
     holds: taking the stored graph as kept whenever no file came or went gives other
     facts after some edit."""
-    from kmigrate.commands import resolution_cache
+    from kmigrate.project import resolution_cache
 
     def same_files(self) -> bool:  # the check without comparing the edited files' graphs
         return self.stored is not None and self.slots == self.stored.slots
@@ -441,7 +441,7 @@ def _damages(row: list) -> list:
 
 def _stored_lines(root: Path) -> tuple:
     """(store, root key, the stored resolution's lines: header, then a row per slot)."""
-    store = project_scan.index_store(root)
+    store = index_pass.index_store(root)
     assert store is not None
     (stored,) = store.folder.glob("resolved.*")
     root_key = stored.name.partition(".")[2]
@@ -466,7 +466,7 @@ def test_a_damaged_row_is_a_miss_not_a_crash(tmp_path: Path) -> None:
     ]:
         for edit in (None, ("pkg/layers.py", ("ops.gelu(x)", "ops.gelu(x) + 1"))):
             store.store_bytes("resolved", root_key, b"\n".join([lines[0], damaged, *lines[2:]]))
-            assert project_scan.load_resolution(store, root_key) is not None  # loaded lazily
+            assert index_pass.load_resolution(store, root_key) is not None  # loaded lazily
             if edit is not None:
                 _edit(root, *edit)
             assert _resolve(root, use_store=True) == _reference(root), (damaged, edit)
@@ -500,9 +500,9 @@ def test_a_damaged_or_foreign_file_is_a_miss(tmp_path: Path) -> None:
             path.write_bytes(damage)
         else:
             store.store_bytes("resolved", root_key, damage)
-        assert project_scan.load_resolution(store, root_key) is None, damage
+        assert index_pass.load_resolution(store, root_key) is None, damage
         assert _resolve(root, use_store=True) == _reference(root)
-    assert project_scan.load_resolution(store, root_key) is not None
+    assert index_pass.load_resolution(store, root_key) is not None
 
 
 def test_a_cold_run_stores_its_entries_in_one_pack(tmp_path: Path) -> None:
@@ -512,7 +512,7 @@ def test_a_cold_run_stores_its_entries_in_one_pack(tmp_path: Path) -> None:
     helpers = {f"pkg/helper_{i}.py": f"def helper_{i}(x):\n    return x\n" for i in range(20)}
     _write(root, {**FILES, **helpers})
     assert _resolve(root, use_store=True) == _reference(root)
-    store = project_scan.index_store(root)
+    store = index_pass.index_store(root)
     assert store is not None
     assert not list(store.folder.glob("index.*"))
     assert list(store.folder.glob("pack.*"))
@@ -568,13 +568,13 @@ def test_the_hook_reports_after_each_edit_what_a_run_without_cache_reports(
     every file checked then (the edited one and the others) has the findings of a run
     that stores and reuses nothing. ``stamped``: the files left unread whose stat is the
     stored one (as if every change were long past)."""
-    from kmigrate.commands.config import Config
-    from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
+    from kmigrate.project.config import Config
+    from kmigrate.run.runner import plan_jobs, run_jobs, select_ids
     from tests.repo_fixtures import copy_repo, finding_lines
 
-    monkeypatch.setattr(project_scan, "_PARSE_TWICE_UP_TO", parse_twice_up_to)
+    monkeypatch.setattr(index_pass, "_PARSE_TWICE_UP_TO", parse_twice_up_to)
     if stamped:
-        monkeypatch.setattr(project_scan, "SETTLED_NS", -(10**12))
+        monkeypatch.setattr(index_pass, "SETTLED_NS", -(10**12))
         reads = _reads(monkeypatch)
     root = copy_repo(repo, tmp_path)
     config = Config(root=root.resolve())
@@ -602,8 +602,8 @@ def test_the_hook_reports_after_each_edit_what_a_run_without_cache_reports(
 
 
 def _records(root: Path, names: list[str]) -> list:
-    files = project_scan.read_files([root / name for name in names])
-    return sorted(project_scan.index_records(files, root, None), key=lambda r: r.key)
+    files = index_pass.read_files([root / name for name in names])
+    return sorted(index_pass.index_records(files, root, None), key=lambda r: r.key)
 
 
 def test_local_facts_made_by_a_smaller_index_are_taken_only_where_it_agrees(
@@ -643,10 +643,10 @@ def test_a_cold_scan_takes_local_facts_from_its_first_analyses_where_they_are_th
     project is resolved) resolves it with the local facts the first analyses made
     where the project's index agrees with theirs: each resolution also makes them all
     afresh here, and they must be the same."""
-    from kmigrate.commands import resolution_cache
+    from kmigrate.project import resolution_cache
     from tests.repo_fixtures import run_repo
 
-    monkeypatch.setattr(project_scan, "_PARSE_TWICE_UP_TO", 0)  # every file deferred
+    monkeypatch.setattr(index_pass, "_PARSE_TWICE_UP_TO", 0)  # every file deferred
     original = resolution_cache._local_facts
     counts: list[tuple[int, int]] = []
 

@@ -1,4 +1,4 @@
-"""The stored rule table (commands/rule_catalog.py) says what the rule classes say, is
+"""The stored rule table (run/rule_catalog.py) says what the rule classes say, is
 remade when kmigrate's code changes, is a miss when it is not this machine's, and lets
 a warm re-scan run without importing a rule module."""
 
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from kmigrate.commands import cache as cache_module
-from kmigrate.commands import rule_catalog
-from kmigrate.commands.rule_catalog import CATALOG_FOLDER, RuleFacts, rule_facts
 from kmigrate.rules.registry import all_rules, select_rules, unknown_codes
+from kmigrate.run import rule_catalog
+from kmigrate.run.rule_catalog import CATALOG_FOLDER, RuleFacts, rule_facts
+from kmigrate.store import cache as cache_module
 
 
 @pytest.fixture
@@ -91,7 +91,7 @@ def test_a_damaged_table_is_a_miss(project) -> None:
 _PROBE = textwrap.dedent(
     """
     import json, sys
-    from kmigrate.commands.cli import main
+    from kmigrate.cli.main import main
     try:
         main(sys.argv[1:], standalone_mode=False)
     except SystemExit:
@@ -121,8 +121,8 @@ _WARM_RUN_NEVER = (
     "kmigrate.engine.sites",
     "kmigrate.engine.suppress",
     "kmigrate.engine.tree_index",
-    "kmigrate.commands.facts_guess",
-    "kmigrate.commands.notebook",
+    "kmigrate.project.facts_guess",
+    "kmigrate.engine.notebook",
     "libcst",
     "tensorflow",
     "keras",
@@ -164,5 +164,5 @@ def test_a_warm_run_imports_no_rule_and_no_analysis(project, command) -> None:
     cold = imported()
     assert {"kmigrate.rules.ops_catalog", "kmigrate.engine.analyze"} <= set(cold)
     warm = imported()
-    assert "kmigrate.commands.cache" in warm  # the probe ran the command
+    assert "kmigrate.store.cache" in warm  # the probe ran the command
     assert [m for m in warm if _among(m, _WARM_RUN_NEVER)] == []

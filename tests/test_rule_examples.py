@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from kmigrate.commands.rewrite import apply_to_text
-from kmigrate.commands.runner import scan_text
+from kmigrate.api import apply_to_text
 from kmigrate.engine.rule_api import EXAMPLE_PATH
 from kmigrate.rules.registry import all_rules
+from kmigrate.run.runner import scan_text
 from tests.repo_fixtures import apply_repo, run_repo
 
 CASES = [

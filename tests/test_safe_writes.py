@@ -114,7 +114,7 @@ def layer_module(number: int) -> str:
 _CTRL_C_AT_THIRD_WRITE = """
 import os, signal, sys
 from kmigrate.engine import sources
-from kmigrate.commands.cli import main
+from kmigrate.cli.main import main
 
 real_write = sources.write_atomic
 calls = []
@@ -227,8 +227,8 @@ def test_diff_mode_ignores_dirty_state(repo: Path) -> None:
 
 
 def test_a_file_changed_during_the_run_is_not_overwritten(tmp_path: Path, capsys) -> None:
-    from kmigrate.commands.cli import _write_changes
-    from kmigrate.commands.jobs import FixResult
+    from kmigrate.cli.main import _write_changes
+    from kmigrate.engine.run_data import FixResult
 
     path = tmp_path / "m.py"
     path.write_text("edited by the user meanwhile\n")
@@ -267,8 +267,8 @@ class CrashOnBar(Rule):
 
 
 def run_fix(tmp_path: Path, monkeypatch, text: bytes, *rule_classes):
-    from kmigrate.commands import runner
     from kmigrate.engine.analyze import RuleSet
+    from kmigrate.run import runner
 
     path = tmp_path / "m.py"
     path.write_bytes(text)

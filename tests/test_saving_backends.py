@@ -83,8 +83,8 @@ def _run(code: str, cwd: Path, backend: str, *args: str) -> str:
 @pytest.fixture(scope="module")
 def migrated(tmp_path_factory) -> Path:
     """A copy of samples/training_script rewritten by kmigrate (all rules)."""
-    from kmigrate.commands.rewrite import apply_to_text
-    from kmigrate.commands.runner import scan_text
+    from kmigrate.api import apply_to_text
+    from kmigrate.run.runner import scan_text
 
     work = tmp_path_factory.mktemp("training_script")
     for source in SAMPLE.glob("*.py"):

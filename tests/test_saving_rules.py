@@ -6,11 +6,11 @@ import textwrap
 
 import pytest
 
-from kmigrate.commands.rewrite import apply_to_text
-from kmigrate.commands.runner import scan_text
+from kmigrate.api import apply_to_text
 from kmigrate.engine.model import ReplaceNode
 from kmigrate.rules.context_spec import CONTEXT_SPEC
 from kmigrate.rules.km4_saving._paths import PathInfo, rewrite_literal_tail
+from kmigrate.run.runner import scan_text
 
 
 def _code(text: str) -> str:

@@ -19,17 +19,18 @@ from pathlib import Path
 
 import pytest
 
-from kmigrate.commands import cache as cache_module
-from kmigrate.commands.cache import (
+from kmigrate.engine.model import Context, Severity
+from kmigrate.project.config import load_config
+from kmigrate.run.report_codec import load_report, store_encoded
+from kmigrate.run.runner import plan_jobs, run_jobs, select_ids
+from kmigrate.store import cache as cache_module
+from kmigrate.store.cache import (
     RESULTS,
     InvalidEntryError,
     ResultCache,
     content_key,
     secret_path,
 )
-from kmigrate.commands.config import load_config
-from kmigrate.commands.runner import plan_jobs, run_jobs, select_ids
-from kmigrate.engine.model import Context, Severity
 
 LAYER = """\
 import tensorflow as tf
@@ -201,7 +202,7 @@ def _hiding_value(display: str) -> dict:
 
 
 def _hiding(display: str) -> bytes:
-    """That result as an entry's body (``ResultCache.store_result``'s layout)."""
+    """That result as an entry's body (``report_codec.store_encoded``'s layout)."""
     head = {**_hiding_value(display), "findings": 0}
     del head["strings"]
     return json.dumps(head).encode() + b"\n[[],[]]"
@@ -214,7 +215,7 @@ def test_a_hiding_entry_signed_with_the_real_secret_would_be_used(project, machi
     store.prepare()
     path = _entry_paths(project)["pkg/layers.py"]
     _forge(path, _hiding("pkg/layers.py"), store.secret)
-    assert store.load(path.name.split(".", 1)[1]).findings == []
+    assert load_report(store, path.name.split(".", 1)[1]).findings == []
     assert dict(_scan(project))["pkg/layers.py"] == []
 
 
@@ -341,20 +342,20 @@ def test_wrong_typed_entries_are_misses(project, machine) -> None:
     key = paths["pkg/layers.py"].name.split(".", 1)[1]
     cases = _wrong_types("pkg/layers.py")
     assert len(cases) >= 14
-    assert store.store_result(key, _well_formed("pkg/layers.py"))
-    (finding,) = store.load(key).findings  # the well-formed one loads
+    assert store_encoded(store, key, _well_formed("pkg/layers.py"))
+    (finding,) = load_report(store, key).findings  # the well-formed one loads
     assert (finding.rule, finding.message, finding.symbol) == (
         "KM201",
         "use keras.ops.mean",
         "tf.reduce_mean",
     )
     for value in cases:
-        assert store.store_result(key, value)
-        assert store.load(key) is None, value
+        assert store_encoded(store, key, value)
+        assert load_report(store, key) is None, value
         assert _scan(project) == expected
     for value in ([_well_formed("pkg/layers.py")], "report", None, 3):
         assert store.store_value(RESULTS, key, value)
-        assert store.load(key) is None, value
+        assert load_report(store, key) is None, value
 
 
 def test_wrong_typed_findings_fail_when_read(project, machine) -> None:
@@ -367,8 +368,8 @@ def test_wrong_typed_findings_fail_when_read(project, machine) -> None:
     cases = _wrong_rows("pkg/layers.py")
     assert len(cases) >= 22
     for value in cases:
-        assert store.store_result(key, value)
-        report = store.load(key)
+        assert store_encoded(store, key, value)
+        report = load_report(store, key)
         with pytest.raises(InvalidEntryError):
             _ = report.findings
     # a row fewer than the result counts
@@ -378,7 +379,7 @@ def test_wrong_typed_findings_fail_when_read(project, machine) -> None:
     body = json.dumps(head).encode() + b"\n" + json.dumps([[], []]).encode()
     _forge(store.folder / name, body, store.secret)
     with pytest.raises(InvalidEntryError):
-        _ = store.load(key).findings
+        _ = load_report(store, key).findings
 
 
 def test_a_result_keeps_its_written_findings_after_its_json(project, machine) -> None:
@@ -391,15 +392,15 @@ def test_a_result_keeps_its_written_findings_after_its_json(project, machine) ->
     key = _entry_paths(project)["pkg/layers.py"].name.split(".", 1)[1]
     written = '{\n      "rule": "KM201"\n    }'
     counted = {**_well_formed("pkg/layers.py"), "counts": [1, 0, [["KM201", 0, 1, True, 1]]]}
-    assert store.store_result(key, counted, written)
-    report = store.load(key)
+    assert store_encoded(store, key, counted, written)
+    report = load_report(store, key)
     assert report.digest.text == written and report.digest.fits(report)
     assert report.digest.counts.kinds == (("KM201", Context.MODEL, Severity.WARNING, True, 1),)
     assert (report.digest.counts.blocked_now, report.digest.counts.blocked_after_apply) == (1, 0)
     (finding,) = report.findings  # decoded when read: the digest still stands for them
     assert finding.rule == "KM201" and report.digest.fits(report)
-    assert store.store_result(key, _well_formed("pkg/layers.py"))
-    assert store.load(key).digest is None
+    assert store_encoded(store, key, _well_formed("pkg/layers.py"))
+    assert load_report(store, key).digest is None
     for wrong in (
         [1, 0, [["KM201", 0, 1, True, 2]]],
         [1, 0, [["KM201", 9, 1, True, 1]]],
@@ -410,13 +411,13 @@ def test_a_result_keeps_its_written_findings_after_its_json(project, machine) ->
         [1, 0, [["KM201", 0, 1, True, 1, 0]]],
         [1],
     ):
-        assert store.store_result(key, {**counted, "counts": wrong}, written)
-        assert store.load(key) is None, wrong
+        assert store_encoded(store, key, {**counted, "counts": wrong}, written)
+        assert load_report(store, key) is None, wrong
     name = f"{RESULTS}.{key}"
     body = store.folder.joinpath(name).read_bytes()[cache_module._HEADER_BYTES :]
     body = body.rpartition(b"\n")[0] + b"\n\xff{"
     (store.folder / name).write_bytes(cache_module._MAGIC + store._mac(name, body) + b"\n" + body)
-    assert store.load(key) is None
+    assert load_report(store, key) is None
 
 
 def test_entries_of_the_previous_format_are_misses(project, machine, monkeypatch) -> None:
@@ -430,9 +431,9 @@ def test_entries_of_the_previous_format_are_misses(project, machine, monkeypatch
     with monkeypatch.context() as patch:
         patch.setattr(cache_module, "FORMAT", 3)
         patch.setattr(cache_module, "_MAGIC", b"KMC3 ")
-        assert store.store_result(key, old)
-        assert store.load(key) is not None  # a sound entry, but for its format
-    assert store.load(key) is None
+        assert store_encoded(store, key, old)
+        assert load_report(store, key) is not None  # a sound entry, but for its format
+    assert load_report(store, key) is None
     assert _scan(project) == expected
 
 
@@ -452,11 +453,11 @@ def test_entries_of_format_5_are_misses(project, machine, monkeypatch) -> None:
         patch.setattr(cache_module, "FORMAT", 5)
         patch.setattr(cache_module, "_MAGIC", b"KMC5 ")
         assert store.store_value(RESULTS, key, old, '{\n  "rule": "KM201"\n}')
-    assert store.load(key) is None
+    assert load_report(store, key) is None
     name = f"{RESULTS}.{key}"
     body = store.folder.joinpath(name).read_bytes()[len(b"KMC5 ") + 65 :]
     _forge(store.folder / name, body, store.secret)  # even signed as format 6
-    assert store.load(key) is None
+    assert load_report(store, key) is None
     assert _scan(project) == expected
 
 

@@ -75,7 +75,7 @@ def lambda_files(tmp_path_factory) -> tuple[Path, Path]:
 
 
 def _convert_in_process(cwd: Path, *args: str):
-    from kmigrate.commands.convert_weights import convert_weights_command
+    from kmigrate.parity.convert_weights import convert_weights_command
 
     old = os.getcwd()
     os.chdir(cwd)
@@ -104,7 +104,7 @@ def test_an_h5_with_a_lambda_layer_is_refused_without_trust(lambda_files, name, 
 
 @pytest.mark.backends
 def test_an_h5_without_code_needs_no_trust(lambda_files) -> None:
-    from kmigrate.commands.convert_weights import carried_code
+    from kmigrate.parity.convert_weights import carried_code
 
     work, _ = lambda_files
     assert carried_code(work / "plain.h5", "h5-model") == []

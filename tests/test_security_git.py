@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kmigrate.commands import git_baseline
-from kmigrate.commands.cli import main
+from kmigrate.cli.main import main
+from kmigrate.run import git_baseline
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kmigrate.commands.cli import main
-from kmigrate.commands.config import ConfigError, load_config
+from kmigrate.cli.main import main
+from kmigrate.project.config import ConfigError, load_config
 
 LEGACY = "import tensorflow as tf\n\nx = tf.reduce_mean(tf.ones((2, 2)), keep_dims=True)\n"
 

@@ -17,9 +17,9 @@ import pytest
 from click.testing import CliRunner
 from markdown_it import MarkdownIt
 
-from kmigrate.commands.cli import main
-from kmigrate.commands.jobs import FileReport, RunResult
+from kmigrate.cli.main import main
 from kmigrate.engine.model import Context, Finding, Severity, Span
+from kmigrate.engine.run_data import FileReport, RunResult
 from kmigrate.report import render
 from kmigrate.report.common import printable
 

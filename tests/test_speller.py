@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from kmigrate.commands.rewrite import apply_to_text
-from kmigrate.commands.runner import scan_text
+from kmigrate.api import apply_to_text
 from kmigrate.engine.model import EditPlan, EnsureImport, ReplaceNode, Span
 from kmigrate.engine.speller import Speller, UnspellableNameError
 from kmigrate.rules.context_spec import CONTEXT_SPEC
+from kmigrate.run.runner import scan_text
 from tests.repo_fixtures import apply_repo, run_repo
 
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from kmigrate.commands.jobs import Job, RunResult
-from kmigrate.commands.rewrite import apply_to_text
-from kmigrate.commands.runner import run_job, select_ids
+from kmigrate.api import apply_to_text
+from kmigrate.engine.run_data import Job, RunResult
 from kmigrate.report import build, render_data
 from kmigrate.report.footprint import leftovers, tensorflow_uses
+from kmigrate.run.runner import run_job, select_ids
 
 SCHEMA = Path(__file__).resolve().parent.parent / "migrate" / "report" / "schema.json"
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from kmigrate.commands.rewrite import apply_to_text
-from kmigrate.commands.runner import scan_text
+from kmigrate.api import apply_to_text
+from kmigrate.run.runner import scan_text
 
 HEADER = "import keras\nfrom keras import backend as K\n\n\nclass L(keras.layers.Layer):\n"
 

@@ -6,9 +6,9 @@ import textwrap
 
 import pytest
 
-from kmigrate.commands.rewrite import apply_to_text
-from kmigrate.commands.runner import scan_text
+from kmigrate.api import apply_to_text
 from kmigrate.rules.keras_api import keras3_path
+from kmigrate.run.runner import scan_text
 
 
 def _code(text: str) -> str:

@@ -408,7 +408,7 @@ ENTRY_NAMESPACE = "index"
 
 
 class ValueStore(Protocol):
-    """The part of :class:`kmigrate.commands.cache.ResultCache` the index uses."""
+    """The part of :class:`kmigrate.store.cache.ResultCache` the index uses."""
 
     def load_value(self, namespace: str, key: str, decode: Callable[[Any], Any]) -> Any: ...
 

@@ -126,7 +126,7 @@ class LocalFacts:
 @dataclass(frozen=True)
 class LocalFactsFrom:
     """A module's local facts made by a smaller index than the project's (a worker's
-    first guess, commands/facts_guess.py), with what they were made from beyond the
+    first guess, project/facts_guess.py), with what they were made from beyond the
     entries: each module name that index looked up and the keys of the modules it
     found, the first parts of dotted names it took as external without looking (no
     module of its started so), and the TF/Keras functions its modules replace. An
@@ -287,7 +287,7 @@ class ProjectIndex:
         # Each name is resolved once and remembered. A cycle (or a chain longer than
         # MAX_DEPTH) makes what a name resolves to depend on where the walk entered it;
         # then this is set, and local facts made by another index are not mixed with
-        # this one's (see commands/resolution_cache.py). No corpus project has one.
+        # this one's (see project/resolution_cache.py). No corpus project has one.
         self.order_sensitive = False
 
     # -- modules -------------------------------------------------------------

@@ -5,7 +5,7 @@ lazily, so a JSON report never imports rich. Options every format understands:
 
 - ``root``: the project root (a path); files are read from it to measure each file's
   framework footprint when the engine did not (the portability score's denominator);
-- ``backend_pins``: the :class:`~kmigrate.commands.backend_pins.BackendPin` list found for the
+- ``backend_pins``: the :class:`~kmigrate.project.backend_pins.BackendPin` list found for the
   project, or None when it was not checked;
 - ``top``: how many offending files to list (default 10).
 
@@ -18,7 +18,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kmigrate.commands.jobs import RunResult
+    from kmigrate.engine.run_data import RunResult
     from kmigrate.report.summary import ReportData, build
 
 FORMATS: dict[str, str] = {

@@ -16,8 +16,8 @@ from kmigrate.report.summary import FileStats, FolderStats, ReportData, Tally, f
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from kmigrate.commands.jobs import RunResult
     from kmigrate.engine.model import Finding
+    from kmigrate.engine.run_data import RunResult
 
 SCHEMA_VERSION = 1
 

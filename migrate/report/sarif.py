@@ -73,7 +73,7 @@ def rule_descriptor(rule_id: str) -> dict[str, Any]:
             "defaultConfiguration": {"level": "warning"},
             "properties": {"tags": ["keras3", "portability"]},
         }
-    from kmigrate.commands.catalog_doc import rule_markdown
+    from kmigrate.report.rule_doc import rule_markdown
 
     severity = rule.severity.value
     return {

@@ -23,15 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kmigrate.commands.jobs import FindingCounts
 from kmigrate.engine.model import RULE_CRASHED, Context, Finding, Severity
+from kmigrate.engine.run_data import FindingCounts
 from kmigrate.rules.effort import minutes_for
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-    from kmigrate.commands.backend_pins import BackendPin, BackendStatus
-    from kmigrate.commands.jobs import FileReport, RunResult
+    from kmigrate.engine.run_data import BackendPin, FileReport, RunResult
+    from kmigrate.report.backend_status import BackendStatus
 
 TOP_FILES = 10
 
@@ -537,7 +537,7 @@ def build(
     """The numbers behind every format (see :mod:`kmigrate.report.summary`)."""
     backend = None
     if backend_pins is not None:
-        from kmigrate.commands.backend_pins import BackendStatus
+        from kmigrate.report.backend_status import BackendStatus
 
         backend = BackendStatus(tuple(backend_pins))
     return build_report(result, root=root or None, backend=backend, top=top, rules=rules)

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.backends
 def results(request, tmp_path_factory):
     """Runs the cases of the selected tests only (``-k gelu`` runs the gelu cases), keyed by
     their index in CASES; one rewrite of them all, one subprocess per backend."""
-    from kmigrate.commands.rewrite import apply_to_text
+    from kmigrate.api import apply_to_text
 
     wanted = sorted(
         {

@@ -408,7 +408,7 @@ def compare(name: str, values: list, reference: list) -> tuple[bool, str]:
     return True, f"{name}: max abs diff {worst:.3g}"
 
 
-WORKER_CODE = "from kmigrate.commands.convert_weights import backend_worker; backend_worker()"
+WORKER_CODE = "from kmigrate.parity.convert_weights import backend_worker; backend_worker()"
 
 
 def backend_worker() -> None:

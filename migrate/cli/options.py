@@ -10,81 +10,33 @@ importing the command line that loads it.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
-from pathlib import Path
 
 import click
 
-
-def _codes(values: Sequence[str]) -> list[str]:
-    """``--select KM1,KM2 --select KM3`` -> ["KM1", "KM2", "KM3"]."""
-    return [c.strip() for v in values for c in v.split(",") if c.strip()]
+from kmigrate.run.settings import RunSettings, SettingsError
 
 
-class RunSettings:
-    """Options shared by the commands that run rules, merged with the config file."""
-
-    def __init__(self, paths, select, ignore, jobs, config_path) -> None:
-        from kmigrate.commands.config import ConfigError, load_config
-
-        self.paths = [Path(p) for p in paths] or [Path(".")]
-        start = self.paths[0]
-        try:
-            self.config = load_config(start, Path(config_path) if config_path else None)
-        except ConfigError as error:
-            raise click.UsageError(str(error)) from None
-        self.select = _codes(select) or self.config.select
-        self.ignore = _codes(ignore) + self.config.ignore
-        # --shard and --no-cache (common_run_options) arrive through the click context.
-        meta = getattr(click.get_current_context(silent=True), "meta", {})
-        self.shard: tuple[int, int] | None = meta.get(_SHARD_KEY)
-        self.use_cache: bool = not meta.get(_NO_CACHE_KEY, False)
-        from kmigrate.commands.rule_catalog import rule_facts
-        from kmigrate.rules.registry import select_rules
-
-        # what selection and the reports read of every rule, without importing the
-        # rules when the cache holds it (a warm re-scan runs none)
-        self.rules = rule_facts(self.config.root if self.use_cache else None)
-        self._check_codes()
-        chosen = select_rules(self.select or None, self.ignore or None, self.rules)
-        self.rule_ids = tuple(rule.id for rule in chosen)
-        from kmigrate.commands.runner import default_jobs
-
-        self.jobs = jobs or self.config.jobs or default_jobs()
-
-    def result_cache(self):
-        """The result cache for these rules and this config; None with --no-cache."""
-        if not self.use_cache:
-            return None
-        from kmigrate.commands.cache import ResultCache
-
-        return ResultCache.open(self.config.root, self.rule_ids, self.config.cache_key())
-
-    def _check_codes(self) -> None:
-        from kmigrate.rules.registry import unknown_codes
-
-        unknown = unknown_codes(self.select + self.ignore, self.rules)
-        if unknown:
-            raise click.UsageError(
-                f"unknown rule code(s): {', '.join(unknown)} (see `kmigrate rules`)"
-            )
-
-    def jobs_for(self, fix: bool = False):
-        from kmigrate.commands.runner import plan_jobs
-
-        return plan_jobs(
-            self.paths,
-            self.config,
-            fix=fix,
-            shard=self.shard,
-            index_cache=self.use_cache,
-            workers=self.jobs,
+def run_settings(paths, select, ignore, jobs, config_path) -> RunSettings:
+    """The run's settings from the options every rule-running command shares; --shard and
+    --no-cache arrive through the click context (:func:`common_run_options`)."""
+    meta = getattr(click.get_current_context(silent=True), "meta", {})
+    try:
+        return RunSettings(
+            paths,
+            select,
+            ignore,
+            jobs,
+            config_path,
+            shard=meta.get(_SHARD_KEY),
+            use_cache=not meta.get(_NO_CACHE_KEY, False),
         )
+    except SettingsError as error:
+        raise click.UsageError(str(error)) from None
 
 
 def run_with_progress(settings: RunSettings, jobs, quiet: bool, label: str):
     """Run jobs with a progress bar on a terminal (never when piped or in CI)."""
-    from kmigrate.commands.runner import run_jobs
+    from kmigrate.run.runner import run_jobs
 
     show = not quiet and sys.stderr.isatty() and len(jobs) > 20
     cache = settings.result_cache()
@@ -118,7 +70,7 @@ _NO_CACHE_KEY = "kmigrate.no_cache"
 
 def _remember_shard(ctx: click.Context, param: click.Parameter, value: str | None):
     if value is not None:
-        from kmigrate.commands.runner import parse_shard
+        from kmigrate.run.runner import parse_shard
 
         try:
             ctx.meta[_SHARD_KEY] = parse_shard(value)

@@ -42,7 +42,6 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from kmigrate.commands.plain_data import checked_line, checked_list, checked_pair, checked_text
 from kmigrate.engine.project_entry import ENTRY_FORMAT, entry_shape
 from kmigrate.engine.project_index import (
     LocalFacts,
@@ -57,9 +56,10 @@ from kmigrate.engine.project_index import (
     imported_paths,
     path_reaches,
 )
+from kmigrate.store.plain_data import checked_line, checked_list, checked_pair, checked_text
 
 if TYPE_CHECKING:
-    from kmigrate.commands.cache import ResultCache
+    from kmigrate.store.cache import ResultCache
 
 RESOLVED = "resolved"  # the store's namespace; one value per project root
 # 7: local facts also keep the names the module's imports bind to swapped Keras
@@ -78,7 +78,7 @@ _GRAPH = slice(4, 7)
 @functools.cache
 def build_key() -> str:
     """Stored resolutions are only reused by the kmigrate build that made them."""
-    from kmigrate.commands.cache import code_fingerprint
+    from kmigrate.store.cache import code_fingerprint
 
     return f"{STATE_FORMAT}.{ENTRY_FORMAT}.{code_fingerprint()}"
 
@@ -142,7 +142,7 @@ class StoredResolution:
         self._local: dict[str, LocalFacts] = {}
 
     # A file's header: [digest, has patches, layout digest, path as shown, [file names],
-    # its stat then or None (``project_scan.file_stamp``), its first SavedModel reload
+    # its stat then or None (``index_pass.file_stamp``), its first SavedModel reload
     # as [line or 0, reader] (a saving module's facts name the reloading modules: read
     # from the headers, a `check` of it decodes no other row), the paths its imports
     # name in the project (``imported_paths``: the same for ``ModuleFacts.imported_by``)].
@@ -540,7 +540,7 @@ def resolve(
     may read their entries one by one, when resolution first needs them). ``made``:
     local facts made by smaller indexes (a cold scan's first analyses), which a full
     resolution takes where they are its own (``LocalFactsFrom``). ``stamps``: each
-    file's stat, kept with its digest (``project_scan.ProjectFiles``). A stored row that
+    file's stat, kept with its digest (``index_pass.ProjectFiles``). A stored row that
     does not fit, met now or when a module's facts are asked for, means a full
     resolution."""
     stamps = stamps or {}

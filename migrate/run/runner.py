@@ -22,21 +22,21 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kmigrate.commands.backend_markers import mentions_backend
-from kmigrate.commands.cache import digest_findings, trim_for_reports
-from kmigrate.commands.discover import discover, display_path
-from kmigrate.commands.jobs import FileReport, FixResult, Job, RunResult, package_of
 from kmigrate.engine.model import RULE_CRASHED, UNPARSEABLE, Finding
+from kmigrate.engine.run_data import FileReport, FixResult, Job, RunResult, package_of
 from kmigrate.engine.sources import SourceError, decode_source, read_bytes
+from kmigrate.project.backend_markers import mentions_backend
+from kmigrate.project.discover import discover, display_path
+from kmigrate.run.report_codec import digest_findings, load_report, store_report, trim_for_reports
 
 if TYPE_CHECKING:
-    from kmigrate.commands.cache import ResultCache
-    from kmigrate.commands.config import Config
-    from kmigrate.commands.facts_guess import FactsGuess
-    from kmigrate.commands.project_scan import PendingProject
     from kmigrate.engine.analyze import FileAnalysis, RuleSet
     from kmigrate.engine.project_index import LocalFactsFrom, ModuleFacts
     from kmigrate.engine.tree_index import TreeIndex
+    from kmigrate.project.config import Config
+    from kmigrate.project.facts_guess import FactsGuess
+    from kmigrate.project.index_pass import PendingProject
+    from kmigrate.store.cache import ResultCache
 
 Progress = Callable[[int], None]
 
@@ -230,8 +230,8 @@ def _load(job: Job, rule_ids: tuple[str, ...], data: bytes | None) -> _Unit | Fi
     text = source.text
     parsed = None
     if job.path.endswith(".ipynb"):
-        from kmigrate.commands.notebook import NotebookError, load_notebook
-        from kmigrate.commands.notebook_facts import take_loaded
+        from kmigrate.engine.notebook import NotebookError, load_notebook
+        from kmigrate.project.notebook_facts import take_loaded
 
         parsed = take_loaded(text)  # loaded and parsed for its index entry already
         try:
@@ -313,8 +313,8 @@ def _fix_unit(unit: _Unit) -> FixResult:
 def _rewrite(unit: _Unit, result: FixResult) -> list[Finding]:
     """Fix the file into ``result`` (text, count, or the error that refuses it); the
     findings left: of the rewrite, or of the untouched file when refused."""
-    from kmigrate.commands.notebook import NotebookError
     from kmigrate.engine.apply import fix_module_text
+    from kmigrate.engine.notebook import NotebookError
     from kmigrate.rules.context_spec import CONTEXT_SPEC
 
     job, text, notebook, source = unit.job, unit.text, unit.notebook, unit.source
@@ -414,7 +414,7 @@ def plan_jobs(
             )
         )
     if index and jobs:
-        from kmigrate.commands.project_scan import attach_facts
+        from kmigrate.project.index_pass import attach_facts
 
         jobs = attach_facts(jobs, paths, config, index_cache, workers, walked)
     return jobs
@@ -427,7 +427,7 @@ def filter_jobs(jobs: Sequence[Job], keep: Callable[[Job], bool]) -> Sequence[Jo
     pending = getattr(jobs, "pending", None)
     if pending is None:
         return kept
-    from kmigrate.commands.project_scan import PlannedJobs
+    from kmigrate.project.index_pass import PlannedJobs
 
     planned = PlannedJobs(kept)
     planned.pending = pending
@@ -472,7 +472,7 @@ def run_cached_job(
         return run_job(job, rule_ids)  # which reports why
     report = run_job(job, rule_ids, data)
     if _may_hold_tensorflow(data, job):
-        cache.store(cache.entry_key(job, data), report)
+        store_report(cache, cache.entry_key(job, data), report)
     return report
 
 
@@ -491,7 +491,7 @@ def _cached_report(
         return None
     if not _may_hold_tensorflow(data, job):
         return run_job(job, rule_ids, data)  # returns at the pre-filter: no worker needed
-    cached = cache.load(cache.entry_key(job, data))
+    cached = load_report(cache, cache.entry_key(job, data))
     if not isinstance(cached, FileReport):
         return None
     if job.fix:
@@ -634,7 +634,7 @@ def _run_in_two_phases(
         if report is not None and _same_outcome(report, final.facts):
             report.own_facts = report.index_entry = report.own_local = None
             if cache is not None and data is not None and _may_hold_tensorflow(data, final):
-                cache.store(cache.entry_key(final, data), report)
+                store_report(cache, cache.entry_key(final, data), report)
             kept.append(report)
         elif report is None and data is not None and not _may_hold_tensorflow(data, final):
             # no TensorFlow in it, nor reached through the project: the pre-filter's
@@ -726,7 +726,7 @@ class _Pool:
     ) -> dict[Path, Any]:
         """Futures of the ``notebooks``' (path, package) index entries, asked of the
         workers ahead of ``jobs`` (when these are worth starting them for)."""
-        from kmigrate.commands.notebook_facts import made_entry
+        from kmigrate.project.notebook_facts import made_entry
 
         if not notebooks or not self.worth_it(len(jobs)):
             return {}
@@ -758,10 +758,10 @@ def _trimmed_result(
     job: Job, rule_ids: tuple[str, ...], cache: ResultCache | None
 ) -> FileReport | FixResult:
     """:func:`run_cached_job`; a scan's report trimmed to what reports read
-    (:func:`~kmigrate.commands.cache.trim_for_reports`) in the worker, so that the parent
+    (:func:`~kmigrate.run.report_codec.trim_for_reports`) in the worker, so that the parent
     unpickles no edit plans, and the result is the same whether it came from the cache or
     not; with its findings' counts and JSON text
-    (:func:`~kmigrate.commands.cache.digest_findings`), which the parent would otherwise
+    (:func:`~kmigrate.run.report_codec.digest_findings`), which the parent would otherwise
     work out alone, one file after the other, for the report."""
     report = run_cached_job(job, rule_ids, cache)
     if not job.fix:

@@ -30,17 +30,16 @@ import json
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from kmigrate.commands.backend_markers import (
+from kmigrate.engine.run_data import BackendPin
+from kmigrate.engine.sources import parse_or_none
+from kmigrate.project.backend_markers import (
     BACKEND_VARIABLE,
-    LEGACY_VARIABLE,
     mentions_backend,
 )
-from kmigrate.commands.backend_markers import VARIABLES as _VARIABLES
-from kmigrate.commands.discover import SKIPPED_DIRS
-from kmigrate.engine.sources import parse_or_none
+from kmigrate.project.backend_markers import VARIABLES as _VARIABLES
+from kmigrate.project.discover import SKIPPED_DIRS
 
 # (glob on the file name, kind). Workflows are matched on their path below.
 _CONFIG_FILES: tuple[tuple[str, str], ...] = (
@@ -81,28 +80,6 @@ _MAGIC_ENV = re.compile(
 )
 _SETTER_METHODS = frozenset({"setdefault", "putenv", "setenv"})
 _MAX_CONFIG_BYTES = 2_000_000
-
-
-@dataclass(frozen=True, order=True)
-class BackendPin:
-    """One place that sets the Keras backend (or forces Keras 2)."""
-
-    path: str
-    line: int
-    variable: str  # KERAS_BACKEND, TF_USE_LEGACY_KERAS, or "keras.json"
-    value: str  # "jax", "${{ matrix.backend }}", "" when not a literal
-    kind: str  # ci, docker, env-file, test-config, keras-config, code, notebook
-    cell: int | None = None  # notebooks: 1-based code cell
-
-    @property
-    def sets_backend(self) -> bool:
-        return self.variable in (BACKEND_VARIABLE, "keras.json")
-
-    def to_json(self) -> dict[str, object]:
-        data = asdict(self)
-        if self.cell is None:
-            del data["cell"]
-        return data
 
 
 def _unquote(value: str) -> str:
@@ -353,69 +330,3 @@ def find_backend_pins(
         else:
             pins.update(pins_in_python_text(text, display))
     return sorted(pins, key=lambda p: (p.path, p.cell or 0, p.line, p.variable, p.value))
-
-
-@dataclass(frozen=True)
-class BackendStatus:
-    """What the report says about backend selection."""
-
-    pins: tuple[BackendPin, ...]
-
-    @property
-    def backends(self) -> list[str]:
-        return sorted({p.value for p in self.pins if p.sets_backend and p.value})
-
-    @property
-    def pinned(self) -> bool:
-        return any(p.sets_backend for p in self.pins)
-
-    @property
-    def legacy_keras(self) -> bool:
-        return any(
-            p.variable == LEGACY_VARIABLE and p.value.lower() in ("1", "true", "yes")
-            for p in self.pins
-        )
-
-    @property
-    def headline(self) -> str:
-        if not self.pinned:
-            return "not pinned: set KERAS_BACKEND explicitly"
-        values = ", ".join(self.backends) or "a value computed at run time"
-        return f"pinned ({values})"
-
-    def advice(self) -> list[str]:
-        notes: list[str] = []
-        if not self.pinned:
-            notes.append(
-                "No KERAS_BACKEND found. Keras 3 then uses ~/.keras/keras.json or falls back "
-                "to TensorFlow, so every machine may run a different backend. Set KERAS_BACKEND "
-                "explicitly in CI and Dockerfiles, and test each backend you support (a CI "
-                "matrix over tensorflow, jax and torch)."
-            )
-        else:
-            if len(self.backends) == 1:
-                notes.append(
-                    f"Only the {self.backends[0]} backend is pinned. Add a CI job per backend "
-                    "you mean to support, so the code stays portable."
-                )
-            if any(p.kind in ("code", "notebook") and p.sets_backend for p in self.pins):
-                notes.append(
-                    "KERAS_BACKEND is set from code: it only works before the first "
-                    "`import keras`. Prefer setting it in the environment (CI, Dockerfile), so "
-                    "the same code runs on every backend."
-                )
-        if self.legacy_keras:
-            notes.append(
-                "TF_USE_LEGACY_KERAS=1 makes tf.keras Keras 2 (tf_keras): remove it once the "
-                "code is migrated, or the migration is never tested."
-            )
-        return notes
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "pinned": self.pinned,
-            "backends": self.backends,
-            "legacy_keras": self.legacy_keras,
-            "pins": [p.to_json() for p in self.pins],
-            "advice": self.advice(),
-        }

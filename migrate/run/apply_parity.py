@@ -13,13 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kmigrate.commands.config import Config
 from kmigrate.parity.plan import (
     DEFAULT_FACTORIES,
     ParityOptions,
     ParityUsageError,
     top_level_callables,
 )
+from kmigrate.project.config import Config
 
 
 @dataclass(frozen=True)

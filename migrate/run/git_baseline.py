@@ -16,9 +16,9 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
-from kmigrate.commands.gitstate import GIT_SAFETY
-from kmigrate.commands.jobs import Job
-from kmigrate.commands.runner import run_jobs
+from kmigrate.engine.run_data import Job
+from kmigrate.project.gitstate import GIT_SAFETY
+from kmigrate.run.runner import run_jobs
 
 
 class GitError(Exception):

@@ -8,7 +8,7 @@ Every ``.py`` file is indexed, also those without a TensorFlow/Keras marker: a p
 project's own ``K``, mentions neither.
 
 A run reads every file and hashes it; what it does next depends on what changed since
-the stored resolution (commands/resolution_cache.py): nothing, and each job's facts are
+the stored resolution (project/resolution_cache.py): nothing, and each job's facts are
 read from it; a few files, and only those and what they reach are resolved again, the
 entries of the other files read only if resolution needs them; everything (a first run),
 and every file is parsed once, the scanned ones by their own analysis.
@@ -32,8 +32,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kmigrate.commands.discover import discover
-from kmigrate.commands.resolution_cache import StoredResolution, load_resolution, resolve
 from kmigrate.engine.project_entry import (
     ENTRY_FORMAT,
     build_entry,
@@ -58,13 +56,15 @@ from kmigrate.engine.project_index import (
     shared_with,
 )
 from kmigrate.engine.sources import SourceError, decode_source, read_bytes
+from kmigrate.project.discover import discover
+from kmigrate.project.resolution_cache import StoredResolution, load_resolution, resolve
 
 if TYPE_CHECKING:
-    from kmigrate.commands.cache import ResultCache
-    from kmigrate.commands.config import Config
-    from kmigrate.commands.facts_guess import FactsGuess
-    from kmigrate.commands.jobs import Job
+    from kmigrate.engine.run_data import Job
     from kmigrate.engine.spec import ContextSpec
+    from kmigrate.project.config import Config
+    from kmigrate.project.facts_guess import FactsGuess
+    from kmigrate.store.cache import ResultCache
 
 MAX_INDEXED_FILES = 20_000  # beyond this, files are analysed alone
 INDEX_FOLDER = ".index"  # inside the cache root; the dot keeps it out of run-key pruning
@@ -89,7 +89,7 @@ def index_store(root: Path) -> ResultCache | None:
     """The signed plain-data store of the index under the project's cache root, or None
     when there is no machine secret or the folders are not real folders (a link the
     tree planted is never followed)."""
-    from kmigrate.commands.cache import side_store
+    from kmigrate.store.cache import side_store
 
     return side_store(root, INDEX_FOLDER, _spec_key())
 
@@ -272,7 +272,7 @@ def index_records(
     bytes may be None (not read: :class:`ProjectFiles`); any other file's are read.
     ``packages``: each folder's package, as far as worked out already (filled in);
     ``digests``: each file's digest by key, as far as worked out already."""
-    from kmigrate.commands.jobs import package_of
+    from kmigrate.engine.run_data import package_of
 
     entries = entries if entries is not None else _Entries(store)
     packages = packages if packages is not None else {}
@@ -671,7 +671,7 @@ class _Project:
         """``facts`` and those of the ``notebooks`` (path, package) in this project (kept
         for the next run: see :meth:`with_known_notebooks`; ``made``: their entries made
         by workers, see ``notebook_facts.made_entry``)."""
-        from kmigrate.commands.notebook_facts import (
+        from kmigrate.project.notebook_facts import (
             notebook_facts,
             notebook_record,
             store_notebook_facts,
@@ -701,7 +701,7 @@ class _Project:
         """:meth:`with_notebooks` for a project unchanged since its stored resolution
         (whose ``files`` are read): the notebooks' facts of the last run when neither
         they nor kmigrate changed, else worked out (which indexes every file)."""
-        from kmigrate.commands.notebook_facts import load_notebook_facts
+        from kmigrate.project.notebook_facts import load_notebook_facts
 
         if self.store is not None and isinstance(facts, ProjectFacts):
             key = self._notebooks_key(notebooks)
@@ -716,7 +716,7 @@ class _Project:
     def _notebooks_key(self, notebooks: Sequence[tuple[Path, str]]) -> str:
         """What the notebooks' facts come from: this project (its key), each notebook's
         place, package and bytes, and kmigrate's build."""
-        from kmigrate.commands.resolution_cache import build_key
+        from kmigrate.project.resolution_cache import build_key
 
         parts = [build_key(), self.key]
         for path, package in notebooks:
@@ -787,18 +787,18 @@ def facts_guess(
     packages: dict[Path, str] | None = None,
 ) -> FactsGuess:
     """What the files in ``later`` are analysed with before the project is resolved
-    (see :mod:`~kmigrate.commands.facts_guess`): the records read already, and the
+    (see :mod:`~kmigrate.project.facts_guess`): the records read already, and the
     entries of the files in ``later`` that the others need most, parsed here.
     ``packages``: each folder's package, as far as worked out already."""
     # only a run with files to analyse first guesses: a warm one never imports it
-    from kmigrate.commands.facts_guess import (
+    from kmigrate.engine.run_data import package_of
+    from kmigrate.project.facts_guess import (
         BUDGET_SHARE,
         FactsGuess,
         choose_providers,
         module_keys,
         useful_imports,
     )
-    from kmigrate.commands.jobs import package_of
 
     # an entry not read yet (a stored record) is not read for a guess
     known = {
@@ -898,7 +898,7 @@ class PendingProject:
         """The facts of every module, from the stored records and the entries the
         first analyses (job, report) returned (``notebooks``: the notebooks' entries,
         when workers made them meanwhile: ``notebook_facts.made_entry``)."""
-        from kmigrate.commands.jobs import package_of
+        from kmigrate.engine.run_data import package_of
 
         packages: dict[Path, str] = {}
         records = list(self.records)
@@ -960,7 +960,7 @@ def notebook_file_users(
     A notebook's reloads are resolved through its own imports (nothing else binds its
     names). Entries are stored by the notebooks' bytes; ``made``: those this run made
     already (the scanned notebooks'), by key."""
-    from kmigrate.commands.notebook_facts import notebook_entry
+    from kmigrate.project.notebook_facts import notebook_entry
 
     found: dict[str, FileUse] = {}
     for path in paths:

@@ -17,9 +17,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kmigrate.commands.plain_data import checked_line, checked_list, checked_pair, checked_text
 from kmigrate.engine.project_entry import ValueStore, build_entry, load_entry, store_entry
 from kmigrate.engine.project_index import ModuleFacts, ModuleRecord, ProjectFacts, ProjectIndex
+from kmigrate.store.plain_data import checked_line, checked_list, checked_pair, checked_text
 
 if TYPE_CHECKING:
     from kmigrate.engine.spec import ContextSpec
@@ -68,7 +68,7 @@ def _digest(data: bytes) -> str:
 
 
 def _entry_of_cells(data: bytes) -> dict | None:
-    from kmigrate.commands.notebook import NotebookError, load_notebook
+    from kmigrate.engine.notebook import NotebookError, load_notebook
     from kmigrate.engine.sources import SourceError, decode_source, parse_or_none
     from kmigrate.engine.tree_index import TreeIndex
     from kmigrate.rules.context_spec import CONTEXT_SPEC
@@ -164,7 +164,7 @@ def notebook_record(
     made: tuple[str, dict | None] | None = None,
 ) -> ModuleRecord | None:
     """The notebook as a record with the given ``layout`` (see
-    ``project_scan.record_layout``) and no module names: nothing imports it.
+    ``index_pass.record_layout``) and no module names: nothing imports it.
     ``made``: see :func:`notebook_entry`."""
     entry = notebook_entry(path, store, made)
     if entry is None:

@@ -13,21 +13,22 @@ from pathlib import Path
 import click
 
 from kmigrate import __version__
-from kmigrate.commands.run_settings import (
-    RunSettings,
+from kmigrate.cli.options import (
     _stderr_console,
     common_run_options,
+    run_settings,
     run_with_progress,
 )
 from kmigrate.engine.model import RULE_CRASHED
+from kmigrate.run.settings import RunSettings
 
 # Commands implemented in their own modules, imported only when invoked.
 LAZY_COMMANDS: dict[str, str] = {
-    "check": "kmigrate.commands.check:check_command",
-    "baseline": "kmigrate.commands.check:baseline_command",
-    "merge": "kmigrate.commands.merge:merge_command",
+    "check": "kmigrate.cli.check:check_command",
+    "baseline": "kmigrate.cli.check:baseline_command",
+    "merge": "kmigrate.cli.merge:merge_command",
     "parity": "kmigrate.parity.cli:parity_command",
-    "convert-weights": "kmigrate.commands.convert_weights:convert_weights_command",
+    "convert-weights": "kmigrate.parity.convert_weights:convert_weights_command",
 }
 
 REPORT_FORMATS = ("table", "json", "sarif", "markdown", "html", "github", "gitlab")
@@ -101,7 +102,7 @@ def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, statistic
 
     if fmt not in FORMATS:
         raise click.UsageError(f"format {fmt!r} is not available in this build")
-    settings = RunSettings(paths, select, ignore, jobs, config_path)
+    settings = run_settings(paths, select, ignore, jobs, config_path)
     planned = settings.jobs_for()
     result = run_with_progress(settings, planned, quiet, "scanning")
     _add_unused_suppressions(settings, planned, result, select)
@@ -111,7 +112,7 @@ def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, statistic
         report = build(result, rules=settings.rules)
         _emit(render_statistics(report, "json" if fmt == "json" else "table"), output)
         return
-    from kmigrate.commands.backend_pins import find_backend_pins
+    from kmigrate.project.backend_pins import find_backend_pins
 
     root = settings.config.root
     mentions = {r.path: r.mentions_backend for r in result.files}  # noted where they were read
@@ -128,8 +129,8 @@ def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, statistic
 def _add_unused_suppressions(settings: RunSettings, planned, result, select) -> None:
     """KM903 is opt-in: only when selected by its id (or `check --report-unused-...`)."""
     if not select:
-        return  # nothing selected explicitly; and kmigrate.commands.check stays unimported
-    from kmigrate.commands.check import selects_unused_suppressions, unused_suppression_findings
+        return  # nothing selected explicitly; and kmigrate.cli.check stays unimported
+    from kmigrate.cli.check import selects_unused_suppressions, unused_suppression_findings
 
     if not selects_unused_suppressions(select):
         return
@@ -194,7 +195,7 @@ def apply(paths, select, ignore, jobs, config_path, quiet, diff, check_only, all
     """
     if parity and diff:
         raise click.UsageError("--parity checks the rewritten files: run it without --diff")
-    settings = RunSettings(paths, select, ignore, jobs, config_path)
+    settings = run_settings(paths, select, ignore, jobs, config_path)
     planned = settings.jobs_for(fix=True)
     try:
         result = run_with_progress(settings, planned, quiet, "rewriting")
@@ -241,7 +242,7 @@ def apply(paths, select, ignore, jobs, config_path, quiet, diff, check_only, all
 
 def _parity_after_apply(settings: RunSettings, written, planned) -> bool:
     """Prove the rewritten factories against their originals (kept in memory)."""
-    from kmigrate.commands.apply_parity import check_parity, entry_points, original_texts
+    from kmigrate.run.apply_parity import check_parity, entry_points, original_texts
 
     locations = {job.display: Path(job.path) for job in planned}
     changed = [
@@ -302,7 +303,7 @@ def _dirty(changed, paths) -> set[str]:
     """The reports (by path) whose file has uncommitted git changes; says which and why."""
     if not changed:
         return set()
-    from kmigrate.commands.gitstate import dirty_files
+    from kmigrate.project.gitstate import dirty_files
 
     dirty = {d.path: d for d in dirty_files([paths[r.path] for r in changed])}
     pairs = [(r, dirty[paths[r.path]]) for r in changed if paths[r.path] in dirty]
@@ -342,11 +343,11 @@ def unified_diff(path: str, old: str, new: str) -> str:
 def rules_command(fmt: str, catalog: bool) -> None:
     """List every rule: id, name, fixable, summary."""
     if catalog:
-        from kmigrate.commands.catalog_doc import catalog_size_text
+        from kmigrate.report.rule_doc import catalog_size_text
 
         click.echo(catalog_size_text(fmt), nl=False)
         return
-    from kmigrate.commands.catalog_doc import render_rules
+    from kmigrate.report.rule_doc import render_rules
 
     click.echo(render_rules(fmt), nl=False)
 
@@ -355,7 +356,7 @@ def rules_command(fmt: str, catalog: bool) -> None:
 @click.argument("code")
 def explain(code: str) -> None:
     """Explain one rule (KM201) or ops-catalog entry (tf.reduce_mean): what, why, examples."""
-    from kmigrate.commands.catalog_doc import explain_text
+    from kmigrate.report.rule_doc import explain_text
 
     text = explain_text(code)
     if text is None:

@@ -9,7 +9,7 @@ project scan and the reports all read it: they import this module, never the run
 from __future__ import annotations
 
 import pickle
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -89,7 +89,7 @@ class FileReport:
     # the TensorFlow names left after `apply` (report.footprint.leftovers), worked out by
     # the worker; merge: those a shard's JSON report already worked out
     tf_leftovers: list[str] | None = None
-    # a deferred job (see project_scan.PendingProject): the file's own facts and entry,
+    # a deferred job (see index_pass.PendingProject): the file's own facts and entry,
     # and the local facts the index of its first guess made (the project takes them
     # where they are its own instead of making them again)
     own_facts: ModuleFacts | None = None
@@ -218,3 +218,26 @@ def package_of(path: Path, memo: dict[Path, str] | None = None) -> str:
     if memo is not None:
         memo[path.parent] = package
     return package
+
+
+# The environment variables a backend pin sets (names, not framework code).
+BACKEND_VARIABLE = "KERAS_BACKEND"
+LEGACY_VARIABLE = "TF_USE_LEGACY_KERAS"
+
+
+@dataclass(frozen=True, order=True)
+class BackendPin:
+    """One place that sets the Keras backend (or forces Keras 2)."""
+
+    path: str
+    line: int
+    variable: str  # KERAS_BACKEND, TF_USE_LEGACY_KERAS, or "keras.json"
+    value: str  # "jax", "${{ matrix.backend }}", "" when not a literal
+    kind: str  # ci, docker, env-file, test-config, keras-config, code, notebook
+    cell: int | None = None  # notebooks: 1-based code cell
+
+    def to_json(self) -> dict[str, object]:
+        data = asdict(self)
+        if self.cell is None:
+            del data["cell"]
+        return data

@@ -43,7 +43,7 @@ def rule_facts(project_root: Path | None) -> tuple[RuleFacts, ...]:
     """Every registered rule's facts, in id order: the table stored in the cache of the
     project at ``project_root`` for this build of kmigrate, else read from the rule
     classes (and stored there). ``None``: no cache, read the classes."""
-    from kmigrate.commands.cache import side_store
+    from kmigrate.store.cache import side_store
 
     store = side_store(project_root, CATALOG_FOLDER) if project_root is not None else None
     key = _code_key()
@@ -59,7 +59,7 @@ def rule_facts(project_root: Path | None) -> tuple[RuleFacts, ...]:
 
 def _code_key() -> str:
     """kmigrate's version and code (the result cache's fingerprint) and the Python."""
-    from kmigrate.commands.cache import FORMAT, code_fingerprint
+    from kmigrate.store.cache import FORMAT, code_fingerprint
 
     parts = (FORMAT, __version__, code_fingerprint(), sys.version_info[:2])
     return hashlib.blake2b(repr(parts).encode(), digest_size=10).hexdigest()

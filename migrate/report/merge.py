@@ -17,12 +17,9 @@ more than one input keeps the entries of the last input that has it.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-
-import click
 
 from kmigrate.engine.model import FINDING_FIELDS, Context, EditPlan, Finding, Severity, Span
 
@@ -112,7 +109,7 @@ def _backend_pins(backends: list[dict[str, Any]]):
     files); None when no input checked the backend."""
     if not any(b.get("checked") for b in backends):
         return None
-    from kmigrate.commands.backend_pins import BackendPin
+    from kmigrate.engine.run_data import BackendPin
 
     pins = set()
     for backend in backends:
@@ -143,7 +140,7 @@ def _finding(item: dict[str, Any]) -> Finding:
 
 def _run_result(files: list[dict[str, Any]], findings: list[dict[str, Any]], rule_ids):
     """A RunResult standing for the merged reports, for the report module's summary."""
-    from kmigrate.commands.jobs import FileReport, RunResult
+    from kmigrate.engine.run_data import FileReport, RunResult
 
     reports: dict[str, FileReport] = {}
     for entry in files:
@@ -164,7 +161,7 @@ def _run_result(files: list[dict[str, Any]], findings: list[dict[str, Any]], rul
     return RunResult(list(reports.values()), rule_ids)
 
 
-def _parse_input(text: str) -> tuple[str, Path]:
+def parse_input(text: str) -> tuple[str, Path]:
     """``report.json`` or ``NAME=report.json`` (paths of that report get ``NAME/``)."""
     name, sep, rest = text.partition("=")
     if sep and name and "/" not in name and not Path(text).exists():
@@ -172,45 +169,13 @@ def _parse_input(text: str) -> tuple[str, Path]:
     return "", Path(text)
 
 
-@click.command(name="merge")
-@click.argument("reports", nargs=-1, required=True, metavar="[NAME=]REPORT.json...")
-@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report here.")
-@click.option(
-    "--format",
-    "-f",
-    "fmt",
-    default="json",
-    show_default=True,
-    help="Format of the merged report (json, or any `scan --format` format).",
-)
-def merge_command(reports: tuple[str, ...], output: str | None, fmt: str) -> None:
-    """Combine JSON reports of `kmigrate scan` into one, summary recomputed.
-
-    \b
-    Shards of one repository (CI matrix, `scan --shard K/N`):
-      kmigrate merge shard-*.json -o report.json
-    Several repositories (paths get NAME/ in front):
-      kmigrate merge api=api.json models=models.json -o org.json
-    """
-    loaded = []
-    try:
-        for text in reports:
-            prefix, path = _parse_input(text)
-            loaded.append((prefix, load_report(path)))
-    except MergeError as error:
-        raise click.UsageError(str(error)) from None
-    from kmigrate.report import FORMATS, build, render_data
-
-    if fmt != "json" and fmt not in FORMATS:
-        raise click.UsageError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
-    data = merge_data(loaded)
+def render_merged(data: dict[str, Any], fmt: str) -> str:
+    """The merged report in ``fmt``: JSON as merged, any other format rendered from the
+    merged findings (summary recomputed)."""
     if fmt == "json":
-        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    else:  # the other formats are rendered from the merged findings
-        result = _run_result(data["files"], data["findings"], tuple(data["summary"]["rule_ids"]))
-        pins = _backend_pins([data["summary"].get("backend") or {}])
-        text = render_data(build(result, backend_pins=pins), fmt, color=False)
-    if output:
-        Path(output).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    from kmigrate.report import build, render_data
+
+    result = _run_result(data["files"], data["findings"], tuple(data["summary"]["rule_ids"]))
+    pins = _backend_pins([data["summary"].get("backend") or {}])
+    return render_data(build(result, backend_pins=pins), fmt, color=False)

@@ -15,14 +15,15 @@ from pathlib import Path
 
 import click
 
-from kmigrate.commands.run_settings import RunSettings, common_run_options, run_with_progress
+from kmigrate.cli.options import common_run_options, run_settings, run_with_progress
 from kmigrate.engine.model import RULE_CRASHED, UNUSED_SUPPRESSION
+from kmigrate.run.settings import RunSettings
 
 CHECK_FORMATS = ("concise", "github", "json")
 
 
 def _settings(paths, select, ignore, jobs, config_path) -> RunSettings:
-    settings = RunSettings(paths, select, ignore, jobs, config_path)
+    settings = run_settings(paths, select, ignore, jobs, config_path)
     if settings.config.source is None:
         # No pyproject.toml: the project is where the command runs (pre-commit runs
         # hooks at the repository root), not the folder of the first file named.
@@ -40,7 +41,7 @@ def _baseline_file(settings: RunSettings, option: str | None) -> Path:
 
 def _load_baseline(settings: RunSettings, option: str | None):
     """(path, Baseline); a malformed file is a usage error (exit 2)."""
-    from kmigrate.commands.baseline import Baseline, BaselineError
+    from kmigrate.project.baseline import Baseline, BaselineError
 
     path = _baseline_file(settings, option)
     try:
@@ -59,7 +60,7 @@ def _excluded(display: str, globs: list[str]) -> bool:
 def _planned_jobs(settings: RunSettings):
     jobs = settings.jobs_for()
     if settings.config.exclude:
-        from kmigrate.commands.runner import filter_jobs
+        from kmigrate.run.runner import filter_jobs
 
         exclude = settings.config.exclude
         jobs = filter_jobs(jobs, lambda j: not _excluded(j.display, exclude))
@@ -263,7 +264,7 @@ def check_command(
     Meant for pre-commit and CI; FILES default to the whole project. Prints one line
     per new finding (`path:line:col: KM201 message`) and a summary on stderr.
     """
-    from kmigrate.commands.baseline import match_findings
+    from kmigrate.project.baseline import match_findings
 
     settings = _settings(paths, select, ignore, jobs, config_path)
     baseline_path, baseline = _load_baseline(settings, baseline_option)
@@ -271,7 +272,7 @@ def check_command(
     result = run_with_progress(settings, planned, quiet, "checking")
     at_ref: Counter[str] | None = None
     if baseline_ref:
-        from kmigrate.commands.git_baseline import GitError, findings_at_ref
+        from kmigrate.run.git_baseline import GitError, findings_at_ref
 
         try:
             at_ref = findings_at_ref(

@@ -1,0 +1,48 @@
+"""`kmigrate merge`: one report from the JSON reports of sharded runs."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from kmigrate.report.merge import MergeError, load_report, merge_data, parse_input, render_merged
+
+
+@click.command(name="merge")
+@click.argument("reports", nargs=-1, required=True, metavar="[NAME=]REPORT.json...")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report here.")
+@click.option(
+    "--format",
+    "-f",
+    "fmt",
+    default="json",
+    show_default=True,
+    help="Format of the merged report (json, or any `scan --format` format).",
+)
+def merge_command(reports: tuple[str, ...], output: str | None, fmt: str) -> None:
+    """Combine JSON reports of `kmigrate scan` into one, summary recomputed.
+
+    \b
+    Shards of one repository (CI matrix, `scan --shard K/N`):
+      kmigrate merge shard-*.json -o report.json
+    Several repositories (paths get NAME/ in front):
+      kmigrate merge api=api.json models=models.json -o org.json
+    """
+    loaded = []
+    try:
+        for text in reports:
+            prefix, path = parse_input(text)
+            loaded.append((prefix, load_report(path)))
+    except MergeError as error:
+        raise click.UsageError(str(error)) from None
+    from kmigrate.report import FORMATS
+
+    if fmt != "json" and fmt not in FORMATS:
+        raise click.UsageError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
+    text = render_merged(merge_data(loaded), fmt)
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
