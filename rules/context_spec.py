@@ -101,7 +101,13 @@ CONTEXT_SPEC = ContextSpec(
         "keras.layers.InputLayer",
     ),
     data_methods=frozenset({"map", "filter", "flat_map", "interleave", "from_generator"}),
-    data_symbol_prefixes=("tf.data.", "tf.io.", "tf.image.", "tf.audio."),
+    # proof of data code: a tf.data pipeline or tf.io parsing. ``tf.image`` is not: layers
+    # call it too (resize, crop): such a call is decided on its own, the function around
+    # it stays model code
+    data_symbol_prefixes=("tf.data.", "tf.io."),
+    keras_namespaces=("K", "keras", "tf.keras", "tf_keras"),
+    serving_symbols=("tf.saved_model.",),
+    distribution_symbols=("tf.distribute.",),
     # A Keras 3 project that keeps TensorFlow for its tf.data preprocessing imports it
     # as optional; keras.ops inside a tf.data map fails on JAX and PyTorch.
     optional_imports=(
@@ -112,6 +118,9 @@ CONTEXT_SPEC = ContextSpec(
         ),
     ),
     training_symbols=("tf.GradientTape",),
+    # TensorBoard logging: what a hand-written training loop does (a layer's own call
+    # stays model code, and its tf.summary call gets KM606's error)
+    training_call_prefixes=("tf.summary.",),
     saved_file_suffixes=(".h5", ".hdf5", ".keras", ".ckpt", ".weights.h5"),
     saved_model_saves=SAVED_MODEL_SAVE,
     saved_model_loads=SAVED_MODEL_LOAD,
@@ -127,6 +136,17 @@ CONTEXT_SPEC = ContextSpec(
         superseded_parents=("tensorflow",),
         superseded_modules=("keras_core",),  # keras-core-import makes it `import keras`
         module_aliases=(("tensorflow", "tf"),),
+        only_where_imported=(
+            (
+                "tensorflow",
+                (
+                    "tensorflow.keras",
+                    "tensorflow.python.keras",
+                    "tensorflow.compat.v1.keras",
+                    "tensorflow.compat.v2.keras",
+                ),
+            ),
+        ),
     ),
     # Re-exported or aliased by real projects (``from mypkg.backend import K``).
     namespace_symbols=frozenset(

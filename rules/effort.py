@@ -50,6 +50,9 @@ CONTEXT_FACTOR: dict[str, float] = {
     "model": 1.0,
     "training-loop": 1.5,
     "data": 0.5,
+    "serving": 1.0,
+    "distribution": 1.0,
+    "undecided": 1.5,  # a helper shared by a model and a data pipeline: split by hand
     "other": 1.0,
 }
 

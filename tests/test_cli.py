@@ -49,7 +49,15 @@ def test_scan_json_follows_the_design_format(samples_copy: Path) -> None:
     for finding in report["findings"]:
         assert set(FINDING_FIELDS) <= set(finding)
         assert finding["severity"] in ("error", "warning", "info")
-        assert finding["context"] in ("model", "training-loop", "data", "other")
+        assert finding["context"] in (
+            "model",
+            "training-loop",
+            "data",
+            "serving",
+            "distribution",
+            "undecided",
+            "other",
+        )
         assert not Path(finding["path"]).is_absolute()
 
 

@@ -193,7 +193,69 @@ def test_loss_functional_builder_training_loop_contexts() -> None:
     assert contexts["focal"] is Context.MODEL  # passed as loss=
     assert contexts["build"] is Context.MODEL  # applies tf ops to keras.Input
     assert contexts["train_step"] is Context.TRAINING_LOOP
-    assert contexts["unrelated"] is None
+    assert contexts["unrelated"] is Context.MODEL  # a Keras module: model unless proven
+
+
+def test_without_keras_unseeded_code_is_other() -> None:
+    text = "import tensorflow as tf\n\ndef unrelated(x):\n    return tf.reduce_sum(x)\n"
+    assert _contexts(text) == {"unrelated": None}
+    assert _contexts(text.replace("(x)\n", "(x)\n\nlayer = tf.keras.layers.Dense(3)\n")) == {
+        "unrelated": Context.MODEL  # reading `tf.keras` makes it a Keras module
+    }
+
+
+def test_a_helper_of_a_layer_and_of_a_data_map_is_undecided() -> None:
+    contexts = _contexts(
+        code(
+            """
+            import tensorflow as tf
+            from tensorflow import keras
+
+            def scale(x):
+                return x * 2.0
+
+            def shared(x):
+                return scale(x)
+
+            class Block(keras.layers.Layer):
+                def call(self, x):
+                    return shared(x)
+
+            ds = tf.data.Dataset.range(3).map(shared)
+            """
+        )
+    )
+    assert contexts["shared"] is contexts["scale"] is Context.UNDECIDED
+    assert contexts["call"] is Context.MODEL  # a layer's own method whatever it calls
+
+
+def test_serving_distribution_and_image_calls() -> None:
+    contexts = _contexts(
+        code(
+            """
+            import tensorflow as tf
+            from tensorflow import keras
+
+            def export(model):
+                tf.saved_model.save(model, "out")
+
+            def replicas():
+                return tf.distribute.MirroredStrategy()
+
+            def crop(x):  # tf.image proves nothing: layers crop too
+                return tf.image.central_crop(x, 0.5)
+
+            def decode(record):  # tf.io parsing does
+                return tf.io.decode_raw(record, tf.uint8)
+            """
+        )
+    )
+    assert contexts == {
+        "export": Context.SERVING,
+        "replicas": Context.DISTRIBUTION,
+        "crop": Context.MODEL,
+        "decode": Context.DATA,
+    }
 
 
 def test_lambda_passed_to_lambda_layer_is_model_code() -> None:

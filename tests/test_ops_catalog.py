@@ -612,26 +612,41 @@ _LEFTOVER = re.compile(r"[{}]|its argument|\bname:|``")
 
 def _every_catalog_call() -> list[str]:
     """Modules calling every catalog entry: each differential case in a layer (model
-    code), then in a plain function (other code); each manual symbol both ways."""
+    code); then each in a plain function that a layer and a tf.data map both call
+    (undecided code); then the TensorFlow ones in a module without Keras (other code);
+    each manual symbol every way."""
     manual_calls = [f"{s}(x)" for e in CATALOG if not e.automatic for s in e.symbols]
     model = case_module(CASES)
     model += "\n\nclass Manual(keras.layers.Layer):\n    def call(self, x):\n"
     model += "".join(f"        {call}\n" for call in manual_calls)
     names = sorted({name for case in CASES for name in case.inputs} | {"x"})
     args = ", ".join(names)
-    other = HEADER + "".join(
-        f"\n\ndef outside{index}({args}):\n    return {call}\n"
-        for index, call in enumerate([c.expr for c in CASES if not c.init] + manual_calls)
-    )
-    return [model, other]
+    calls = [c.expr for c in CASES if not c.init] + manual_calls
+
+    def plain(header: str, chosen: list[str]) -> str:
+        return header + "".join(
+            f"\n\ndef outside{index}({args}):\n    return {call}\n"
+            for index, call in enumerate(chosen)
+        )
+
+    undecided = plain(HEADER, calls)
+    undecided += "\n\nclass Both(keras.layers.Layer):\n    def call(self, x):\n"
+    undecided += "".join(f"        outside{i}(x)\n" for i in range(len(calls)))
+    undecided += "".join(f"\n\ntf.data.Dataset.range(1).map(outside{i})" for i in range(len(calls)))
+    other = plain("import tensorflow as tf\n", [c for c in calls if c.startswith("tf.")])
+    return [model, undecided, other]
 
 
 def test_every_catalog_message_names_its_real_replacement() -> None:
     findings = [f for text in _every_catalog_call() for f in scan_text(text, select=["KM2"])]
     contexts = {f.context.value for f in findings}
-    assert contexts == {"model", "other"} and len(findings) > 2 * len(CASES)
+    assert contexts == {"model", "undecided", "other"} and len(findings) > 2 * len(CASES)
     leaks = [f"{f.span.line}: {f.message}" for f in findings if _LEFTOVER.search(f.message)]
     assert not leaks, leaks
+    undecided = [f for f in findings if f.context.value == "undecided"]
+    assert undecided and all(
+        not f.fixable and "undecided, not rewritten" in f.message for f in undecided
+    )
 
 
 def test_every_catalog_explanation_is_rendered() -> None:
@@ -642,9 +657,11 @@ def test_every_catalog_explanation_is_rendered() -> None:
 
 def test_template_entries_show_the_rewritten_call() -> None:
     assert "Keras 3:    tuple(x.shape)" in explain_entry("K.int_shape")
-    code = "from tensorflow.keras import backend as K\n\n\ndef f(inputs):\n"
-    code += "    return K.int_shape(inputs)\n"
-    # outside model code the name is gone from Keras 3 (KM108), whose message names the form
+    code = (
+        "import tensorflow as tf\nfrom tensorflow.keras import backend as K\n\n\ndef f(inputs):\n"
+    )
+    code += "    return K.int_shape(inputs)\n\n\ntf.data.Dataset.range(1).map(f)\n"
+    # in data code the name is gone from Keras 3 (KM108), whose message names the form
     (finding,) = scan_text(code, select=["KM108"])
     assert "`tuple(inputs.shape)`" in finding.message, finding.message
     (finding,) = km2_findings(layer("K.int_shape(x)"))

@@ -190,12 +190,15 @@ def test_a_name_a_function_binds_itself_is_not_written_for_keras() -> None:
     assert "ops.shape(x)" in fixed
 
 
+TF1 = "import tensorflow.compat.v1 as tf1\n"
+
+
 @pytest.mark.parametrize(
     ("code", "spelled", "imported"),
     [
-        ("x = 1\n", "tf.cast", EnsureImport("tensorflow", asname="tf")),
+        (TF1, "tf.cast", EnsureImport("tensorflow", asname="tf")),
         ("import tensorflow as tf\n", "tf.cast", None),  # reused, nothing to add
-        ("tf = None\n", "tensorflow.cast", EnsureImport("tensorflow")),  # `tf` is taken
+        (TF1 + "tf = None\n", "tensorflow.cast", EnsureImport("tensorflow")),  # `tf` is taken
     ],
 )
 def test_tensorflow_comes_in_as_tf_when_that_name_is_free(
@@ -206,3 +209,22 @@ def test_tensorflow_comes_in_as_tf_when_that_name_is_free(
     assert speller.spell("tensorflow.cast") == spelled
     assert speller.spell("tensorflow.math.log") == spelled.replace("cast", "math.log")
     assert speller.needed == ([imported] if imported else [])
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "x = 1\n",
+        "from tensorflow.keras import backend as K\n",  # Keras's after the migration
+        "from tensorflow import keras\nimport tf_keras\n",
+    ],
+)
+def test_tensorflow_is_never_imported_into_a_module_that_did_not_import_it(code: str) -> None:
+    """A fix spelling ``tensorflow.cast`` in a module without its own TensorFlow import
+    is refused (scan keeps no fix and says why): apply never adds ``import tensorflow``."""
+    speller = _speller(code)
+    name, why = speller.first_name("tensorflow.cast")
+    assert "does not import `tensorflow`" in why
+    with pytest.raises(UnspellableNameError, match="never adds that import"):
+        speller.spell("tensorflow.cast")
+    assert speller.needed == []

@@ -124,7 +124,7 @@ class _Walker:
         module.resolver = self.resolver
         self.path: list[ast.AST] = module.walk_path
         self.scope = Scope()
-        self.context = Context.OTHER
+        self.context = index.default  # module and class bodies
         self.children = child_nodes if ruleset.visits_leaves else code_children
         self.lean = not ruleset.visits_leaves  # Name and Constant have nothing below
         self.by_type = ruleset.by_type
@@ -272,6 +272,10 @@ class _Walker:
         if not rules:
             return
         keywords = {k.arg: k.value for k in node.keywords if k.arg is not None}
+        context = self.context
+        if self.scope.function_node is None and context is Context.MODEL and symbol:
+            # outside functions, a call of a TensorFlow-by-design API proves its own context
+            self.context = self.index.for_call(symbol) or context
         site = self._site(
             CallSite,
             node,
@@ -282,6 +286,7 @@ class _Walker:
             or any(k.arg is None for k in node.keywords),
             receiver=receiver,
         )
+        self.context = context
         for rule in rules:
             self._run(rule, rule.check_call, site)
 
@@ -466,6 +471,7 @@ def analyze_module_text(
     module.project_facts = facts
     result.tree, result.tree_index = tree, tree_index
     index = build_context_index(tree, module.resolver, spec, facts, tree_index)
+    module.default_context = index.default
     reports: list[Report] = []
     walker = _Walker(module, ruleset, index, reports)
     try:
@@ -480,7 +486,12 @@ def analyze_module_text(
     result.findings.extend(_findings_from_reports(path, reports, ruleset, waiting, fixable))
     module.release()
     result.shared_path_reads = tuple(sorted(module.shared_path_reads))
-    if facts.mixed_functions or facts.notes or facts.patched:
+    if (
+        facts.mixed_functions
+        or facts.notes
+        or facts.patched
+        or any(f.context is Context.UNDECIDED for f in result.findings)
+    ):
         _apply_project_notes(result.findings, facts)
     if spec.optional_imports:
         _keep_optional_calls(result.findings, module, spec.optional_imports)
@@ -614,13 +625,20 @@ def _apply_project_notes(findings: list[Finding], facts: ModuleFacts) -> None:
                 "so this call may not be the TensorFlow one)"
             )
         owner = finding.scope_name.split(".", 1)[0]
-        if owner in mixed and finding.fix is not None:
+        undecided = finding.context is Context.UNDECIDED
+        if owner in mixed and (finding.fix is not None or undecided):
             finding.fix = None
             caller = mixed[owner]
             data = f"from data code, {caller}" if caller else "is data code itself"
             finding.message += (
-                f" (not rewritten: `{owner}` is called from model code and {data} "
+                f" (undecided, not rewritten: `{owner}` is called from model code and {data} "
                 f"({_DATA_CODE}); change it by hand or split it)"
+            )
+        elif undecided:
+            finding.fix = None
+            finding.message += (
+                f" (undecided, not rewritten: `{owner}` is reached from model code and "
+                f"from data code in this module ({_DATA_CODE}); change it by hand or split it)"
             )
         note = notes.get(owner)
         if note is not None:
@@ -736,9 +754,7 @@ def _keep_optional_calls(
 
 # What the project index counts as data code (ContextSpec.data_methods and
 # data_symbol_prefixes), for the findings of helpers shared with model code.
-_DATA_CODE = (
-    "a dataset's `map` function, or code calling TensorFlow's data, I/O, image or audio APIs"
-)
+_DATA_CODE = "a dataset's `map` function, or code calling TensorFlow's data or I/O APIs"
 
 
 def _note_text(note: str) -> str:

@@ -1,16 +1,21 @@
 """Static context classification: is this code model code, a training loop, a data
-pipeline, or something else?
+pipeline, serving or distribution code, or undecided?
 
-It matters because only model code is rewritten: ``tf.data`` pipelines are portable
-inputs and a ``GradientTape`` loop is backend-specific by nature. What counts as a
-Keras base class or a data API is TensorFlow knowledge and comes in as a
+It matters because only model code is rewritten to Keras 3: ``tf.data`` pipelines are
+portable inputs and a ``GradientTape`` loop is backend-specific by nature. What counts as
+a Keras base class or a data API is TensorFlow knowledge and comes in as a
 :class:`~kmigrate.engine.spec.ContextSpec` from ``rules/``; this module only knows how
 to propagate it.
 
-The classification is per function (or lambda): seeds are found first, then
-propagated along the module's own call graph, model first (it wins), then
-training loop, then data. Nested functions inherit their enclosing context
-unless seeded themselves.
+In a module that uses Keras, code is model code unless positive evidence proves it
+TensorFlow by design: seeds (a ``.map(f)``, a ``tf.data`` / ``tf.io`` call, a
+``GradientTape`` block, a ``tf.saved_model`` or ``tf.distribute`` call) propagate along
+the module's own call graph; the absence of a recognised base class proves nothing. A
+function reached both from model code (a layer's method, a function applied to
+``keras.Input`` tensors) and from data code is ``undecided``: reported, never rewritten.
+A layer's own methods are model code whatever they call. Nested functions inherit their
+enclosing context unless seeded themselves. In a module without Keras, unseeded code
+stays ``other``.
 """
 
 from __future__ import annotations
@@ -33,13 +38,25 @@ FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 
 @dataclass
 class ContextIndex:
-    """Context per function node and the set of model classes of one module."""
+    """Context per function node and the set of model classes of one module; code
+    outside any function (module and class bodies) has ``default``."""
 
     function_context: dict[int, Context] = field(default_factory=dict)
     model_classes: set[str] = field(default_factory=set)
+    default: Context = Context.OTHER
+    # (symbol prefixes, context): a call of one of these outside any function (a script's
+    # `tf.saved_model.load(...)`) is its own evidence: that call has that context
+    call_contexts: tuple[tuple[tuple[str, ...], Context], ...] = ()
 
     def for_function(self, node: ast.AST) -> Context | None:
         return self.function_context.get(id(node))
+
+    def for_call(self, symbol: str) -> Context | None:
+        """The context a call of ``symbol`` proves by itself, if any."""
+        for prefixes, context in self.call_contexts:
+            if symbol.startswith(prefixes):
+                return context
+        return None
 
 
 def _callee_name(call: ast.Call) -> tuple[str | None, bool]:
@@ -74,21 +91,63 @@ class _Indexer:
         self.class_methods: dict[str, dict[str, ast.AST]] = {}
         self.class_of_method: dict[int, str] = {}
         self.calls: dict[int, set[int]] = {}  # function id -> called function ids
+        self.nested: dict[int, set[int]] = {}  # function id -> functions defined in it
         self._assignments: dict[str, list[ast.expr]] | None = None
         self.nodes: dict[int, ast.AST] = {}
         self.seeds: dict[Context, set[int]] = {c: set() for c in Context}
         self.model_classes: set[str] = set()
+        self.own_model: set[int] = set()  # model code whoever calls it: layer methods...
 
     def run(self) -> ContextIndex:
         self._collect_definitions()
         self._find_model_classes()
         self._walk_bodies()
         self._seed_from_project()
-        index = ContextIndex(model_classes=self.model_classes)
-        for context in (Context.MODEL, Context.TRAINING_LOOP, Context.DATA):
-            for fid in self._reachable(self.seeds[context]):
+        keras = self._uses_keras()
+        spec = self.spec
+        index = ContextIndex(
+            model_classes=self.model_classes,
+            default=Context.MODEL if keras else Context.OTHER,
+            call_contexts=(
+                ((*spec.training_symbols, *spec.training_call_prefixes), Context.TRAINING_LOOP),
+                ((*spec.serving_symbols, *spec.saved_model_saves), Context.SERVING),
+                (spec.distribution_symbols, Context.DISTRIBUTION),
+                (spec.data_symbol_prefixes, Context.DATA),
+            ),
+        )
+        seeded = set().union(*self.seeds.values())
+        reach = {c: self._reachable(self.seeds[c], seeded) for c in self.seeds}
+        data = reach[Context.DATA]
+        for fid in reach[Context.MODEL]:
+            conflict = fid in data and fid not in self.own_model
+            index.function_context[fid] = Context.UNDECIDED if conflict else Context.MODEL
+        for context in _TF_BY_DESIGN:
+            for fid in reach[context]:
                 index.function_context.setdefault(fid, context)
+        if keras:
+            for fid in self.nodes:
+                index.function_context.setdefault(fid, Context.MODEL)
         return index
+
+    def _uses_keras(self) -> bool:
+        """Whether the module is Keras code: it defines or reaches model code, or binds
+        or reads a Keras namespace (``K``, ``from tensorflow import keras``, ``tf.keras``)."""
+        facts = self.facts
+        if self.model_classes or (
+            facts is not None and (facts.model_functions or facts.mixed_functions)
+        ):
+            return True
+        spec = self.spec
+        canonical = self.resolver.canonical
+        if any(spec.is_keras_symbol(canonical(q)) for q in self.resolver.stack[0].imports.values()):
+            return True
+        tails = {ns.rpartition(".")[2] for ns in spec.keras_namespaces if "." in ns}
+        for node in self.index.nodes(ast.Attribute):
+            if node.attr in tails:  # type: ignore[attr-defined]
+                symbol = self.resolver.symbol(node)  # type: ignore[arg-type]
+                if symbol is not None and spec.is_keras_symbol(symbol):
+                    return True
+        return False
 
     # -- definitions ---------------------------------------------------------
     def _collect_definitions(self) -> None:
@@ -110,6 +169,7 @@ class _Indexer:
         for names, context in (
             (self.facts.model_functions, Context.MODEL),
             (self.facts.data_functions, Context.DATA),
+            (self.facts.mixed_functions, Context.DATA),  # and model: undecided
         ):
             for name in names:
                 node = self.module_functions.get(name)
@@ -131,6 +191,7 @@ class _Indexer:
         for name in self.model_classes:
             for method in self.class_methods.get(name, {}).values():
                 self.seeds[Context.MODEL].add(id(method))
+                self.own_model.add(id(method))
 
     def _is_model_class(self, cls: ast.ClassDef) -> bool:
         for base in cls.bases:
@@ -155,7 +216,7 @@ class _Indexer:
             self.nodes[id(function)] = function
             self.calls.setdefault(id(function), set())
             if owner is not None:  # nested: inherits unless seeded itself
-                self.calls.setdefault(id(owner), set()).add(id(function))
+                self.nested.setdefault(id(owner), set()).add(id(function))
         classes = index.class_regions()
         calls = index.numbered(ast.Call)
         owners = innermost(calls, functions)
@@ -169,6 +230,8 @@ class _Indexer:
                 target = expr.func if isinstance(expr, ast.Call) else expr
                 if self._symbol_in(target, self.spec.training_symbols):
                     self.seeds[Context.TRAINING_LOOP].add(id(owner))
+                elif self._symbol_in(target, self.spec.distribution_symbols):
+                    self.seeds[Context.DISTRIBUTION].add(id(owner))
 
     def _symbol_in(self, node: ast.AST, prefixes: tuple[str, ...]) -> bool:
         symbol = self.resolver.symbol(node) if isinstance(node, ast.expr) else None
@@ -185,10 +248,18 @@ class _Indexer:
                 self.calls[id(owner)].add(id(target))
         symbol = self.resolver.symbol(call.func) or ""
         if owner is not None:
-            if symbol.endswith(self.spec.functional_input_suffixes):
+            spec = self.spec
+            if symbol.endswith(spec.functional_input_suffixes):
                 self.seeds[Context.MODEL].add(id(owner))
-            elif symbol.startswith(self.spec.data_symbol_prefixes):
+                self.own_model.add(id(owner))
+            elif symbol.startswith(spec.data_symbol_prefixes):
                 self.seeds[Context.DATA].add(id(owner))
+            elif symbol.startswith(spec.serving_symbols) or symbol in spec.saved_model_saves:
+                self.seeds[Context.SERVING].add(id(owner))
+            elif symbol.startswith(spec.distribution_symbols):
+                self.seeds[Context.DISTRIBUTION].add(id(owner))
+            elif symbol.startswith(spec.training_call_prefixes):
+                self.seeds[Context.TRAINING_LOOP].add(id(owner))
         # Functions handed to Keras (loss=, Lambda(f)) or to a dataset (.map(f)).
         for keyword in call.keywords:
             if keyword.arg in self.spec.model_function_keywords:
@@ -226,7 +297,9 @@ class _Indexer:
                         self._assignments.setdefault(target.id, []).append(node.value)
         return self._assignments
 
-    def _reachable(self, seeds: set[int]) -> set[int]:
+    def _reachable(self, seeds: set[int], seeded: set[int]) -> set[int]:
+        """The functions ``seeds`` call, and those defined in them that no seed
+        decides (``seeded``: every seed of every context)."""
         seen: set[int] = set()
         stack = list(seeds)
         while stack:
@@ -235,7 +308,12 @@ class _Indexer:
                 continue
             seen.add(fid)
             stack.extend(self.calls.get(fid, ()))
+            stack.extend(f for f in self.nested.get(fid, ()) if f not in seeded)
         return seen
+
+
+# The contexts positive evidence proves TensorFlow by design, in the order they win.
+_TF_BY_DESIGN = (Context.TRAINING_LOOP, Context.SERVING, Context.DISTRIBUTION, Context.DATA)
 
 
 def build_context_index(

@@ -14,11 +14,18 @@ from typing import Any
 
 
 class Context(str, enum.Enum):
-    """Where a node sits, which decides whether and how it may be rewritten."""
+    """Where a node sits, which decides whether and how it may be rewritten. In a project
+    that uses Keras, code is ``MODEL`` unless positive evidence proves it TensorFlow by
+    design (``TRAINING_LOOP``, ``DATA``, ``SERVING``, ``DISTRIBUTION``); ``UNDECIDED`` is
+    code the evidence puts on both sides (a helper of a layer and of a ``tf.data`` map):
+    reported, never rewritten. ``OTHER`` is code of a project without Keras."""
 
     MODEL = "model"
     TRAINING_LOOP = "training-loop"
     DATA = "data"
+    SERVING = "serving"
+    DISTRIBUTION = "distribution"
+    UNDECIDED = "undecided"
     OTHER = "other"
 
 

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, TypeVar
 
-from kmigrate.engine.model import NOT_LITERAL, Span
+from kmigrate.engine.model import NOT_LITERAL, Context, Span
 from kmigrate.engine.names import Canonical, Resolver, dotted_parts
 from kmigrate.engine.tree_index import TreeIndex
 
@@ -57,6 +57,9 @@ class ModuleInfo:
         # What the project index decided about this module (kmigrate.engine.project_index.
         # ModuleFacts), for rules that pair things across files; set by the analyzer.
         self.project_facts: Any = None
+        # the context of code outside functions (``ContextIndex.default``): module-level
+        # passes of the rules report in it
+        self.default_context: Context = Context.OTHER
         # The file names whose users elsewhere a rule asked about (shared_path_users):
         # a result found without the project stays right if their answers do not change.
         self.shared_path_reads: set[str] = set()

@@ -430,9 +430,13 @@ def module_level_uses(tree: ast.Module) -> dict[str, int]:
     def visit(nodes: Iterable[ast.AST], shadowed: frozenset[str]) -> None:
         for node in nodes:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                outer: list[ast.AST] = []
+                args = node.args
+                # evaluated where the function is defined: decorators, defaults, and the
+                # annotations (`def f(x: tf.Tensor) -> tf.DType` reads `tf` at import)
+                outer: list[ast.AST] = [*args.defaults, *(d for d in args.kw_defaults if d)]
                 if not isinstance(node, ast.Lambda):
-                    outer = [*node.decorator_list, *node.args.defaults]
+                    outer += node.decorator_list
+                    outer += _annotations(node)
                 visit(outer, shadowed)
                 local = scope_bindings(node)
                 inner = shadowed | ((set(local.imports) | local.others) - local.globals_)
@@ -442,7 +446,33 @@ def module_level_uses(tree: ast.Module) -> dict[str, int]:
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 if node.id not in shadowed:
                     uses[node.id] = uses.get(node.id, 0) + 1
+            if isinstance(node, ast.AnnAssign):  # `x: "tf.Tensor"`: the string reads `tf`
+                visit(string_annotations(node.annotation), shadowed)
             visit(code_children(node), shadowed)
 
     visit([tree], frozenset())
     return uses
+
+
+def _annotations(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr]:
+    """A function's parameter and return annotations, and the names in those of them
+    written as strings (``x: "tf.Tensor"``)."""
+    args = function.args
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    found = [a.annotation for a in every if a is not None and a.annotation is not None]
+    if function.returns is not None:
+        found.append(function.returns)
+    return found + [n for a in found for n in string_annotations(a)]
+
+
+def string_annotations(annotation: ast.expr) -> list[ast.expr]:
+    """The expressions of the string literals in ``annotation`` (``"tf.Tensor"``,
+    ``Optional["tf.DType"]``), parsed: a type checker reads their names as uses."""
+    found: list[ast.expr] = []
+    for node in ast.walk(annotation):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            try:
+                found.append(ast.parse(node.value.strip(), mode="eval").body)
+            except (SyntaxError, ValueError):
+                continue  # a plain string, not a forward reference
+    return found

@@ -32,6 +32,11 @@ class ImportStyle:
     # (module, alias): a module a fix needs but the module does not import is imported
     # under its conventional name when that name is free (``import numpy as np``)
     module_aliases: tuple[tuple[str, str], ...] = ()
+    # (module, its sub-packages that do not count): a module a fix may spell only where
+    # the edited module imports it already. ``import tensorflow`` is never added to a
+    # module that did not import it (``from tensorflow.keras import backend`` does not
+    # count: after the migration it is Keras's)
+    only_where_imported: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,15 @@ class ContextSpec:
     data_methods: frozenset[str]  # dataset.map(fn) ...
     data_symbol_prefixes: tuple[str, ...]  # tf.data. tf.io. ...
     training_symbols: tuple[str, ...]  # tf.GradientTape ...
+    # canonical namespaces (``K``, ``keras``, ``tf.keras``) whose use makes a module Keras
+    # code: there, code is model code unless proven TensorFlow by design
+    keras_namespaces: tuple[str, ...] = ()
+    # symbol prefixes whose call proves its function serving / export code
+    # (``tf.saved_model.``) and distribution code (``tf.distribute.``)
+    serving_symbols: tuple[str, ...] = ()
+    distribution_symbols: tuple[str, ...] = ()
+    # ... and training-loop code besides a ``training_symbols`` block (``tf.summary.``)
+    training_call_prefixes: tuple[str, ...] = ()
     # canonical symbols of whole namespaces (``K``, ``tf``): a project name that resolves
     # to one of them through re-exports or aliases is bound like an import of it
     namespace_symbols: frozenset[str] = frozenset()
@@ -82,6 +96,10 @@ class ContextSpec:
     def canonical(self) -> Canonical:
         """The folding of qualified names into canonical symbols this spec gives."""
         return canonical_for(self.canonical_prefixes)
+
+    def is_keras_symbol(self, symbol: str) -> bool:
+        """Whether the canonical ``symbol`` is in one of the Keras namespaces."""
+        return any(symbol == ns or symbol.startswith(ns + ".") for ns in self.keras_namespaces)
 
     def reads_folder(self, call: ast.Call) -> bool:
         """Whether the path ``call`` reads (its first argument, or ``filepath=``) is a

@@ -84,6 +84,9 @@ class Speller:
                 return qualified[len(parent) + 1 :]
         # 3. A module imported under its conventional alias, when that name is free.
         root = parts[0]
+        refused = self.refused_import(root)
+        if refused:
+            raise UnspellableNameError(f"`{qualified}` cannot be written here: {refused}")
         alias = self._free_alias(root)
         if alias:
             self._add(alias, root, EnsureImport(root, asname=alias))
@@ -94,6 +97,20 @@ class Speller:
             raise UnspellableNameError(f"`{qualified}` cannot be written here: {why}")
         self._add(root, root, EnsureImport(root))
         return qualified
+
+    def refused_import(self, root: str) -> str:
+        """Why ``import <root>`` may not be added here ("" when it may): the style's
+        ``only_where_imported`` modules are imported only by modules that import them
+        already (a sub-package it names, ``tensorflow.keras``, does not count)."""
+        for module, excluded in self.style.only_where_imported:
+            if module != root:
+                continue
+            for target in self.bindings.values():
+                inside = target == root or target.startswith(root + ".")
+                if inside and not any(target == e or target.startswith(e + ".") for e in excluded):
+                    return ""
+            return f"this module does not import `{root}`, and kmigrate never adds that import"
+        return ""
 
     def conflict(self, root: str) -> str:
         """Why ``import <root>`` cannot give the name ``root`` here ("" when it can): the
@@ -135,6 +152,9 @@ class Speller:
                 self.bindings.get(local) == namespace or local not in self.taken
             ):
                 return local, ""
+        refused = self.refused_import(parts[0])
+        if refused:
+            return parts[0], refused
         alias = self._free_alias(parts[0])
         if alias:
             return alias, ""

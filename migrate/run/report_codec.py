@@ -45,15 +45,17 @@ _EXTRA_VALUE = (str, int, bool, type(None))
 
 def trim_for_reports(report: Any) -> None:
     """Drop, in place, what only ``apply`` uses from a scan report's findings: edit
-    plans (replaced by :data:`FIX_NOT_KEPT`, so ``fixable`` holds). (``source_text``,
-    the fingerprint's input, is dropped by ``fingerprint_findings`` already.)
+    plans (replaced by :data:`FIX_NOT_KEPT`, so ``fixable`` holds; a finding a later
+    round fixes, ``fixed_later``, gets it too: a cached finding decodes the same way).
+    (``source_text``, the fingerprint's input, is dropped by ``fingerprint_findings``
+    already.)
 
     Edit plans are many small objects (edits, arguments, spans): a scan result without
     them crosses from a worker process in half the time.
     """
     for finding in getattr(report, "findings", ()):
-        if finding.fix is not None:
-            finding.fix = FIX_NOT_KEPT
+        if finding.fix is not None or finding.fixed_later:
+            finding.fix, finding.fixed_later = FIX_NOT_KEPT, False
 
 
 def digest_findings(report: Any) -> None:

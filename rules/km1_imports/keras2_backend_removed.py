@@ -1,4 +1,5 @@
 """KM108: a Keras 2 backend function outside model code that Keras 3 no longer has."""
+# Model code is KM201/KM202/KM205's: this rule covers every other context.
 
 from __future__ import annotations
 
@@ -16,7 +17,11 @@ from kmigrate.rules.km2_ops._catalog_rule import CATALOG_SYMBOLS, plan_for
 from kmigrate.rules.km2_ops._plan import Rewrite, plain_names
 from kmigrate.rules.ops_catalog import lookup
 
-_OUTSIDE_MODEL = frozenset({Context.DATA, Context.TRAINING_LOOP, Context.OTHER})
+_OUTSIDE_MODEL = frozenset(set(Context) - {Context.MODEL})
+# Where TensorFlow stays: a tf.data map (keras.ops fails there on JAX and PyTorch), and
+# code of a module without Keras. Elsewhere (a training loop, serving, distribution) the
+# backend call is Keras code and becomes its keras.ops form.
+_STAYS_ON_TF = frozenset({Context.DATA, Context.OTHER})
 
 
 class Keras2BackendRemoved(Rule):
@@ -27,18 +32,23 @@ class Keras2BackendRemoved(Rule):
         "`keras.backend` no longer has it."
     )
     rationale = (
-        "Outside model code kmigrate leaves TensorFlow calls alone, since TensorFlow "
-        "still runs them after the migration. A Keras 2 backend function is not one: "
-        "Keras 3's `keras.backend` keeps only configuration functions (`floatx`, "
-        "`epsilon`, `image_data_format`...), so `K.cast(x, 'float32')` in a `tf.data` "
-        "map or an evaluation script raises AttributeError as soon as `keras` (or "
-        "`tf.keras` on TensorFlow 2.16+) is Keras 3, whatever the backend. Counting "
-        "such a line as portable would promise code that does not run."
+        "A Keras 2 backend function is Keras code, wherever it is: Keras 3's "
+        "`keras.backend` keeps only configuration functions (`floatx`, `epsilon`, "
+        "`image_data_format`...), so `K.cast(x, 'float32')` in a `tf.data` map, a "
+        "training loop or an evaluation script raises AttributeError as soon as `keras` "
+        "(or `tf.keras` on TensorFlow 2.16+) is Keras 3, whatever the backend. Counting "
+        "such a line as portable would promise code that does not run. Code proven to "
+        "run in a `tf.data` pipeline stays on TensorFlow (keras.ops there fails on JAX "
+        "and PyTorch); everywhere else the call becomes `keras.ops`."
     )
     fix_safety = (
-        "A call is rewritten to the TensorFlow code the Keras 2 backend function ran "
-        "(read from tf_keras's backend; `import tensorflow as tf` is added or reused), "
-        "since code outside models stays on TensorFlow: "
+        "In a training loop, serving or distribution code the call becomes its "
+        "`keras.ops` form when the ops catalog has an exact one (as in model code). "
+        "In proven data code (and in a module without Keras) it is rewritten to the "
+        "TensorFlow code the Keras 2 backend function ran (read from tf_keras's "
+        "backend), only where the module imports TensorFlow already (`import "
+        "tensorflow` is never added to a module that did not import it; the finding "
+        "says so instead): "
         + ", ".join(f"`{e.symbol}`" for e in ENTRIES if e.automatic)
         + ". Each is checked against tf_keras on the same inputs (`K.sqrt` clips "
         "negatives to 0, `K.argmax` and `K.expand_dims` default to the last axis, "
@@ -48,9 +58,8 @@ class Keras2BackendRemoved(Rule):
         "function, a call with `*args`/`**kwargs`, a function used without a call, and "
         "a call of a function the module replaces itself (`K.update = new_update` in a "
         "method; patches in other modules are followed at module level only). "
-        "In `other` code (a library's loss nothing in the project compiles) the "
-        "rewritten `tf.*` call gets KM201's note: if it runs in a model on JAX or "
-        "PyTorch, it needs its `keras.ops` form instead. "
+        "In `undecided` code (called from model code and from a data pipeline) nothing "
+        "is rewritten: the finding gives both forms. "
         "Not reported through `tf_keras` or `tensorflow.python.keras`, which keep Keras "
         "2's backend while installed."
     )
@@ -90,6 +99,9 @@ class Keras2BackendRemoved(Rule):
             def box_scale(boxes, shape):
                 shape = tf.keras.backend.cast(shape, tf.float32)
                 return boxes * tf.keras.backend.min(shape)
+
+
+            dataset = tf.data.Dataset.from_tensor_slices((boxes, shapes)).map(box_scale)
             """,
             """
             import tensorflow as tf
@@ -98,34 +110,85 @@ class Keras2BackendRemoved(Rule):
             def box_scale(boxes, shape):
                 shape = tf.cast(shape, tf.float32)
                 return boxes * tf.reduce_min(shape)
+
+
+            dataset = tf.data.Dataset.from_tensor_slices((boxes, shapes)).map(box_scale)
             """,
         ),
         Flagged(  # KM102 then imports `K` from `keras`: Keras 3 has the rest
             """
+            import tensorflow as tf
             from tensorflow.keras import backend as K
 
 
             def normalize(image, label):
                 image = K.cast(image, K.floatx())
                 return image / (K.max(image, axis=-1) + K.epsilon()), K.argmax(label)
+
+
+            dataset = tf.data.Dataset.from_tensor_slices((images, labels)).map(normalize)
             """,
             """
-            from tensorflow.keras import backend as K
             import tensorflow as tf
+            from tensorflow.keras import backend as K
 
 
             def normalize(image, label):
                 image = tf.cast(image, K.floatx())
                 return image / (tf.reduce_max(image, axis=-1) + K.epsilon()), tf.argmax(label, -1)
+
+
+            dataset = tf.data.Dataset.from_tensor_slices((images, labels)).map(normalize)
+            """,
+        ),
+        Flagged(  # a data map in a module that does not import TensorFlow: not added
+            """
+            from tensorflow.keras import backend as K
+
+
+            def to_float(image, label):
+                return K.cast(image, "float32"), label
+
+
+            def pipeline(dataset):
+                return dataset.map(to_float)
+            """
+        ),
+        Flagged(  # a GradientTape loop: Keras code, keras.ops
+            """
+            import tensorflow as tf
+            from tensorflow.keras import backend as K
+
+
+            def train_step(model, optimizer, x, y):
+                with tf.GradientTape() as tape:
+                    loss = K.sum(K.square(model(x) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            """,
+            """
+            import tensorflow as tf
+            from keras import ops
+
+
+            def train_step(model, optimizer, x, y):
+                with tf.GradientTape() as tape:
+                    loss = ops.sum(ops.square(model(x) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
             """,
         ),
         Flagged(  # K.mean casts booleans first: which `x` is cannot be seen
             """
+            import tensorflow as tf
             from keras import backend as K
 
 
             def accuracy(hits):
                 return K.mean(hits)
+
+
+            dataset = tf.data.Dataset.range(8).map(accuracy)
             """
         ),
         Clean(
@@ -155,6 +218,9 @@ class Keras2BackendRemoved(Rule):
         found = plan_for(site) if site.symbol in CATALOG_SYMBOLS else None
         rewrite = found[1] if found is not None else None
         form = rewrite.target if isinstance(rewrite, Rewrite) else None
+        if site.context not in _STAYS_ON_TF:  # Keras code: its keras.ops form
+            yield from self._report(site, form, rewrite, keras_form=True)
+            return
         entry = tf_forms().get(site.symbol)
         tf_form = plan_call(entry, site) if entry is not None else None
         if isinstance(tf_form, Rewrite) and site.symbol in _assigned_in_module(site):
@@ -176,16 +242,21 @@ class Keras2BackendRemoved(Rule):
         if isinstance(parent, ast.Call) and parent.func is site.node:
             return  # the callee of a call: check_call reports the call
         entry = lookup(site.symbol)
-        yield from self._report(site, entry.target if entry is not None else None)
+        keras_form = site.context not in _STAYS_ON_TF
+        yield from self._report(
+            site, entry.target if entry is not None else None, keras_form=keras_form
+        )
 
     def _report(
         self,
         site: CallSite | ReferenceSite,
         form: str | None,
         tf_form: Rewrite | ManualPortError | None = None,
+        keras_form: bool = False,
     ) -> Iterable[Report]:
         """The finding, with ``form`` (the Keras 3 form for model code) when known, and
-        the call's TensorFlow rewrite (or why there is none) from the fix table."""
+        the call's rewrite (or why there is none): its TensorFlow form from the fix
+        table in data code, its keras.ops form (``keras_form``) elsewhere."""
         if site.context not in _OUTSIDE_MODEL:
             return  # model code: KM201/KM202/KM205 report it, with the fix where exact
         name = removed_backend_function(site)
@@ -209,9 +280,12 @@ class Keras2BackendRemoved(Rule):
             f"`{written}` is Keras 2's backend: Keras 3's `keras.backend` has no "
             f"`{name}`, so this line fails once {when}, even outside model code"
         )
+        if keras_form:
+            yield from _keras_report(site, gone, form, tf_form)
+            return
         if isinstance(tf_form, Rewrite):
             tf_name = plain_names(tf_form.target).replace("tensorflow.", "tf.")
-            text = f"{gone}; code outside models stays on TensorFlow: `{tf_name}`"
+            text = f"{gone}; {_WHY_TF[site.context]}: `{tf_name}`"
             yield Report(site, text, fix=tf_form.plan)
             return
         elsewhere = f"; in code that runs with the model, `{form}`" if form else ""
@@ -226,6 +300,38 @@ class Keras2BackendRemoved(Rule):
             f"{gone}. Where the code stays on TensorFlow (a tf.data pipeline), call the "
             f"TensorFlow function it wrapped{elsewhere}",
         )
+
+
+# Why a data call keeps TensorFlow, said in its finding.
+_WHY_TF = {
+    Context.DATA: (
+        "this code runs in a tf.data pipeline, where keras.ops fails on JAX and PyTorch, "
+        "so it stays on TensorFlow"
+    ),
+    Context.OTHER: "this module uses no Keras, so it stays on TensorFlow",
+}
+
+
+def _keras_report(
+    site: CallSite | ReferenceSite,
+    gone: str,
+    form: str | None,
+    rewrite: Rewrite | ManualPortError | None,
+) -> Iterable[Report]:
+    """A backend call in code not proven to be data code: Keras code, whose Keras 3 form
+    is keras.ops; rewritten where exact, except in undecided code (the analysis says
+    why: it is called from model code and from a data pipeline)."""
+    where = f"{site.context.value} code"
+    if site.context is Context.UNDECIDED:
+        both = f"`{form}` where it runs in a model, its TensorFlow form in a tf.data map"
+        yield Report(site, f"{gone}; not rewritten: {both}" if form else gone)
+    elif isinstance(rewrite, Rewrite):
+        yield Report(site, f"{gone}; in {where}, Keras code: `{form}`", fix=rewrite.plan)
+    elif isinstance(rewrite, ManualPortError):
+        why = f"{rewrite.reason.rstrip('.')}; {rewrite.suggestion}".rstrip("; ")
+        yield Report(site, f"{gone}. Not rewritten: {why}")
+    else:
+        yield Report(site, f"{gone}, and kmigrate knows no Keras 3 form for it: port it by hand")
 
 
 def _assigned_in_module(site: CallSite) -> frozenset[str]:

@@ -11,10 +11,12 @@ and either builds an edit plan or says why the call must be ported by hand:
 - KM204 ``tf-dtype-and-shape-helpers``: ``tf.float32`` constants, ``x.shape.as_list()``,
   ``x.get_shape()``.
 
-Rewrites happen in model code only (``Context.MODEL``). Outside it the TF call works
-as it is (TensorFlow stays installed for tf.data), so KM201/KM202 report an info
-finding without a fix in ``other`` code and nothing in ``data`` or ``training-loop``
-code.
+Rewrites happen in model code only (``Context.MODEL``: in a project that uses Keras,
+all code not proven TensorFlow by design). In ``undecided`` code (reached from model code
+and from a data pipeline) KM201/KM202/KM205 report without a fix; in code of a module
+without Keras (``other``) KM201/KM202 report an info finding; TensorFlow calls in proven
+``data``, ``training-loop``, ``serving`` or ``distribution`` code stay as they are
+(Keras 2 backend calls there are KM108's).
 
 One rule per module; the interpreter is ``_binding`` (arguments), ``_translators``
 (values), ``_plan`` and ``_builders`` (rewrites), and ``_catalog_rule`` (what KM201 and

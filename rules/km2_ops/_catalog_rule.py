@@ -76,8 +76,8 @@ _REFERENCE_PREFIXES = ("tf.", "K.")
 
 
 OUTSIDE = (
-    " (outside model code: TensorFlow runs it as it is; convert it if it runs inside a "
-    "model on another backend)"
+    " (in a module that uses no Keras, which nothing in the project reaches from model "
+    "code: left on TensorFlow; convert it if a model runs it on another backend)"
 )
 
 
@@ -86,6 +86,6 @@ class CatalogRule(Rule):
     (and function reference) in model code; KM201 reports the rewrites, KM202 the rest."""
 
     severity = Severity.ERROR
-    contexts = frozenset({Context.MODEL, Context.OTHER})
+    contexts = frozenset({Context.MODEL, Context.UNDECIDED, Context.OTHER})
     call_symbols = CATALOG_SYMBOLS
     reference_prefixes = _REFERENCE_PREFIXES

@@ -87,7 +87,11 @@ class TfOpManualPort(CatalogRule):
             message += f". Instead: {manual.suggestion.rstrip('.')}"
         if site.context is Context.MODEL:
             yield Report(site, message)
-        elif removed_backend_function(site) is None:  # else KM108: it fails on Keras 3
+        elif removed_backend_function(site) is not None:
+            return  # KM108's: it fails on Keras 3 wherever it is
+        elif site.context is Context.UNDECIDED:  # the analysis says why (both callers)
+            yield Report(site, message, severity=Severity.WARNING)
+        else:
             yield Report(site, message + OUTSIDE, severity=Severity.INFO)
 
     def check_reference(self, site: ReferenceSite) -> Iterable[Report]:

@@ -46,7 +46,7 @@ class TfOpNotInCatalog(Rule):
         "differential test."
     )
     severity = Severity.ERROR
-    contexts = frozenset({Context.MODEL})
+    contexts = frozenset({Context.MODEL, Context.UNDECIDED})
     call_prefixes = ("tf.", "K.")
     examples = [
         Flagged(
@@ -87,11 +87,13 @@ class TfOpNotInCatalog(Rule):
         if lookup(symbol) is not None or _owned_elsewhere(symbol) or _in_keras3(symbol):
             return
         family = "Keras 2 backend" if symbol.startswith("K.") else "TensorFlow"
+        undecided = site.context is Context.UNDECIDED  # the analysis says why
         yield Report(
             site,
             f"`{symbol}` is a {family} call kmigrate has no Keras 3 form for (it is not "
             "in the ops catalog), so it is not rewritten and keeps this model on "
             "TensorFlow: port it by hand (keras.ops, or move it out of the model)",
+            severity=Severity.WARNING if undecided else None,
         )
 
 

@@ -187,7 +187,12 @@ class TfOpToKerasOps(CatalogRule):
         if site.context is Context.MODEL:
             message = f"`{site.symbol}` is TensorFlow-only: use `{rewrite.target}`{more}"
             yield Report(site, message, fix=rewrite.plan)
-        elif removed_backend_function(site) is None:  # else KM108: it fails on Keras 3
+        elif removed_backend_function(site) is not None:
+            return  # KM108's: it fails on Keras 3 wherever it is
+        elif site.context is Context.UNDECIDED:  # the analysis says why (both callers)
+            message = f"`{site.symbol}` is TensorFlow-only; its Keras 3 form is `{rewrite.target}`"
+            yield Report(site, message, severity=Severity.WARNING)
+        else:
             message = f"`{site.symbol}` has a Keras 3 form, `{rewrite.target}`{OUTSIDE}"
             yield Report(site, message, severity=Severity.INFO)
 

@@ -117,8 +117,8 @@ class BackendRandom(Rule):
             )
             return
         why = "does not exist in Keras 3"
-        if site.context == Context.MODEL:
-            yield layer_report(site, mapping, why)
+        if site.context == Context.MODEL and _in_model_class(site):
+            yield layer_report(site, mapping, why)  # a layer's draw: its own SeedGenerator
             return
         if site.context == Context.DATA:
             yield Report(
@@ -152,3 +152,11 @@ class BackendRandom(Rule):
             "SeedGenerator, seeded by keras.utils.set_random_seed)",
             fix=EditPlan((edit,), f"use {mapping.target}"),
         )
+
+
+def _in_model_class(site: CallSite) -> bool:
+    """Whether the draw is in a class the project resolved as a Keras layer/model (one
+    that can own a SeedGenerator); a plain class of model code cannot."""
+    facts = site.module.project_facts
+    name = site.scope.class_name
+    return name is not None and facts is not None and name in facts.model_classes

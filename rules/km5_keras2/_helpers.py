@@ -102,10 +102,10 @@ def _is_keras_class(
 
 
 def module_site(module, node: ast.AST) -> Node:
-    """A site for a node found by a module-level pass (its context is not tracked)."""
-    return Node(
-        node=node, span=module.span_of(node), context=Context.OTHER, scope=Scope(), module=module
-    )
+    """A site for a node found by a module-level pass (in the module's default context:
+    its own is not tracked)."""
+    context = getattr(module, "default_context", Context.OTHER)
+    return Node(node=node, span=module.span_of(node), context=context, scope=Scope(), module=module)
 
 
 def keras_classes(module, through_project: bool = True) -> list[tuple[Node, ast.ClassDef]]:

@@ -1,11 +1,12 @@
-"""KM510: `compute_output_shape` building a `tf.TensorShape`; Keras 3 uses tuples."""
+"""KM510: `compute_output_shape` (or other model code) building a `tf.TensorShape`;
+Keras 3 uses tuples."""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
 
-from kmigrate.engine import CallSite, EditPlan, ReplaceNode, Severity
+from kmigrate.engine import CallSite, Context, EditPlan, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.shape_uses import as_list_call
 
@@ -13,16 +14,23 @@ from kmigrate.rules.shape_uses import as_list_call
 class ComputeOutputShapeTensorShape(Rule):
     id = "KM510"
     name = "compute-output-shape-tensorshape"
-    summary = "`compute_output_shape` builds a `tf.TensorShape`; Keras 3 uses tuples."
+    summary = (
+        "`compute_output_shape` (or other model code) builds a `tf.TensorShape`; Keras 3 "
+        "uses tuples."
+    )
     rationale = (
-        "Keras 3 passes `input_shape` to `compute_output_shape` as a tuple and expects a "
-        "tuple back on every backend; `tf.TensorShape` needs TensorFlow and its methods "
-        "(`concatenate`, `as_list`, `merge_with`) do not exist on tuples."
+        "Keras 3 passes `input_shape` to `compute_output_shape` (and `build`) as a tuple "
+        "and expects a tuple back on every backend; `tf.TensorShape` needs TensorFlow and "
+        "its methods (`concatenate`, `as_list`, `merge_with`) do not exist on tuples. In "
+        "model code anywhere else a `tf.TensorShape` keeps the model on TensorFlow too."
     )
     fix_safety = (
         "`tf.TensorShape([a, b])` -> `(a, b)` and `tf.TensorShape(x)` -> `tuple(x)` are "
-        "exact; `tf.TensorShape(None)` (unknown rank) and `.concatenate(...)` on a shape "
-        "are reported (use tuple concatenation: `input_shape[:-1] + (self.units,)`)."
+        "exact where the shape is returned, indexed (`tf.TensorShape(s)[-1]`), or bound to "
+        "a name only returned, indexed or measured with `len`; `.as_list()` of one becomes "
+        "a list. `tf.TensorShape(None)` (unknown rank), other uses of the shape object and "
+        "`.concatenate(...)` on a shape are reported (use tuple concatenation: "
+        "`input_shape[:-1] + (self.units,)`)."
     )
     severity = Severity.ERROR
     call_symbols = frozenset({"tf.TensorShape", "tf.compat.v1.TensorShape"})
@@ -83,6 +91,24 @@ class ComputeOutputShapeTensorShape(Rule):
                     return shape.concatenate([self.units])
             """
         ),
+        Flagged(  # model code outside compute_output_shape: the same tuple
+            """
+            import tensorflow as tf
+
+            class Project(tf.keras.layers.Layer):
+                def build(self, input_shape):
+                    units = tf.TensorShape(input_shape)[-1]
+                    self.kernel = self.add_weight(shape=(units, units))
+            """,
+            """
+            import tensorflow as tf
+
+            class Project(tf.keras.layers.Layer):
+                def build(self, input_shape):
+                    units = tuple(input_shape)[-1]
+                    self.kernel = self.add_weight(shape=(units, units))
+            """,
+        ),
         Clean(
             """
             import keras
@@ -92,10 +118,23 @@ class ComputeOutputShapeTensorShape(Rule):
                     return input_shape[:-1] + (self.units,)
             """
         ),
+        Clean(  # a tf.data pipeline's shapes stay TensorFlow's
+            """
+            import tensorflow as tf
+
+            def shapes(dataset):
+                return dataset.map(lambda x: tf.ensure_shape(x, tf.TensorShape([None, 3])))
+
+            def pipeline():
+                return tf.data.Dataset.range(3).map(lambda x: tf.TensorShape([x]))
+            """
+        ),
     ]
 
     def check_call(self, site: CallSite) -> Iterable[Report]:
         if site.scope.function_name != "compute_output_shape":
+            if site.context is Context.MODEL and not site.symbol.startswith("<method>."):
+                yield from _model_code_shape(site)
             return
         if site.symbol.startswith("<method>."):
             yield Report(
@@ -176,3 +215,45 @@ def _shape_use_beyond_tuples(site: CallSite) -> str | None:
             if not fine:
                 return f"`{name}` is used as a shape object"
     return None
+
+
+def _model_code_shape(site: CallSite) -> Iterable[Report]:
+    """A ``tf.TensorShape`` in model code outside ``compute_output_shape``: a tuple where
+    the shape is returned, indexed, or bound to a name only used so; else manual."""
+    dims = site.arg(0, "dims")
+    if (
+        dims is None
+        or site.module.literal(dims) is None
+        or len(site.args) + len(site.keywords) != 1
+    ):
+        yield Report(site, _IN_MODEL + " (manual: unknown rank or form)")
+        return
+    literal = isinstance(dims, (ast.List, ast.Tuple)) and not any(
+        isinstance(e, ast.Starred) for e in dims.elts
+    )
+    items = [site.text(e) for e in dims.elts] if literal else []  # type: ignore[attr-defined]
+    as_list = as_list_call(site)
+    if as_list is not None:  # `tf.TensorShape(x).as_list()` is the list of x's dims
+        text = f"[{', '.join(items)}]" if literal else f"list({site.text(dims)})"
+        plan = EditPlan((ReplaceNode(site.module.span_of(as_list), text),), "list shape")
+        yield Report(site, f"{_IN_MODEL}: use `{text}`", fix=plan)
+        return
+    parent = site.module.parent_of(site.node)
+    indexed = (
+        isinstance(parent, ast.Subscript)
+        and parent.value is site.node
+        and not isinstance(site.module.parent_of(parent), ast.Attribute)  # `[-1].value`
+    )
+    unsafe = None if indexed else _shape_use_beyond_tuples(site)
+    if unsafe is not None:
+        yield Report(site, f"{_IN_MODEL} (manual: {unsafe}; a tuple has no shape methods)")
+        return
+    if literal:
+        text = f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+    else:
+        text = f"tuple({site.text(dims)})"
+    plan = EditPlan((ReplaceNode(site.span, text),), "tuple shape")
+    yield Report(site, f"{_IN_MODEL}: use `{text}`", fix=plan)
+
+
+_IN_MODEL = "`tf.TensorShape` in model code needs TensorFlow; Keras 3 shapes are tuples"

@@ -24,7 +24,6 @@ NN = [
             ("K.softsign", "softsign"),
             ("K.exp", "exp"),
             ("K.log", "log"),
-            ("K.sqrt", "sqrt"),
             ("K.square", "square"),
             ("K.round", "round"),
             ("K.sign", "sign"),
@@ -45,6 +44,12 @@ NN = [
             ("K.minimum", "minimum"),
         ],
         "x, y",
+    ),
+    op(
+        "K.sqrt",
+        "x",
+        template="ops.sqrt(ops.maximum({x}, 0.0))",
+        note="Keras 2's K.sqrt clips negative inputs to 0 first: 0 where ops.sqrt gives nan.",
     ),
     op("K.pow", "x, a", "power", "x, a"),
     op(
