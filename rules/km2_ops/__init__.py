@@ -18,7 +18,7 @@ without Keras (``other``) KM201/KM202 report an info finding; TensorFlow calls i
 ``data``, ``training-loop``, ``serving`` or ``distribution`` code stay as they are
 (Keras 2 backend calls there are KM108's).
 
-One rule per module; the interpreter is ``_binding`` (arguments), ``_translators``
-(values), ``_plan`` and ``_builders`` (rewrites), and ``_catalog_rule`` (what KM201 and
-KM202 share).
+One rule per module; the catalog's interpreter, which KM108 uses too, lives in
+:mod:`kmigrate.rules.common.catalog`: ``binding`` (arguments), ``translators`` (values),
+``plan`` and ``builders`` (rewrites), and ``catalog_rule`` (what KM201 and KM202 share).
 """
