@@ -79,7 +79,7 @@ def layer_calls(path: Path) -> list[tuple[int, int]]:
                     and isinstance(node.func, ast.Attribute)
                     and _root(node.func) in roots
                 ):
-                    found.append((node.lineno, node.col_offset))
+                    found.append((node.lineno, node.col_offset + 1))  # JSON columns: 1-based
     return sorted(set(found))
 
 

@@ -107,12 +107,12 @@ class TfOpToKerasOps(CatalogRule):
 
             def rmse(y_true, y_pred):
                 err = keras.ops.square(y_pred - y_true)
-                return keras.ops.sqrt(keras.ops.mean(err, axis=-1) + keras.config.epsilon())
+                return keras.ops.sqrt(keras.ops.maximum(keras.ops.mean(err, axis=-1) + keras.config.epsilon(), 0.0))
 
 
             model = keras.Sequential([keras.layers.Dense(1)])
             model.compile(loss=rmse)
-            """,
+            """,  # noqa: E501
         ),
         Flagged(
             """
