@@ -127,7 +127,14 @@ def _module() -> str:
     cases = "".join(
         f"\n\ndef case_{n}(f, i, b, idx):\n    return {expr}\n" for n, expr in enumerate(CASES)
     )
-    return f"import tensorflow as tf\nfrom keras import backend as K\n\n{INPUTS}{cases}{PIPELINE}"
+    # Static evidence that the cases are data code (functions a dataset maps: never
+    # called here): elsewhere a Keras backend call is Keras code and becomes keras.ops.
+    mapped = ", ".join(
+        ["dataset.map(inputs)"] + [f"dataset.map(case_{n})" for n in range(len(CASES))]
+    )
+    evidence = f"\n\ndef _mapped(dataset):\n    return [{mapped}]\n"
+    header = "import tensorflow as tf\nfrom keras import backend as K\n\n"
+    return f"{header}{INPUTS}{cases}{evidence}{PIPELINE}"
 
 
 RUN = """
