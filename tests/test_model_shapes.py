@@ -349,3 +349,41 @@ def test_what_other_modules_resolve_through_is_in_the_entry_shape() -> None:
     assert shape(base) != shape(base.replace("H()", "J()"))  # a held helper
     assert shape("R = {'a': f}\n") != shape("R = {'a': g}\n")  # a registry's values
     assert shape(base) == shape(base.replace("self.h = H()", "self.h = H()\n        g()"))
+
+
+_NODE_FALLBACK = """\
+import keras
+
+try:
+    from keras.src.engine.node import Node
+except ImportError:
+    from keras.engine.node import Node
+"""
+
+
+def test_a_fallback_between_keras_2_internals_without_a_home_is_an_error_on_try() -> None:
+    from kmigrate.api import scan_text
+
+    found = [f for f in scan_text(_NODE_FALLBACK, select=["KM103"])]
+    assert [(f["line"], f["column"], f["end_column"], f["severity"]) for f in found] == [
+        (3, 1, 4, "error")
+    ]
+    assert "`from keras.src.engine.node import ...`" in found[0]["message"]
+    assert "`from keras.engine.node import ...`" in found[0]["message"]
+
+
+def test_a_fallback_between_keras_2_internals_moves_both_branches_home() -> None:
+    from kmigrate.api import apply_to_text
+
+    text = _NODE_FALLBACK.replace("node import Node", "base_layer import Layer")
+    after = apply_to_text(text + "\n\nclass A(Layer):\n    pass\n", select=["KM103"])
+    assert "keras.src.engine" not in after and "keras.engine" not in after
+
+
+def test_a_fallback_to_tf_keras_is_no_pair_of_internals() -> None:
+    from kmigrate.api import scan_text
+
+    text = _NODE_FALLBACK.replace(
+        "from keras.engine.node import Node", "from tensorflow.keras.layers import Layer as Node"
+    )
+    assert [f["severity"] for f in scan_text(text, select=["KM103"])] == []
