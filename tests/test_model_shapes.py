@@ -225,7 +225,7 @@ def test_classes_on_internal_keras_bases_are_layers(base: str) -> None:
 
 
 def test_the_internal_bases_are_reported_with_their_keras_3_replacement() -> None:
-    from kmigrate.rules.keras_api import removal_note
+    from kmigrate.rules.common.keras_api import removal_note
 
     note = removal_note("__internal__.layers.BaseRandomLayer")
     assert "keras.layers.Layer" in note and "SeedGenerator" in note

@@ -13,7 +13,8 @@ import ast
 from dataclasses import dataclass
 
 from kmigrate.engine import ImportSite
-from kmigrate.rules.km1_imports._helpers import legacy_path
+from kmigrate.rules.common.keras_api import keras3_path
+from kmigrate.rules.common.keras_paths import legacy_path
 
 # Keras 2.13+'s private packages that Keras 3's `keras.src` does not have: a path below
 # one of them is a Keras 2 path (`keras.src.engine.node` is `keras.engine.node`).
@@ -68,9 +69,20 @@ def fallback_of(site: ImportSite) -> Fallback | None:
         return None
     if one.level or other.level or _bound(one) != _bound(other):
         return None
-    if keras2_module(one.module or "") is None or keras2_module(other.module or "") is None:
+    if not _keras2_internal(one) or not _keras2_internal(other):
         return None
     return Fallback(parent, one, other)
+
+
+def _keras2_internal(node: ast.ImportFrom) -> bool:
+    """Whether ``node`` imports from a Keras 2 path that Keras 3 does not have as it is
+    (``keras.engine.node``; not ``keras.layers``, which a fallback may well reach)."""
+    path = keras2_module(node.module or "")
+    if path is None:
+        return False
+    return any(
+        keras3_path(f"{path}.{alias.name}") != f"{path}.{alias.name}" for alias in node.names
+    )
 
 
 def _catches_import_error(caught: ast.expr | None) -> bool:
