@@ -387,3 +387,21 @@ def test_a_fallback_to_tf_keras_is_no_pair_of_internals() -> None:
         "from keras.engine.node import Node", "from tensorflow.keras.layers import Layer as Node"
     )
     assert [f["severity"] for f in scan_text(text, select=["KM103"])] == []
+
+
+def test_an_import_annotations_still_read_is_kept() -> None:
+    """A registered activation becomes model code and loses its `tf.*` calls, but its
+    annotations still read `tf` where the function is defined (tensorflow/addons'
+    activations): the import stays."""
+    from kmigrate.api import apply_to_text
+
+    text = (
+        "import tensorflow as tf\n\n\n"
+        '@tf.keras.utils.register_keras_serializable(package="Addons")\n'
+        "def mish(x: tf.Tensor, *, beta: tf.Tensor = None) -> tf.Tensor:\n"
+        "    return x * tf.math.tanh(tf.math.softplus(x))\n"
+    )
+    after = apply_to_text(text)
+    assert "tf.math" not in after
+    assert after.startswith("import tensorflow as tf\n")
+    compile(after, "<after>", "exec")

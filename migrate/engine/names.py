@@ -431,8 +431,16 @@ def module_level_uses(tree: ast.Module) -> dict[str, int]:
         for node in nodes:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 outer: list[ast.AST] = []
+                args = node.args
+                outer = [*args.defaults, *(d for d in args.kw_defaults if d is not None)]
                 if not isinstance(node, ast.Lambda):
-                    outer = [*node.decorator_list, *node.args.defaults]
+                    # decorators and annotations are read where the function is defined
+                    # (``-> tf.Tensor``: dropping `tf`'s import would break the module)
+                    everyone = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+                    everyone += [a for a in (args.vararg, args.kwarg) if a is not None]
+                    outer += [*node.decorator_list, node.returns]
+                    outer += [a.annotation for a in everyone]
+                    outer = [n for n in outer if n is not None]
                 visit(outer, shadowed)
                 local = scope_bindings(node)
                 inner = shadowed | ((set(local.imports) | local.others) - local.globals_)
