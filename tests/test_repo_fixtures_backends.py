@@ -128,3 +128,40 @@ def test_converted_keras_core_project_runs_on_keras(tmp_path: Path, backend: str
     got = np.asarray(json.loads(done.stdout.strip().splitlines()[-1]), dtype="float32")
     x = np.linspace(-3.0, 3.0, 8, dtype="float32").reshape(2, 4)
     np.testing.assert_allclose(got, x / (1.0 + np.exp(-x)), rtol=1e-5, atol=1e-6)
+
+
+_INTERNAL_BASE_RUN = """
+import numpy as np
+
+from aug.layers import Shift
+
+
+def outputs():
+    x = np.linspace(-3.0, 3.0, 12, dtype="float32").reshape(3, 4)
+    return np.asarray(Shift()(x))
+"""
+
+
+@pytest.mark.parametrize("backend", ["tensorflow", "jax", "torch"])
+def test_a_layer_on_an_internal_base_matches_once_the_base_is_swapped_as_reported(
+    tmp_path: Path, backend: str
+) -> None:
+    """`apply` converts the inside of a `BaseRandomLayer` subclass and reports the base
+    (KM101/KM102: "use keras.layers.Layer as the base ..."); with the base swapped by
+    hand as the finding says, the layer computes what the Keras 2 original computes."""
+    original = copy_repo("internal_bases", tmp_path / "original")
+    converted = copy_repo("internal_bases", tmp_path / "converted")
+    assert apply_repo(converted) > 0
+    layers = converted / "aug" / "layers.py"
+    text = layers.read_text()
+    assert "tf." not in text and "ops.mean" in text
+    base = "from tensorflow.keras.__internal__.layers import BaseRandomLayer\n"
+    assert base in text  # reported, not rewritten
+    text = text.replace(base, "import keras\n").replace("(BaseRandomLayer)", "(keras.layers.Layer)")
+    layers.write_text(text)
+    (converted / "aug" / "image.py").unlink()  # its base has no public Keras 3 form
+    for root in (original, converted):
+        (root / "run_model.py").write_text(_INTERNAL_BASE_RUN)
+    want = _outputs([original], "tensorflow", legacy=True)["internal_bases"]
+    got = _outputs([converted], backend)["internal_bases"]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
