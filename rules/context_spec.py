@@ -22,6 +22,9 @@ _MODEL_BASES = (
     # Standalone Keras 2 spelled its bases through implementation modules:
     # `keras.engine.Layer`, `keras.engine.topology.Layer`, `keras.engine.base_layer.Layer`.
     "engine.",
+    # Keras 2's internal bases (``tf.keras.__internal__.layers.BaseRandomLayer``,
+    # ``BaseImageAugmentationLayer``): their subclasses are Keras 2 layers
+    "__internal__.layers.",
 )
 
 # Standalone Keras 2 kept its base classes in implementation modules:
@@ -33,12 +36,40 @@ _KERAS2_ENGINE_BASES = tuple(
     for name in ("Layer", "Model", "Network", "Sequential")
 )
 
+# Keras-family packages re-export ``keras`` from a backend module of their own:
+# ``from keras_nlp.backend import keras`` then ``keras.layers.Layer`` is Keras's.
+# keras_nlp 0.6-0.8 and keras_cv 0.6+ (``keras_cv.backend.ops`` too); CyberZHG's
+# packages (keras-bert, keras-xlnet... before 2022) bind ``keras`` by ``TF_KERAS`` and
+# ``backend = keras.backend`` in their ``backend`` module.
+_ZHG_PACKAGES = (
+    "keras_bert",
+    "keras_xlnet",
+    "keras_transformer",
+    "keras_multi_head",
+    "keras_pos_embd",
+    "keras_layer_normalization",
+    "keras_self_attention",
+    "keras_embed_sim",
+    "keras_position_wise_feed_forward",
+)
+KERAS_FAMILY_REEXPORTS: tuple[tuple[str, str], ...] = (
+    *(
+        (f"{package}.{inner}backend.{name}", target)
+        for package in ("keras_nlp", "keras_cv")
+        for inner in ("", "src.")
+        for name, target in (("keras", "keras"), ("ops", "keras.ops"))
+    ),
+    *((f"{package}.backend.backend", "K") for package in _ZHG_PACKAGES),
+    *((f"{package}.backend.keras", "keras") for package in _ZHG_PACKAGES),
+)
+
 # Qualified prefix -> the canonical spelling rules and reports use, first match wins, so
 # the longest, most specific prefixes come first. ``keras_core``, the 2023 preview of
 # Keras 3, has Keras 3's API under another name. TensorFlow 2's ``tf.losses``,
 # ``tf.metrics``, ``tf.optimizers`` and ``tf.initializers`` are ``tf.keras``'s modules
 # (TensorFlow 1's names of the same spelling excepted: see ``tf_keras_aliases``).
 CANONICAL_PREFIXES: tuple[tuple[str, str], ...] = (
+    *KERAS_FAMILY_REEXPORTS,
     ("keras_core.backend", "K"),
     ("keras_core", "keras"),
     ("tensorflow.compat.v2.keras.backend", "K"),
@@ -92,8 +123,18 @@ CONTEXT_SPEC = ContextSpec(
     # name endings are how real code names its layer and model base classes.
     model_name_suffixes=("Layer", "Model", "Loss", "Metric", "Block"),
     model_function_keywords=frozenset(
-        {"loss", "metrics", "weighted_metrics", "activation", "recurrent_activation"}
+        {
+            "loss",
+            "metrics",
+            "weighted_metrics",
+            "activation",
+            "recurrent_activation",
+            # ``load_model(path, custom_objects={"gelu": gelu})``: what Keras builds with
+            "custom_objects",
+        }
     ),
+    custom_object_getters=(".get_custom_objects",),
+    model_function_decorators=(".register_keras_serializable",),
     model_function_callees=(".Lambda", ".Activation"),
     functional_input_suffixes=(
         "keras.Input",

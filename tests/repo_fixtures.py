@@ -5,7 +5,10 @@ converted models compute what the originals do)."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from kmigrate.engine.run_data import RunResult
@@ -13,6 +16,9 @@ from kmigrate.project.config import Config
 from kmigrate.run.runner import plan_jobs, run_jobs, select_ids
 
 REPOS = Path(__file__).resolve().parent / "fixtures" / "repos"
+# A stand-in for an installed third-party Keras package (``third_party_keras`` uses it):
+# on the resolution path while a fixture runs, read by scan and apply, never imported.
+FAKE_SITE = REPOS.parent / "site_packages"
 REPO_NAMES = sorted(p.name for p in REPOS.iterdir() if p.is_dir())
 
 
@@ -24,11 +30,23 @@ def copy_repo(name_or_path: str | Path, into: Path) -> Path:
     return target
 
 
+@contextlib.contextmanager
+def fake_site() -> Iterator[None]:
+    """:data:`FAKE_SITE` on ``sys.path`` (kmigrate's resolution path) meanwhile."""
+    sys.path.insert(0, str(FAKE_SITE))
+    try:
+        yield
+    finally:
+        sys.path.remove(str(FAKE_SITE))
+
+
 def run_repo(root: Path, fix: bool = False, index: bool = True) -> RunResult:
-    """``kmigrate scan``/``apply`` of ``root`` (no result cache), results not written."""
+    """``kmigrate scan``/``apply`` of ``root`` (no result cache), results not written;
+    :data:`FAKE_SITE` is installed meanwhile."""
     config = Config(root=root.resolve())
-    jobs = plan_jobs([root], config, fix=fix, index=index, index_cache=False)
-    return run_jobs(jobs, select_ids((), ()), workers=1)
+    with fake_site():
+        jobs = plan_jobs([root], config, fix=fix, index=index, index_cache=False)
+        return run_jobs(jobs, select_ids((), ()), workers=1)
 
 
 def apply_repo(root: Path) -> int:

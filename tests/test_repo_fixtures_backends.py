@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.repo_fixtures import REPO_NAMES, REPOS, apply_repo, copy_repo
+from tests.repo_fixtures import FAKE_SITE, REPO_NAMES, REPOS, apply_repo, copy_repo
 
 pytestmark = pytest.mark.backends
 
@@ -29,7 +29,13 @@ pytestmark = pytest.mark.backends
 # it is reported, not rewritten; nets/backend.py keeps its `tf.keras` backend `K`, which
 # nets/__init__.py re-exports (changing it would rebind `K` where its uses go unchecked).
 # Run last: TensorFlow stays imported after them.
-KEEPS_TENSORFLOW = ("backend_reexport", "shared_helper")
+# patched_backend/pkg/backend.py keeps its conditionally bound `K` too: the project
+# assigns its own functions onto it.
+KEEPS_TENSORFLOW = ("backend_reexport", "patched_backend", "shared_helper")
+# Originals that only run on Keras 2 (tf_keras): registry_helpers applies `K.*` helpers
+# to `keras.Input` tensors while building a functional model, which Keras 3 refuses
+# ("A KerasTensor cannot be used as input to a TensorFlow function").
+KERAS2_ORIGINALS = ("registry_helpers",)
 RUNNABLE = sorted(
     (n for n in REPO_NAMES if (REPOS / n / "run_model.py").is_file()),
     key=lambda n: (n in KEEPS_TENSORFLOW, n),
@@ -51,9 +57,12 @@ print(json.dumps(results))
 """
 
 
-def _outputs(roots: list[Path], backend: str) -> dict[str, np.ndarray]:
+def _outputs(roots: list[Path], backend: str, legacy: bool = False) -> dict[str, np.ndarray]:
     env = dict(os.environ, KERAS_BACKEND=backend, CUDA_VISIBLE_DEVICES="")
     env.pop("TF_USE_LEGACY_KERAS", None)
+    if legacy:
+        env["TF_USE_LEGACY_KERAS"] = "1"
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(FAKE_SITE), env.get("PYTHONPATH")]))
     done = subprocess.run(
         [sys.executable, "-c", _RUNNER, *map(str, roots)],
         capture_output=True,
@@ -63,7 +72,7 @@ def _outputs(roots: list[Path], backend: str) -> dict[str, np.ndarray]:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads(done.stdout.strip().splitlines()[-1])
-    if backend != "tensorflow":  # the converted models need no TensorFlow at all
+    if backend != "tensorflow" and not legacy:  # the converted models need no TensorFlow
         assert [n for n, (_, tf) in results.items() if tf] in ([], list(KEEPS_TENSORFLOW))
     return {k: np.asarray(v, dtype="float32") for k, (v, _) in results.items()}
 
@@ -79,7 +88,9 @@ def converted(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Path], lis
 
 @pytest.fixture(scope="module")
 def reference(converted) -> dict[str, np.ndarray]:
-    return _outputs(converted[0], "tensorflow")
+    keras2 = [r for r in converted[0] if r.name in KERAS2_ORIGINALS]
+    keras3 = [r for r in converted[0] if r.name not in KERAS2_ORIGINALS]
+    return {**_outputs(keras3, "tensorflow"), **_outputs(keras2, "tensorflow", legacy=True)}
 
 
 @pytest.mark.parametrize("backend", ["tensorflow", "jax", "torch"])
@@ -117,3 +128,40 @@ def test_converted_keras_core_project_runs_on_keras(tmp_path: Path, backend: str
     got = np.asarray(json.loads(done.stdout.strip().splitlines()[-1]), dtype="float32")
     x = np.linspace(-3.0, 3.0, 8, dtype="float32").reshape(2, 4)
     np.testing.assert_allclose(got, x / (1.0 + np.exp(-x)), rtol=1e-5, atol=1e-6)
+
+
+_INTERNAL_BASE_RUN = """
+import numpy as np
+
+from aug.layers import Shift
+
+
+def outputs():
+    x = np.linspace(-3.0, 3.0, 12, dtype="float32").reshape(3, 4)
+    return np.asarray(Shift()(x))
+"""
+
+
+@pytest.mark.parametrize("backend", ["tensorflow", "jax", "torch"])
+def test_a_layer_on_an_internal_base_matches_once_the_base_is_swapped_as_reported(
+    tmp_path: Path, backend: str
+) -> None:
+    """`apply` converts the inside of a `BaseRandomLayer` subclass and reports the base
+    (KM101/KM102: "use keras.layers.Layer as the base ..."); with the base swapped by
+    hand as the finding says, the layer computes what the Keras 2 original computes."""
+    original = copy_repo("internal_bases", tmp_path / "original")
+    converted = copy_repo("internal_bases", tmp_path / "converted")
+    assert apply_repo(converted) > 0
+    layers = converted / "aug" / "layers.py"
+    text = layers.read_text()
+    assert "tf." not in text and "ops.mean" in text
+    base = "from tensorflow.keras.__internal__.layers import BaseRandomLayer\n"
+    assert base in text  # reported, not rewritten
+    text = text.replace(base, "import keras\n").replace("(BaseRandomLayer)", "(keras.layers.Layer)")
+    layers.write_text(text)
+    (converted / "aug" / "image.py").unlink()  # its base has no public Keras 3 form
+    for root in (original, converted):
+        (root / "run_model.py").write_text(_INTERNAL_BASE_RUN)
+    want = _outputs([original], "tensorflow", legacy=True)["internal_bases"]
+    got = _outputs([converted], backend)["internal_bases"]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

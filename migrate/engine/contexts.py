@@ -175,6 +175,11 @@ class _Indexer:
                 node = self.module_functions.get(name)
                 if node is not None:
                     self.seeds[context].add(id(node))
+        for name in self.facts.model_methods:  # helper objects, mixins, loss objects
+            cname, _, method = name.partition(".")
+            node = self.class_methods.get(cname, {}).get(method)
+            if node is not None:
+                self.seeds[Context.MODEL].add(id(node))
 
     def _find_model_classes(self) -> None:
         classes = [s for s in self.tree.body if isinstance(s, ast.ClassDef)]

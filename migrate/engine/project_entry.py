@@ -23,9 +23,13 @@ from kmigrate.engine.spec import ContextSpec, function_refs
 if TYPE_CHECKING:
     from kmigrate.engine.tree_index import TreeIndex
 
+# 7: module-level dict registries of functions/classes (``registries``), a class's
+# helper objects held in attributes (``held``), subscripts of module-level names read
+# in functions (``NAME.[]``), custom-object registrations and registered functions as
+# model references (``Class()``: an instance handed over);
 # 6: what the module reads of each name its imports bind (``reads``);
 # 5: a call that may reload a SavedModel also says whether its path is a literal folder
-ENTRY_FORMAT = 6
+ENTRY_FORMAT = 7
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Module-level statements whose calls were taken already (functions, classes) or that
 # hold none (imports: names only, no call, no string).
@@ -70,13 +74,24 @@ class _EntryBuilder:
         # every call: (callee as written, line, its path when a function imports its root,
         # whether it reads a literal folder)
         self.calls: list[tuple[str, int, str, bool]] = []
+        # module-level names: a subscript of one in a function is recorded (``NAME.[]``)
+        self.module_names: frozenset[str] = frozenset()
+        self.held: dict[str, str] = {}  # ``self.attr = Callee(...)`` of the class being read
 
     def calls_in(self, node: ast.AST) -> list[str]:
         """Dotted callees of every call below ``node``; also notes the functions handed
         to Keras (``loss=f``, ``Lambda(f)``) or to a dataset (``.map(f)``)."""
         found: set[str] = set()
-        calls, constants, imports = self._nodes_below(node)
+        calls, constants, imports, assigns, subscripts = self._nodes_below(node)
         imported = _imported(imports) if imports and node.__class__ in _FUNCTIONS else {}
+        for assign in assigns:
+            self._on_assign(assign)  # type: ignore[arg-type]
+        if node.__class__ in _FUNCTIONS:
+            names = self.module_names
+            for subscript in subscripts:
+                read = _dotted(subscript.value)  # type: ignore[attr-defined]
+                if read is not None and read.partition(".")[0] in names:
+                    found.add(read + ".[]")
         record = self.calls.append
         for call in calls:
             callee = self._on_call(call, found)  # type: ignore[arg-type]
@@ -101,11 +116,16 @@ class _EntryBuilder:
         made on its own, for a file no rule analyses, costs less without an index of
         every node)."""
         if self.index is not None:
-            calls, constants, imports, from_imports = self.index.below_each(node, _GATHERED)
-            return [calls, constants, imports + from_imports if from_imports else imports]
+            calls, constants, imports, from_imports, assigns, subscripts = self.index.below_each(
+                node, _GATHERED
+            )
+            imports = imports + from_imports if from_imports else imports
+            return [calls, constants, imports, assigns, subscripts]
         calls: list[ast.AST] = []
         constants: list[ast.AST] = []
         imports: list[ast.AST] = []
+        assigns: list[ast.AST] = []
+        subscripts: list[ast.AST] = []
         todo = [node]
         while todo:
             child = todo.pop()
@@ -118,8 +138,37 @@ class _EntryBuilder:
             elif cls is ast.Import or cls is ast.ImportFrom:
                 imports.append(child)
                 continue  # names only below an import
+            elif cls is ast.Assign:
+                assigns.append(child)
+            elif cls is ast.Subscript:
+                subscripts.append(child)
             todo.extend(code_children(child))
-        return [calls, constants, imports]
+        return [calls, constants, imports, assigns, subscripts]
+
+    def _on_assign(self, assign: ast.Assign) -> None:
+        """``get_custom_objects()["gelu"] = gelu`` registers a model function;
+        ``self.helper = Decomposer()`` in a method: the class holds a helper object."""
+        value = assign.value
+        for target in assign.targets:
+            cls = target.__class__
+            if cls is ast.Subscript and self._is_custom_objects(target.value):  # type: ignore[attr-defined]
+                self._refs(value, self.model_refs)
+            elif (
+                cls is ast.Attribute
+                and target.value.__class__ is ast.Name  # type: ignore[attr-defined]
+                and target.value.id == "self"  # type: ignore[attr-defined]
+                and value.__class__ is ast.Call
+            ):
+                callee = _dotted(value.func)  # type: ignore[attr-defined]
+                if callee is not None:
+                    self.held.setdefault(target.attr, callee)  # type: ignore[attr-defined]
+
+    def _is_custom_objects(self, node: ast.AST) -> bool:
+        """Whether ``node`` is a call of Keras's custom-object table getter."""
+        if node.__class__ is not ast.Call:
+            return False
+        callee = _dotted(node.func)  # type: ignore[attr-defined]
+        return bool(callee) and ("." + callee).endswith(self.spec.custom_object_getters)
 
     def saved_model_calls(self, imports: list[list], assigns: list[list[str]]) -> list[list]:
         """The calls that may write or reload a SavedModel, for resolution to decide
@@ -161,20 +210,32 @@ class _EntryBuilder:
                 self._refs(keyword.value, self.model_refs)
         if callee and call.args and ("." + callee).endswith(spec.model_function_callees):
             self._refs(call.args[0], self.model_refs)
-        if isinstance(call.func, ast.Attribute) and call.func.attr in spec.data_methods:
-            for arg in call.args[:1]:
-                self._refs(arg, self.data_refs)
+        func = call.func
+        if isinstance(func, ast.Attribute):
+            if func.attr in spec.data_methods:
+                for arg in call.args[:1]:
+                    self._refs(arg, self.data_refs)
+            elif func.attr == "update" and self._is_custom_objects(func.value):
+                for arg in call.args[:1]:
+                    self._refs(arg, self.model_refs)
         return callee
 
     @staticmethod
     def _refs(expr: ast.AST, into: set[str]) -> None:
+        """The dotted names of the functions in ``expr``; ``Name()`` for an object made
+        there (``loss=ScaledError(2.0)``: the class's methods run as model code)."""
         for ref in function_refs(expr):
+            if ref.__class__ is ast.Call:
+                made = _dotted(ref.func)  # type: ignore[attr-defined]
+                if made is not None:
+                    into.add(made + "()")
+                continue
             name = _dotted(ref)
             if name is not None:
                 into.add(name)
 
 
-_GATHERED = (ast.Call, ast.Constant, ast.Import, ast.ImportFrom)
+_GATHERED = (ast.Call, ast.Constant, ast.Import, ast.ImportFrom, ast.Assign, ast.Subscript)
 
 
 def _imported(imports: list[ast.AST]) -> dict[str, str]:
@@ -202,8 +263,11 @@ def build_entry(tree: ast.Module, spec: ContextSpec, index: TreeIndex | None = N
     patches: list[list[str]] = []  # ``K.reshape = reshape``: the project replaces K.reshape
     classes: dict[str, dict] = {}
     functions: dict[str, list[str]] = {}
+    registries: dict[str, list[str]] = {}  # ``ACTIVATIONS = {"relu": relu}``
     exported: list[str] | None = None
-    for stmt in module_statements(tree.body):
+    statements = list(module_statements(tree.body))
+    builder.module_names = frozenset(_bound_names(statements))
+    for stmt in statements:
         cls = stmt.__class__
         if cls is ast.Import:
             for alias in stmt.names:  # type: ignore[attr-defined]
@@ -229,16 +293,26 @@ def build_entry(tree: ast.Module, spec: ContextSpec, index: TreeIndex | None = N
                 source = _dotted(value)
                 if source is not None:
                     assigns.append([target.id, source])
+                elif value.__class__ is ast.Dict:
+                    refs: set[str] = set()
+                    builder._refs(value, refs)
+                    registries[target.id] = sorted(r for r in refs if not r.endswith("()"))
         elif cls in _FUNCTIONS:
             functions[stmt.name] = builder.calls_in(stmt)  # type: ignore[attr-defined]
+            if any(_registers(d, spec) for d in stmt.decorator_list):  # type: ignore[attr-defined]
+                builder.model_refs.add(stmt.name)  # type: ignore[attr-defined]
         elif cls is ast.ClassDef:
+            builder.held = {}
             methods = {
                 item.name: builder.calls_in(item)
                 for item in stmt.body  # type: ignore[attr-defined]
                 if isinstance(item, _FUNCTIONS)
             }
             bases = [_dotted(b) or "" for b in stmt.bases]  # type: ignore[attr-defined]
-            classes[stmt.name] = {"bases": bases, "methods": methods}  # type: ignore[attr-defined]
+            info = {"bases": bases, "methods": methods}
+            if builder.held:
+                info["held"] = dict(sorted(builder.held.items()))
+            classes[stmt.name] = info  # type: ignore[attr-defined]
         if cls not in _NO_OWN_PARTS:
             for part in _own_parts(stmt):  # module-level code: only the references it hands over
                 builder.calls_in(part)
@@ -250,12 +324,35 @@ def build_entry(tree: ast.Module, spec: ContextSpec, index: TreeIndex | None = N
         "classes": classes,
         "functions": functions,
         "all": exported,
+        "registries": registries,
         "model_refs": sorted(builder.model_refs),
         "data_refs": sorted(builder.data_refs),
         "paths": sorted(builder.paths),
         "saved_model_calls": builder.saved_model_calls(imports, assigns),
         "reads": _reads(tree, index, _project_candidates(imports, spec)),
     }
+
+
+def _bound_names(statements: list[ast.stmt]) -> Iterable[str]:
+    """The names module-level ``statements`` bind by import or assignment: a function's
+    subscript of one may read a registry (``ACTIVATIONS[name]``)."""
+    for stmt in statements:
+        cls = stmt.__class__
+        if cls is ast.Import or cls is ast.ImportFrom:
+            for alias in stmt.names:  # type: ignore[attr-defined]
+                yield (alias.asname or alias.name).partition(".")[0]
+        elif cls is ast.Assign:
+            for target in stmt.targets:  # type: ignore[attr-defined]
+                if target.__class__ is ast.Name:
+                    yield target.id  # type: ignore[attr-defined]
+
+
+def _registers(decorator: ast.AST, spec: ContextSpec) -> bool:
+    """Whether ``decorator`` registers the function as a Keras custom object
+    (``@register_keras_serializable()``): Keras then runs it as model code."""
+    node = decorator.func if decorator.__class__ is ast.Call else decorator  # type: ignore[attr-defined]
+    name = _dotted(node)
+    return bool(name) and ("." + name).endswith(spec.model_function_decorators)
 
 
 def _project_candidates(imports: list[list], spec: ContextSpec) -> set[str]:
@@ -357,8 +454,11 @@ def valid_entry(value: object) -> bool:
             and _strings(c["bases"])
             and isinstance(c["methods"], dict)
             and all(_strings(v) for v in c["methods"].values())
+            and _string_map(c.get("held", {}))
             for c in value["classes"].values()
         )
+        ok = ok and isinstance(value["registries"], dict)
+        ok = ok and all(_strings(v) for v in value["registries"].values())
         ok = ok and all(_strings(v) for v in value["functions"].values())
         ok = ok and (value["all"] is None or _strings(value["all"]))
         ok = ok and _strings(value["paths"])
@@ -382,18 +482,27 @@ def _strings(value: object) -> bool:
     return isinstance(value, list) and all(isinstance(s, str) for s in value)
 
 
+def _string_map(value: object) -> bool:
+    return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+
+
 def entry_shape(entry: dict) -> str:
     """A digest of what resolution reads from ``entry`` when *other* modules resolve
-    names through it: what it imports, binds, patches, exports, and its classes' bases.
-    Calls, references and file names are left out: they only shape the module's own
+    names through it: what it imports, binds, patches, exports, its classes' bases,
+    method names and held helpers, and its registries (resolution from another module
+    follows them). Calls, references and file names are left out: they only shape the module's own
     :class:`LocalFacts`."""
     shape = [
         entry["imports"],
         entry["assigns"],
         entry["patches"],
-        sorted((name, info["bases"]) for name, info in entry["classes"].items()),
+        sorted(
+            (name, info["bases"], sorted(info["methods"]), info.get("held", {}))
+            for name, info in entry["classes"].items()
+        ),
         list(entry["functions"]),
         entry["all"],
+        entry["registries"],
     ]
     return hashlib.blake2b(repr(shape).encode(), digest_size=12).hexdigest()
 

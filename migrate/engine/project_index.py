@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from kmigrate.engine.helper_reach import HelperReach
 from kmigrate.engine.project_entry import build_entry
 from kmigrate.engine.spec import ContextSpec
 
@@ -53,6 +54,9 @@ class ModuleFacts:
 
     model_classes: tuple[str, ...] = ()  # top-level classes that are Keras layers/models
     model_functions: tuple[str, ...] = ()  # top-level functions reached from model code
+    # ``Class.method`` of classes that are not model classes, reached from model code:
+    # helper objects a layer holds, mixins, loss objects, registry values
+    model_methods: tuple[str, ...] = ()
     data_functions: tuple[str, ...] = ()  # ... reached from a data pipeline
     mixed_functions: tuple[str, ...] = ()  # ... reached from both: reported, not rewritten
     # (mixed function, where data code reaches it from: "" when it is data code itself,
@@ -166,6 +170,8 @@ class ModuleRecord:
                 bound.setdefault(local, []).append(("assign", source))
             for name in self.entry["functions"]:
                 bound.setdefault(name, []).insert(0, ("function",))
+            for name in self.entry["registries"]:
+                bound.setdefault(name, []).insert(0, ("registry",))
             for name in self.entry["classes"]:
                 bound.setdefault(name, []).insert(0, ("class",))
             self._bound = bound
@@ -253,10 +259,15 @@ class ProjectIndex:
         records: Iterable[ModuleRecord],
         spec: ContextSpec,
         patching: Iterable[ModuleRecord] | None = None,
+        outside: Callable[[str], bool] | None = None,
     ) -> None:
         """``patching``: the records that may replace TF/Keras functions, when the caller
-        knows them (all records by default: every entry is then read)."""
+        knows them (all records by default: every entry is then read). ``outside``:
+        whether a class of an installed third-party package, by qualified name, is a
+        Keras class (read from its files: :mod:`~kmigrate.engine.outside_index`)."""
         self.spec = spec
+        self.outside = outside
+        self._outside_model: dict[str, bool] = {}
         self.canonical = spec.canonical  # memoised: resolution asks for the same names
         self.records = list(records)
         self.patching = self.records if patching is None else list(patching)
@@ -289,6 +300,9 @@ class ProjectIndex:
         # then this is set, and local facts made by another index are not mixed with
         # this one's (see project/resolution_cache.py). No corpus project has one.
         self.order_sensitive = False
+        # Whether a base from an installed package was met without an ``outside`` finder:
+        # local facts made so are not taken by an index that has one (``agrees``).
+        self.read_outside = False
 
     # -- modules -------------------------------------------------------------
     def _modules(self, name: str, importer: ModuleRecord) -> list[ModuleRecord]:
@@ -388,6 +402,8 @@ class ProjectIndex:
         kind = ways[0][0]
         if kind in ("class", "function"):
             return (kind, record, root) if not rest else _UNKNOWN
+        if kind == "registry":  # ``ACTIVATIONS[name]``, ``.get(name)``: one of its values
+            return (kind, record, root)
         results = [self._way(record, way, rest, depth) for way in ways]
         known = [r for r in results if r[0] != "unknown"]
         if not known:
@@ -432,7 +448,7 @@ class ProjectIndex:
     def _same_kind(self, a: Target, b: Target) -> bool:
         if a[0] == "external" and b[0] == "external":
             return self._external_kind(a[1]) == self._external_kind(b[1])
-        if a[0] in ("class", "function", "module") and a[0] == b[0]:
+        if a[0] in ("class", "function", "module", "registry") and a[0] == b[0]:
             return a[1:] == b[1:] or (a[0] == "class" and self._is_model(a) == self._is_model(b))
         return False
 
@@ -455,10 +471,21 @@ class ProjectIndex:
 
     def _is_model(self, target: Target) -> bool:
         if target[0] == "external":
-            return self._is_model_base(target[1])
+            return self._is_model_base(target[1]) or self._is_outside_model(target[1])
         if target[0] == "class":
             return self.is_model_class(target[1], target[2])
         return False
+
+    def _is_outside_model(self, qualified: str) -> bool:
+        """Whether ``qualified``, a class of an installed package that is neither
+        TensorFlow/Keras nor the standard library, derives from a Keras base: read
+        from the package's files when an ``outside`` finder was given."""
+        if self.outside is None or not self._foreign(("external", qualified)):
+            return False
+        known = self._outside_model.get(qualified)
+        if known is None:
+            known = self._outside_model[qualified] = self.outside(qualified)
+        return known
 
     def is_model_class(self, record: ModuleRecord, name: str) -> bool:
         """Whether class ``name`` of ``record`` derives from a Keras Layer/Model/Loss/...
@@ -490,6 +517,8 @@ class ProjectIndex:
         self._model_class[key] = result
         if not result and foreign:
             self._foreign_base[key] = foreign
+            # decided without reading installed packages: not for an index that does
+            self.read_outside |= self.outside is None
             if "call" in info.get("methods", {}):
                 self._notes.setdefault(id(record), {}).setdefault(
                     name,
@@ -527,9 +556,16 @@ class ProjectIndex:
         data_seeds: set[Node] = set()
         undecided: dict[str, str] = {}  # callee -> why resolution cannot tell what it runs
 
+        reach = HelperReach(self)
+
         def follow(callee: str, target: Target, out: set[Node]) -> None:
             if target[0] == "function":
                 out.add((target[1].key, target[2]))
+            elif target[0] == "registry":  # any of its values may be what runs
+                out.update(reach.registry_nodes(target[1], target[2]))
+            elif callee == "globals" and target[0] == "unknown":
+                # ``globals()[name]``: any function of the module may be what runs
+                out.update((key, name) for name in entry["functions"])
             elif target[0] == "ambiguous":  # between project functions: follow them all
                 candidates = alternatives([target])
                 if candidates:
@@ -554,6 +590,7 @@ class ProjectIndex:
             model = self.is_model_class(record, cname)
             if model:
                 model_classes.append(cname)
+                model_seeds.update(reach.mixed_in(record, cname))
             for mname, calls in info["methods"].items():
                 node = f"{cname}.{mname}"
                 out = set()
@@ -561,16 +598,17 @@ class ProjectIndex:
                     model_seeds.add((key, node))
                 for callee in calls:
                     if callee.startswith("self."):
-                        out.add((key, f"{cname}.{callee[5:]}"))
+                        out.update(reach.self_call(record, cname, callee))
                         continue
                     follow(callee, self._callee(record, callee), out)
                 if out:
                     edges[node] = tuple(sorted(out))
-        for refs, seeds in ((entry["model_refs"], model_seeds), (entry["data_refs"], data_seeds)):
-            for ref in refs:
-                target = self.resolve(record, ref)
-                if target[0] == "function":
-                    seeds.add((target[1].key, target[2]))
+        for ref in entry["model_refs"]:
+            model_seeds.update(reach.ref_nodes(record, ref))
+        for ref in entry["data_refs"]:
+            target = self.resolve(record, ref)
+            if target[0] == "function":
+                data_seeds.add((target[1].key, target[2]))
         saves, reload = self._saved_model_calls(record)
         return LocalFacts(
             model_classes=tuple(model_classes),
@@ -614,7 +652,7 @@ class ProjectIndex:
             looked_up, outside = self._looked_up, self._outside
         finally:
             self._looked_up = self._outside = None
-        if self.order_sensitive:
+        if self.order_sensitive or self.read_outside:
             return local, None
         by_name = self.by_name
         modules = tuple(
@@ -772,6 +810,7 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
         self._importers: dict[str, list[str]] | None = None
         self._made: dict[str, ModuleFacts] = {}
         self._reach: tuple[set[Node], set[Node]] | None = None
+        self._methods: dict[str, set[str]] | None = None
         self._users: dict[str, list[str]] | None = None
         self._reloads: list[tuple[str, str, Reload]] | None = None
         self._outside_source: Callable[[], Mapping[str, FileUse]] | None = None
@@ -821,6 +860,20 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
             self._reach = (closure(model_seeds, edges), reached_from(data_seeds, edges))
         return self._reach
 
+    def reached_methods(self, key: str) -> tuple[str, ...]:
+        """The ``Class.method`` nodes of module ``key`` reached from model code, but
+        those of its model classes (model code whoever calls them)."""
+        if self._methods is None:
+            by_key: dict[str, set[str]] = {}
+            for where, name in self.reached()[0]:
+                if "." in name:
+                    by_key.setdefault(where, set()).add(name)
+            self._methods = by_key
+        own = set(self.local[key].model_classes)
+        return tuple(
+            sorted(n for n in self._methods.get(key, ()) if n.partition(".")[0] not in own)
+        )
+
     def reached_functions(self, key: str) -> tuple[set[str], set[str]]:
         """(model, data): the top-level functions of module ``key`` reached from model
         code and from data pipelines."""
@@ -836,6 +889,7 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
         return ModuleFacts(
             model_classes=local.model_classes,
             model_functions=tuple(sorted(in_model)),
+            model_methods=self.reached_methods(key),
             data_functions=tuple(sorted(in_data - in_model)),
             mixed_functions=tuple(mixed),
             data_callers=tuple((name, self._data_caller((key, name))) for name in mixed),

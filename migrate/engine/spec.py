@@ -91,6 +91,11 @@ class ContextSpec:
     # ... and those that read a SavedModel only when handed a folder (they read saved
     # files too): they count when their path is a literal folder (:meth:`reads_folder`)
     saved_model_folder_loads: frozenset[str] = frozenset()
+    # symbol suffixes of the getter of Keras's custom-object table: a function put into
+    # it (``get_custom_objects()["gelu"] = gelu``, ``.update({...})``) is model code
+    custom_object_getters: tuple[str, ...] = ()
+    # ... and of decorators that register a function there
+    model_function_decorators: tuple[str, ...] = ()
 
     @property
     def canonical(self) -> Canonical:

@@ -56,12 +56,15 @@ from kmigrate.engine.project_index import (
     imported_paths,
     path_reaches,
 )
+from kmigrate.project.site_modules import outside_models
 from kmigrate.store.plain_data import checked_line, checked_list, checked_pair, checked_text
 
 if TYPE_CHECKING:
     from kmigrate.store.cache import ResultCache
 
 RESOLVED = "resolved"  # the store's namespace; one value per project root
+# 8: the call graph also reaches registries' values, held helper objects' and mixins'
+# methods, and bases from installed packages are read (kmigrate.project.site_modules);
 # 7: local facts also keep the names the module's imports bind to swapped Keras
 # namespaces and those a star import takes; a file's header, the paths its imports name
 # in the project (``ModuleFacts.imported_by``: a `check` decodes no other row for it);
@@ -70,7 +73,7 @@ RESOLVED = "resolved"  # the store's namespace; one value per project root
 # module per backend); 4: a header line, then one line per file's row (decoded when
 # used, rewritten only when it changed), whose local facts say whether the file saves
 # or reloads SavedModels; 2 was one JSON value, checked whole when loaded
-STATE_FORMAT = 7
+STATE_FORMAT = 8
 # Where a row's local facts hold the call graph: edges, model seeds, data seeds.
 _GRAPH = slice(4, 7)
 
@@ -575,7 +578,7 @@ def _local_facts(
     here. If this index meets a cycle or a depth bound, what a name resolves to
     depends on the order names are asked for: then all are made here, in order, as
     a resolution without ``made`` would."""
-    index = ProjectIndex(records, spec)
+    index = ProjectIndex(records, spec, outside=outside_models(spec))
     local = {}
     for record in records:
         found = made.get(record.key)
@@ -614,7 +617,7 @@ def _resolve_again(
         for r in records
         if (r.entry["patches"] if r.key in new or r.key in changed else stored.patches(r.key))
     ]
-    index = ProjectIndex(records, spec, patching)
+    index = ProjectIndex(records, spec, patching, outside=outside_models(spec))
     by_key = {r.key: r for r in records}
     if stored.patch_targets is not None:  # unless a patching module is redone (below)
         patches = _patches_of(stored.patch_targets, by_key)

@@ -38,6 +38,16 @@ REMOVED_NOTES: dict[str, str] = {
     "wrappers.scikit_learn": "the scikit-learn wrappers moved to the scikeras package",
     "feature_column": "feature columns are gone; use preprocessing layers or tf.data",
     "estimator": "tf.estimator is gone; use keras.Model with fit()",
+    "__internal__.layers.BaseRandomLayer": (
+        "use keras.layers.Layer as the base, make `self.seed_generator = "
+        "keras.random.SeedGenerator(seed)` in `__init__` and draw with "
+        "`keras.random.*(..., seed=self.seed_generator)` instead of `self._random_generator`"
+    ),
+    "__internal__.layers.BaseImageAugmentationLayer": (
+        "use keras.layers.Layer as the base and call your `augment_image` from `call` "
+        "(Keras 3's image preprocessing base is private); draw randomness with a "
+        "keras.random.SeedGenerator"
+    ),
 }
 
 

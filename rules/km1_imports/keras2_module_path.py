@@ -5,9 +5,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from kmigrate.engine import EditPlan, ImportSite, ReferenceSite, ReplaceNode
+from kmigrate.engine import EditPlan, ImportSite, ReferenceSite, ReplaceNode, Severity, Span
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.common.call_differences import KERAS_2, SAFETY_NOTE, call_difference
+from kmigrate.rules.common.import_fallbacks import Fallback, fallback_of, keras2_module
 from kmigrate.rules.common.keras_api import keras3_path, keras3_reference, removal_note
 from kmigrate.rules.common.keras_paths import (
     LEFT_TO_OTHER_RULES,
@@ -29,7 +30,10 @@ class Keras2ModulePath(Rule):
     rationale = (
         "Keras 2 exposed implementation modules (`keras.layers.core`, `keras.engine`, "
         "`keras.utils.np_utils`, `keras.layers.experimental.preprocessing`) that Keras 3 "
-        "no longer has; imports of them fail at start-up."
+        "no longer has; imports of them fail at start-up. So does a fallback between two "
+        "of them (`try: from keras.src.engine.node import Node` / `except ImportError: "
+        "from keras.engine.node import Node`): both branches move to the Keras 3 home of "
+        "the names, or the `try` is an error when there is none."
     )
     fix_safety = (
         "Exact when the name exists in Keras 3's public API at its new place; otherwise "
@@ -77,6 +81,28 @@ class Keras2ModulePath(Rule):
             config = activations.serialize(act)
             """,
         ),
+        Flagged(
+            """
+            try:
+                from keras.src.engine.input_spec import InputSpec
+            except ImportError:
+                from keras.engine.input_spec import InputSpec
+            """,
+            """
+            try:
+                from keras import InputSpec
+            except ImportError:
+                from keras import InputSpec
+            """,
+        ),
+        Flagged(
+            """
+            try:
+                from keras.src.engine.node import Node
+            except ImportError:
+                from keras.engine.node import Node
+            """
+        ),
         Clean("import keras\nfrom keras.layers import Dense\nx = keras.ops.mean\n"),
     ]
 
@@ -106,9 +132,48 @@ class Keras2ModulePath(Rule):
         if site.level or not isinstance(node, ast.ImportFrom):
             return
         module = node.module or ""
+        fallback = fallback_of(site)
+        if fallback is not None:
+            yield from self._check_fallback(site, fallback)
+            return
         legacy_module = legacy_path(module, "keras")
         if not legacy_module or legacy_module.startswith(LEFT_TO_OTHER_RULES + _KERAS3_PRIVATE):
             return
+        yield from self._check_moved(site, legacy_module)
+
+    def _check_fallback(self, site: ImportSite, fallback: Fallback) -> Iterable[Report]:
+        """Both branches of a fallback between Keras 2 internals move to the Keras 3
+        home of their names; without one, the ``try`` line is an error (once, from the
+        first branch): the module cannot import under Keras 3."""
+        first, second = fallback.branches()
+        node = site.node
+        gone = [
+            f"keras.{legacy}"
+            for branch in (fallback.first, fallback.second)
+            for alias in branch.names
+            for legacy in (f"{keras2_module(branch.module or '')}.{alias.name}",)
+            if keras3_path(legacy) is None
+        ]
+        if not gone:
+            yield from self._check_moved(site, keras2_module(node.module) or "")  # type: ignore[attr-defined]
+            return
+        if node is not fallback.first:
+            return
+        legacy = gone[0][len("keras.") :]
+        try_node = fallback.statement
+        col = try_node.col_offset
+        yield Report(
+            site,
+            f"both branches of this import fallback are Keras 2 internals that Keras 3 "
+            f"does not have: `from {first} import ...` (Keras 2.13+) and `from {second} "
+            f"import ...` (older Keras 2); neither imports under Keras 3, so the module "
+            f"fails at start-up. `{gone[0]}`: {removal_note(legacy)}",
+            severity=Severity.ERROR,
+            span=Span(try_node.lineno, col, try_node.lineno, col + len("try")),
+        )
+
+    def _check_moved(self, site: ImportSite, legacy_module: str) -> Iterable[Report]:
+        node = site.node
         moved: dict[str, list[str]] = {}
         bound: list[tuple[str, str]] = []  # local name, Keras 3 path
         changed = False
