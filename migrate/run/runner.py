@@ -339,11 +339,13 @@ def _rewrite(unit: _Unit, result: FixResult) -> list[Finding]:
                 new_text = notebook.rebuild(new_text)
             source.encode(new_text)
             result.old_text, result.new_text = source.text, new_text
+            result.helpers = outcome.helpers
         except NotebookError as error:
             result.error = f"cannot put the rewrite back into the notebook: {error}"
         except UnicodeError as error:
             result.error = f"the rewrite cannot be written as {source.encoding}: {error}"
     if result.error is not None:  # left untouched: report the file as it is
+        result.helpers = []
         if "left untouched" not in result.error:
             result.error += "; the file is left untouched"
         result.fixed = 0
@@ -546,10 +548,18 @@ def run_jobs(
     try:
         pending = getattr(jobs, "pending", None)
         if pending is not None:
-            return _run_in_two_phases(jobs, pending, rule_ids, pool, progress, cache)
-        return _run_jobs(jobs, rule_ids, pool, progress, cache)
+            result = _run_in_two_phases(jobs, pending, rule_ids, pool, progress, cache)
+        else:
+            result = _run_jobs(jobs, rule_ids, pool, progress, cache)
     finally:
         pool.close()
+    fixes = [r for r in result.files if isinstance(r, FixResult)]
+    if any(r.helpers for r in fixes):  # apply: the helper modules its rewrites call
+        from kmigrate.run.helper_files import helper_module_changes
+
+        added = helper_module_changes(fixes, jobs)
+        result.files = sorted([*fixes, *added], key=lambda r: r.path)
+    return result
 
 
 def _freeze_at_exit() -> None:
