@@ -51,6 +51,10 @@ BATCH_DOT = [
 # else becomes a NumPy array (both of floatx).
 CAST_TO_FLOATX = ["py_int", "py_list", "np_int", "np_f64", "tensor_int", "tensor_f64", "variable"]
 
+# K.int_shape: concrete shapes (a scalar, an empty axis); then a symbolic input (batch
+# None), a variable, a tensor of unknown rank (None: TensorFlow only) and a jit trace
+INT_SHAPE = {"matrix": [2, 3], "scalar": [], "empty": [0, 4], "rank4": [1, 2, 3, 4]}
+
 
 def _array(shape, dtype, seed):
     rng = np.random.default_rng(seed)
@@ -125,8 +129,30 @@ else:
     a = keras.Input(shape=(3,), dtype="int32")
     model = keras.Model(a, keras.layers.Lambda(compat.cast_to_floatx)(a))
     out["cast_model"] = np.asarray(model.predict(data["int"], verbose=0))
+shapes = {}
+if reference:
+    for name, shape in cases["int_shape"].items():
+        shapes[name] = K.int_shape(tf.zeros(shape))
+    shapes["symbolic"] = K.int_shape(tf_keras.Input(shape=(3, 4)))
+    unknown = tf.function(lambda t: tf.constant(K.int_shape(t) is None),
+                          input_signature=[tf.TensorSpec(None, tf.float32)])
+    shapes["unknown_rank"] = bool(unknown(tf.zeros((2, 3))))
+    shapes["variable"] = K.int_shape(tf.Variable(tf.zeros((2, 5))))
+else:
+    for name, shape in cases["int_shape"].items():
+        shapes[name] = compat.int_shape(ops.zeros(shape))
+    shapes["symbolic"] = compat.int_shape(keras.Input(shape=(3, 4)))
+    shapes["variable"] = compat.int_shape(keras.Variable(np.zeros((2, 5), "float32")))
+    if backend == "tensorflow":
+        import tensorflow as tf
+        unknown = tf.function(lambda t: tf.constant(compat.int_shape(t) is None),
+                              input_signature=[tf.TensorSpec(None, tf.float32)])
+        shapes["unknown_rank"] = bool(unknown(tf.zeros((2, 3))))
+    if backend == "jax":
+        import jax
+        jax.jit(lambda t: shapes.__setitem__("jit", compat.int_shape(t)) or t)(np.zeros((2, 3)))
 np.savez(f"out_{os.environ['KERAS_BACKEND']}_{int(reference)}.npz", **out)
-print("REPORT" + json.dumps({"kinds": kinds}))
+print("REPORT" + json.dumps({"kinds": kinds, "shapes": shapes}))
 """
 
 
@@ -136,7 +162,7 @@ def helper_runs(tmp_path_factory):
     kind (NumPy array or tensor) of each K.cast_to_floatx result."""
     work = tmp_path_factory.mktemp("helpers")
     (work / "worker.py").write_text(WORKER)
-    cases = {"batch_dot": BATCH_DOT, "cast": CAST_TO_FLOATX}
+    cases = {"batch_dot": BATCH_DOT, "cast": CAST_TO_FLOATX, "int_shape": INT_SHAPE}
     (work / "cases.json").write_text(json.dumps(cases))
     np.savez(work / "inputs.npz", **_inputs())
     argv = [sys.executable, "worker.py", str(HELPER_FILE)]
@@ -200,6 +226,19 @@ def test_cast_to_floatx_helper_matches_keras2(helper_runs, backend: str, name: s
 def test_cast_to_floatx_helper_in_a_functional_model(helper_runs, backend: str) -> None:
     expected = helper_runs["reference"]["out"]["cast_tensor_int"]
     _same(expected, helper_runs[backend]["out"]["cast_model"], f"in a model on {backend}")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_int_shape_helper_matches_keras2(helper_runs, backend: str) -> None:
+    expected = helper_runs["reference"]["shapes"]
+    got = helper_runs[backend]["shapes"]
+    for name in [*INT_SHAPE, "symbolic", "variable"]:
+        assert got[name] == expected[name], name
+    assert expected["unknown_rank"] is True  # Keras 2 says None for an unknown rank
+    if backend == "tensorflow":
+        assert got["unknown_rank"] is True
+    if backend == "jax":
+        assert got["jit"] == expected["matrix"]
 
 
 # -- a whole project, converted by `kmigrate apply` ----------------------------------

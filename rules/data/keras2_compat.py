@@ -55,3 +55,12 @@ def cast_to_floatx(x):
     if isinstance(x, (keras.Variable, keras.KerasTensor)) or ops.is_tensor(x):
         return ops.cast(x, keras.config.floatx())
     return np.asarray(x, dtype=keras.config.floatx())
+
+
+def int_shape(x):
+    """Keras 2's ``K.int_shape``: the static shape as a tuple of ints (None for a
+    dimension not known yet), or None for a tensor of unknown rank."""
+    try:
+        return tuple(x.shape)
+    except ValueError:  # TensorFlow: iterating the shape of a tensor of unknown rank
+        return None

@@ -6,9 +6,10 @@ import ast
 import functools
 from collections.abc import Iterable
 
-from kmigrate.engine import CallSite, Context, ReferenceSite, Severity
+from kmigrate.engine import CallSite, Context, EnsureHelper, ReferenceSite, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.common.keras2_backend import removed_backend_function
+from kmigrate.rules.keras_api import tf_keras3_backend
 from kmigrate.rules.km1_imports.keras2_backend_tf import ENTRIES, tf_forms
 from kmigrate.rules.km2_ops._binding import ManualPortError
 from kmigrate.rules.km2_ops._builders import plan_call
@@ -203,29 +204,62 @@ class Keras2BackendRemoved(Rule):
                 severity=Severity.INFO,
             )
             return
-        through_tf = (site.module.resolver.resolve(node) or "").startswith("tensorflow.")
-        when = "`tf.keras` is Keras 3 (TensorFlow 2.16+)" if through_tf else "Keras 3 is installed"
-        gone = (
-            f"`{written}` is Keras 2's backend: Keras 3's `keras.backend` has no "
-            f"`{name}`, so this line fails once {when}, even outside model code"
-        )
+        gone, severity = _what_fails(site, node, written, name)
         if isinstance(tf_form, Rewrite):
-            tf_name = plain_names(tf_form.target).replace("tensorflow.", "tf.")
-            text = f"{gone}; code outside models stays on TensorFlow: `{tf_name}`"
-            yield Report(site, text, fix=tf_form.plan)
+            yield Report(site, f"{gone}; {_fixed_by(tf_form)}", fix=tf_form.plan, severity=severity)
             return
         elsewhere = f"; in code that runs with the model, `{form}`" if form else ""
         if isinstance(tf_form, ManualPortError):
             yield Report(
                 site,
                 f"{gone}. Not rewritten: {tf_form.reason}; {tf_form.suggestion}{elsewhere}",
+                severity=severity,
             )
             return
         yield Report(
             site,
             f"{gone}. Where the code stays on TensorFlow (a tf.data pipeline), call the "
             f"TensorFlow function it wrapped{elsewhere}",
+            severity=severity,
         )
+
+
+def _what_fails(
+    site: CallSite | ReferenceSite, node: ast.AST, written: str, name: str
+) -> tuple[str, Severity]:
+    """What stops working, and how bad that is. Through ``tf.keras`` on TensorFlow 2.16+,
+    Keras 3 keeps most Keras 2 backend functions (``tf.keras.backend.int_shape`` runs,
+    as TensorFlow code): only moving the import to ``keras``, as a migration does,
+    loses them; that is a note, not a line that fails (the installed namespace decides:
+    ``rules/data/tf_keras3_backend.txt``)."""
+    through_tf = (site.module.resolver.resolve(node) or "").startswith("tensorflow.")  # type: ignore[arg-type]
+    if through_tf and name in tf_keras3_backend():
+        return (
+            f"`{written}` is Keras 2's backend: `tf.keras.backend` still has `{name}` under "
+            "Keras 3 (TensorFlow 2.16+), as TensorFlow code, but Keras 3's own "
+            "`keras.backend` has not, so this line stops working once the module imports "
+            "`keras` instead of `tf.keras`",
+            Severity.INFO,
+        )
+    when = "`tf.keras` is Keras 3 (TensorFlow 2.16+)" if through_tf else "Keras 3 is installed"
+    return (
+        f"`{written}` is Keras 2's backend: Keras 3's `keras.backend` has no "
+        f"`{name}`, so this line fails once {when}, even outside model code",
+        Severity.WARNING,
+    )
+
+
+def _fixed_by(rewrite: Rewrite) -> str:
+    """What the fix writes: the project's helper with Keras 2's meaning, or the
+    TensorFlow call the function made (code outside models stays on TensorFlow)."""
+    helpers = [e for e in rewrite.plan.edits if isinstance(e, EnsureHelper)]
+    if helpers:
+        return (
+            f"its Keras 2 meaning, in plain Python: `{helpers[0].name}` from "
+            f"`{helpers[0].module}.py`, which apply writes beside the file"
+        )
+    tf_name = plain_names(rewrite.target).replace("tensorflow.", "tf.")
+    return f"code outside models stays on TensorFlow: `{tf_name}`"
 
 
 def _assigned_in_module(site: CallSite) -> frozenset[str]:
