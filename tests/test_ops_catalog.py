@@ -857,3 +857,32 @@ def test_shape_cast_to_a_dtype_is_exact() -> None:
         "keras.ops.cast(keras.ops.shape(x)[1:3], 'float32')"
     )
     assert "a tuple" in manual_reason("K.cast(K.shape(x)[1:3] * 32, 'float32')")
+
+
+@pytest.mark.parametrize(
+    ("expr", "after"),
+    [
+        (
+            "K.tile(x, K.stack([1, K.shape(x)[1], 1]))",
+            "keras.ops.tile(x, (1, keras.ops.shape(x)[1], 1))",
+        ),
+        ("tf.ones(tf.stack([K.shape(x)[0]]))", "keras.ops.ones((keras.ops.shape(x)[0],))"),
+        ("K.reshape(x, K.stack([n, -1], axis=0))", "keras.ops.reshape(x, (n, -1))"),
+        ("K.stack([x, y])", "keras.ops.stack([x, y])"),  # not a shape argument: a tensor
+    ],
+)
+def test_a_stacked_shape_argument_becomes_a_tuple(expr: str, after: str) -> None:
+    assert rewrite(expr) == after
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "K.tile(x, [1, K.cast(K.shape(x)[1], 'int32'), 1])",
+        "K.reshape(x, K.concatenate([K.shape(x)[:1], [-1]]))",
+        "tf.ones(tf.constant([2, 3]))",
+        "tf.broadcast_to(x, tf.stack([K.cast(n, 'int32'), 3]))",
+    ],
+)
+def test_a_tensor_shape_argument_is_refused(expr: str) -> None:
+    assert "holds a tensor" in manual_reason(expr)

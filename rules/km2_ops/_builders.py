@@ -22,6 +22,11 @@ from kmigrate.rules.km2_ops._plan import Rewrite, check_conditions, plain_names,
 from kmigrate.rules.km2_ops._train_phase import build_train_phase
 from kmigrate.rules.ops_catalog import OpEntry, py_literal
 from kmigrate.rules.shape_uses import shape_use_ok
+from kmigrate.rules.static_shapes import (
+    STATIC_SHAPE_ARGUMENTS,
+    stack_as_tuple,
+    tensor_shape_argument,
+)
 
 
 def call_text(callee: str, items: Iterable[tuple[str | None, str]]) -> str:
@@ -302,6 +307,32 @@ def _helper_call(binding: Binding, name: str) -> Rewrite:
     return Rewrite(plan, f"{HELPER_MODULE}.{name}")
 
 
+def _build_stack(binding: Binding) -> Rewrite:
+    """A stack of a literal list that is a shape argument becomes the tuple keras.ops
+    takes there on every backend; any other stack is ops.stack."""
+    check_conditions(binding)
+    text = stack_as_tuple(binding.site)
+    if text is None:
+        return table_rewrite(binding)
+    return Rewrite(EditPlan((ReplaceNode(binding.site.span, text),)), f"the tuple {text}")
+
+
+def _check_static_shape(binding: Binding) -> None:
+    """Refuse a call whose shape or count argument is a tensor: its keras.ops form needs
+    Python values there (ints, and ops.shape(x)[i] in a tuple) on JAX and PyTorch."""
+    where = STATIC_SHAPE_ARGUMENTS.get(binding.entry.symbol)
+    node = binding.node(where[1]) if where is not None else None
+    why = tensor_shape_argument(binding.site, node) if node is not None else ""
+    if why:
+        raise ManualPortError(
+            f"its `{where[1]}` argument holds a tensor ({why}), where the keras.ops form "  # type: ignore[index]
+            "needs Python ints: inside a functional model and under jit on JAX such a "
+            "shape cannot be known",
+            "write the shape as a tuple of ints and ops.shape(x)[i] entries, without "
+            "casting them (ops.shape gives ints, or scalar tensors TensorFlow accepts there)",
+        )
+
+
 def _int_list(value: Any) -> list[int] | None:
     if not isinstance(value, (list, tuple)):
         return None
@@ -350,6 +381,7 @@ BUILDERS: dict[str, Callable[[Binding], Rewrite]] = {
     "train_phase": build_train_phase,
     "slice": _build_slice,
     "batch_dot": _build_batch_dot,
+    "stack": _build_stack,
     "keras2_helper": _build_keras2_helper,
     "name_scope": _build_name_scope,
     "fill": _build_fill,
@@ -370,6 +402,7 @@ def plan_call(entry: OpEntry, site: CallSite) -> Rewrite | ManualPortError:
         return ManualPortError(entry.reason, entry.suggestion)
     try:
         binding = bind(entry, site)
+        _check_static_shape(binding)
         if entry.builder:
             return BUILDERS[entry.builder](binding)
         return table_rewrite(binding)
