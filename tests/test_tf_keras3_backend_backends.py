@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kmigrate.api import scan_text
-from kmigrate.rules.keras_api import tf_keras3_backend
+from kmigrate.rules.common.keras_api import tf_keras3_backend
 from tests.backend_run import run_on_backend
 
 pytestmark = pytest.mark.backends

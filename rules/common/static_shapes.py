@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 
 from kmigrate.engine import CallSite, ModuleInfo
-from kmigrate.rules.batch_dot import single_binding
+from kmigrate.rules.common.batch_dot import single_binding
 
 # Catalog symbol -> (position, keyword) of the argument that is a shape or counts.
 STATIC_SHAPE_ARGUMENTS: dict[str, tuple[int, str]] = {
