@@ -94,7 +94,7 @@ def apply(
     ``write=True`` each file is written atomically (encoding, BOM, line endings and mode
     kept), and left untouched if it changed since it was read; git state is not checked
     (the command's ``--allow-dirty`` behaviour)."""
-    from kmigrate.engine.sources import read_source, write_atomic
+    from kmigrate.engine.sources import read_source, write_atomic, write_new
     from kmigrate.run.runner import run_jobs
 
     settings = _settings(paths, select, ignore, jobs, config, cache=False)
@@ -106,8 +106,13 @@ def apply(
         if report.new_text is None:
             continue
         location = locations.get(report.path, settings.config.root / report.path)
+        if report.location:  # a helper module the rewrites call, maybe new
+            location = Path(report.location)
         written = False
-        if write:
+        if write and report.location and not report.old_text and not location.exists():
+            write_new(location, report.new_text.encode("utf-8"))
+            written = True
+        elif write:
             source = read_source(location)
             if source.text == report.old_text:
                 write_atomic(location, source.encode(report.new_text))

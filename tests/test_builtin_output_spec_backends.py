@@ -134,3 +134,113 @@ def test_without_the_fix_the_converted_model_does_not_build(folders, tmp_path: P
     (tmp_path / "driver.py").write_text(DRIVER)
     with pytest.raises(AssertionError, match="'list' object has no attribute 'shape'"):
         run_driver(tmp_path, "tensorflow")
+
+
+# -- every shape of subclass KM523 fixes, and the one it refuses ----------------------
+
+SHAPES = """
+from tensorflow import keras
+
+
+class TakesList(keras.layers.Embedding):
+    def call(self, inputs):
+        ids, memory = inputs
+        return super().call(ids) + memory
+
+
+class ReturnsList(keras.layers.Embedding):
+    def call(self, inputs):
+        out = super().call(inputs)
+        return [out, out * 2.0]
+
+
+class ReturnsTuple(keras.layers.Embedding):
+    def call(self, inputs):
+        out = super().call(inputs)
+        return out, keras.backend.sum(out, axis=-1)
+
+
+class OtherShape(keras.layers.Embedding):
+    def call(self, inputs):
+        return keras.backend.sum(super().call(inputs), axis=1)
+
+
+class ReturnsWeight(keras.layers.Embedding):
+    def call(self, inputs):
+        return [super().call(inputs), self.embeddings]
+"""
+
+SHAPES_DRIVER = """
+import json, os, sys
+import numpy as np
+sys.path.insert(0, ".")
+from layer import keras
+import layer
+
+skip = set(os.environ.get("SKIP", "").split(",")) - {""}
+ids = np.arange(10).reshape(2, 5) % 10
+memory = np.linspace(-1, 1, 40).reshape(2, 5, 4).astype("float32")
+out = {}
+for name in ("TakesList", "ReturnsList", "ReturnsTuple", "OtherShape", "ReturnsWeight"):
+    if name in skip:
+        continue
+    try:
+        made = getattr(layer, name)(10, 4, embeddings_initializer="glorot_uniform")
+        inputs = [keras.Input((5,), dtype="int32")]
+        if name == "TakesList":
+            inputs.append(keras.Input((5, 4)))
+        result = made(inputs if name == "TakesList" else inputs[0])
+        model = keras.Model(inputs, result)
+        model.set_weights([np.linspace(-1, 1, 40).reshape(10, 4)])
+        y = model.predict([ids, memory] if name == "TakesList" else ids, verbose=0)
+        out[name] = [np.asarray(t).tolist() for t in (y if isinstance(y, (list, tuple)) else [y])]
+    except Exception as error:
+        out[name] = f"{type(error).__name__}: {str(error)[:200]}"
+print("REPORT" + json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def shape_folders(tmp_path_factory) -> tuple[Path, Path, dict]:
+    original, migrated = original_and_migrated(
+        tmp_path_factory, textwrap.dedent(SHAPES), driver=SHAPES_DRIVER
+    )
+    reference = run_driver(original, "tensorflow", legacy_keras=True)
+    return original, migrated, reference
+
+
+def test_km523_refuses_a_call_returning_a_weight() -> None:
+    from kmigrate.api import scan_text
+
+    found = {f["line"]: f for f in scan_text(textwrap.dedent(SHAPES)) if f["rule"] == "KM523"}
+    assert len(found) == 5
+    refused = [f for f in found.values() if not f["fixable"]]
+    assert len(refused) == 1 and "returns `self.embeddings`" in refused[0]["message"]
+
+
+@pytest.mark.parametrize("backend", ["tensorflow", "jax", "torch"])
+def test_every_fixed_km523_shape_builds_and_predicts_what_keras2_did(shape_folders, backend):
+    _, migrated, reference = shape_folders
+    got = run_on_backend([sys.executable, "driver.py"], backend, migrated, timeout=300)
+    for name in ("TakesList", "ReturnsList", "ReturnsTuple", "OtherShape"):
+        assert not isinstance(got[name], str), f"{name} on {backend}: {got[name]}"
+        for want, have in zip(reference[name], got[name], strict=True):
+            np.testing.assert_allclose(have, want, rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_the_refused_shape_does_not_build_on_jax_with_the_method(tmp_path: Path) -> None:
+    """Why KM523 refuses `[output, self.embeddings]`: with the tracing method added by
+    hand, the converted model cannot be built on jax."""
+    text = apply_to_text(textwrap.dedent(SHAPES))
+    text = text.replace(
+        "        return [super().call(inputs), self.embeddings]\n",
+        "        return [super().call(inputs), self.embeddings]\n\n"
+        "    def compute_output_spec(self, *args, **kwargs):\n"
+        "        return keras.Operation.compute_output_spec(self, *args, **kwargs)\n",
+    )
+    (tmp_path / "layer.py").write_text(text)
+    (tmp_path / "driver.py").write_text(SHAPES_DRIVER)
+    got = run_on_backend([sys.executable, "driver.py"], "jax", tmp_path, timeout=300)
+    assert (
+        isinstance(got["ReturnsWeight"], str) and "infer the output shape" in got["ReturnsWeight"]
+    )

@@ -106,15 +106,30 @@ def test_a_call_whose_arguments_cannot_be_matched_stays_manual() -> None:
 def test_functions_the_table_keeps_manual_say_why() -> None:
     code = (
         "import tensorflow as tf\nfrom keras import backend as K\n\n\n"
-        "def stats(x, mask):\n    return K.mean(mask), K.int_shape(x), K.clip(x, 0, None)\n"
+        "def stats(x, mask):\n    return K.mean(mask), K.clip(x, 0, None)\n"
         + MAPPED.format(name="stats")
     )
     found = {f.symbol: f for f in km108(code)}
     assert all(is_manual(f) for f in found.values())
     assert "casts a boolean tensor" in found["K.mean"].message
-    assert "returns None for a tensor of unknown rank" in found["K.int_shape"].message
     assert "infinite bound" in found["K.clip"].message
     assert apply_to_text(code) == code
+
+
+def test_int_shape_calls_the_keras2_helper_outside_model_code_too() -> None:
+    """K.int_shape returns None for a tensor of unknown rank where `tuple(x.shape)`
+    raises: the helper keeps that, in plain Python (TensorFlow code stays TensorFlow;
+    tests/test_keras2_helpers_backends.py proves it against tf_keras)."""
+    code = (
+        "import tensorflow as tf\nfrom keras import backend as K\n\n\n"
+        "def size(x):\n    return K.int_shape(x)[1]\n\n\ntf.data.Dataset.range(3).map(size)\n"
+    )
+    (found,) = km108(code)
+    assert found.fix is not None and "`int_shape` from `_keras2_compat.py`" in found.message
+    assert apply_to_text(code) == (
+        "import tensorflow as tf\nfrom _keras2_compat import int_shape\n\n\n"
+        "def size(x):\n    return int_shape(x)[1]\n\n\ntf.data.Dataset.range(3).map(size)\n"
+    )
 
 
 def test_a_function_used_without_a_call_stays_manual() -> None:

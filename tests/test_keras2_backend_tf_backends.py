@@ -171,7 +171,8 @@ def reference() -> dict[str, Any]:
 
 def test_every_automatic_entry_is_rewritten_and_has_a_case(converted: str) -> None:
     assert "K." not in converted and "keras import backend" not in converted, converted
-    automatic = {e.symbol for e in ENTRIES if e.automatic}
+    # (a call to the project's helper is proven in tests/test_keras2_helpers_backends.py)
+    automatic = {e.symbol for e in ENTRIES if e.automatic and e.builder != "keras2_helper"}
     covered = {name for expr in CASES for name in re.findall(r"K\.\w+", expr)}
     assert automatic == covered
 
@@ -180,7 +181,7 @@ def test_table_signatures_are_tf_keras_signatures() -> None:
     from tf_keras.src import backend
 
     for entry in ENTRIES:
-        if entry.automatic:
+        if entry.automatic and entry.builder != "keras2_helper":
             shown = str(inspect.signature(getattr(backend, entry.symbol[2:])))
             assert shown == f"({entry.sig})", entry.symbol
 

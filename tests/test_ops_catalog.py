@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from kmigrate.api import apply_to_text
-from kmigrate.engine.model import Severity
+from kmigrate.engine.model import EnsureHelper, Severity
 from kmigrate.rules.common.catalog.builders import BUILDERS
 from kmigrate.rules.common.catalog.translators import TRANSLATORS
 from kmigrate.rules.context_spec import CONTEXT_SPEC
@@ -145,7 +145,10 @@ def test_docs_page_is_up_to_date() -> None:
 # Entries whose rewrite depends on the call around them, which the differential harness
 # (each case a `call(self, *tensors)` called directly) cannot give: each is proven on the
 # three backends by its own test, through Keras's own `__call__`.
-PROVEN_BY_OWN_TEST = {"K.in_train_phase": "test_train_phase_backends.py"}
+PROVEN_BY_OWN_TEST = {
+    "K.in_train_phase": "test_train_phase_backends.py",
+    "K.cast_to_floatx": "test_keras2_helpers_backends.py",
+}
 
 
 def test_every_automatic_entry_has_a_differential_case() -> None:
@@ -663,7 +666,7 @@ def test_template_entries_show_the_rewritten_call() -> None:
     code += "    return K.int_shape(inputs)\n\n\ntf.data.Dataset.range(1).map(f)\n"
     # in data code the name is gone from Keras 3 (KM108), whose message names the form
     (finding,) = scan_text(code, select=["KM108"])
-    assert "`tuple(inputs.shape)`" in finding.message, finding.message
+    assert "`int_shape` from `_keras2_compat.py`" in finding.message, finding.message
     (finding,) = km2_findings(layer("K.int_shape(x)"))
     assert "`tuple(x.shape)`" in finding.message, finding.message
 
@@ -792,23 +795,53 @@ def test_keras_variable_needs_a_known_dtype_and_plain_name(statement: str, why: 
 
 
 @pytest.mark.parametrize(
-    ("lines", "fragment"),
+    "lines",
     [
-        (("return K.batch_dot(x, y, axes=[2, 2])",), "ranks of `x` and `y` are not stated"),
-        (("q = K.reshape(x, (-1, 3, 4))", "return K.batch_dot(q, y, 2)"), "rank of `y` is"),
-        (("q = K.reshape(x, (-1, 3, 4))", "return K.batch_dot(q, q, axes=0)"), "`axes`"),
-        (("q = K.reshape(x, (-1, 3, 4))", "return K.batch_dot(q, q, axes=[1, 3])"), "`axes`"),
-        (("q = K.reshape(x, (-1, 3, 4))", "return K.batch_dot(q, q, axes=y)"), "`axes`"),
-        (  # bound twice: the rank at the call is not known
-            ("q = K.reshape(x, (-1, 3, 4))", "q = K.sum(q, axis=1)", "return K.batch_dot(q, q)"),
-            "rank of `q`",
-        ),
+        ("return K.batch_dot(x, y, axes=[2, 2])",),
+        ("q = K.reshape(x, (-1, 3, 4))", "return K.batch_dot(q, y, 2)"),
+        ("q = K.reshape(x, (-1, 3, 4))", "return K.batch_dot(q, q, axes=[1, 3])"),
+        ("q = K.reshape(x, (-1, 3, 4))", "return K.batch_dot(q, q, axes=y)"),
+        # bound twice: the rank at the call is not known
+        ("q = K.reshape(x, (-1, 3, 4))", "q = K.sum(q, axis=1)", "return K.batch_dot(q, q)"),
     ],
 )
-def test_batch_dot_without_static_ranks_stays_manual(lines, fragment: str) -> None:
-    found = [f for f in km2_findings(_shape_layer(*lines)) if f.symbol == "K.batch_dot"]
-    assert [f.rule for f in found] == ["KM202"], found
-    assert fragment in found[0].message, found[0].message
+def test_batch_dot_without_static_ranks_calls_the_keras2_helper(lines) -> None:
+    """Ranks or axes the code does not state: the call goes to the helper with
+    K.batch_dot's meaning for every rank (tests/test_keras2_helpers_backends.py proves
+    it), its arguments untouched, imported from the helper module beside the file."""
+    (found,) = [f for f in km2_findings(_shape_layer(*lines)) if f.symbol == "K.batch_dot"]
+    assert found.rule == "KM201" and found.fix is not None, found.message
+    assert "`_keras2_compat.batch_dot`" in found.message, found.message
+    (helper,) = [e for e in found.fix.edits if isinstance(e, EnsureHelper)]
+    assert (helper.module, helper.name, helper.import_from) == (
+        "_keras2_compat",
+        "batch_dot",
+        "_keras2_compat",
+    )
+    out = apply_to_text(_shape_layer(*lines), select=["KM2"])
+    assert "from _keras2_compat import batch_dot\n" in out
+    assert "return batch_dot(" in out and "K.batch_dot" not in out
+
+
+def test_batch_dot_helper_refused_where_the_module_uses_its_name() -> None:
+    code = _shape_layer("batch_dot = 3", "return K.batch_dot(x, y, axes=[2, 2]) * batch_dot")
+    (found,) = [f for f in km2_findings(code) if f.symbol == "K.batch_dot"]
+    assert found.rule == "KM202" and found.fix is None
+    assert "uses the name `batch_dot` itself" in found.message, found.message
+
+
+def test_helper_imported_relatively_inside_a_package() -> None:
+    from kmigrate.engine.analyze import RuleSet, analyze_module_text
+    from kmigrate.rules.registry import select_rules
+
+    code = _shape_layer("return K.cast_to_floatx(x) + K.batch_dot(x, y)")
+    ruleset = RuleSet(select_rules(["KM2"]))
+    findings = analyze_module_text("pkg/m.py", code, ruleset, CONTEXT_SPEC, "pkg").findings
+    helpers = [e for f in findings if f.fix for e in f.fix.edits if isinstance(e, EnsureHelper)]
+    assert sorted((h.name, h.import_from) for h in helpers) == [
+        ("batch_dot", "._keras2_compat"),
+        ("cast_to_floatx", "._keras2_compat"),
+    ]
 
 
 def test_batch_dot_ranks_from_inputs_and_einsum() -> None:
@@ -821,7 +854,7 @@ def test_batch_dot_ranks_from_inputs_and_einsum() -> None:
     )
     out = apply_to_text(code, select=["KM2"])
     assert 'keras.ops.einsum("abc,adc->abd", q, k)' in out
-    assert "K.batch_dot(t[0], t[1], [2, 2])" in out  # ranks of t[0], t[1] unknown
+    assert "batch_dot(t[0], t[1], [2, 2])" in out  # ranks of t[0], t[1] unknown: the helper
 
 
 def test_variable_shape_held_in_an_attribute_is_followed() -> None:
@@ -840,3 +873,32 @@ def test_shape_cast_to_a_dtype_is_exact() -> None:
         "keras.ops.cast(keras.ops.shape(x)[1:3], 'float32')"
     )
     assert "a tuple" in manual_reason("K.cast(K.shape(x)[1:3] * 32, 'float32')")
+
+
+@pytest.mark.parametrize(
+    ("expr", "after"),
+    [
+        (
+            "K.tile(x, K.stack([1, K.shape(x)[1], 1]))",
+            "keras.ops.tile(x, (1, keras.ops.shape(x)[1], 1))",
+        ),
+        ("tf.ones(tf.stack([K.shape(x)[0]]))", "keras.ops.ones((keras.ops.shape(x)[0],))"),
+        ("K.reshape(x, K.stack([n, -1], axis=0))", "keras.ops.reshape(x, (n, -1))"),
+        ("K.stack([x, y])", "keras.ops.stack([x, y])"),  # not a shape argument: a tensor
+    ],
+)
+def test_a_stacked_shape_argument_becomes_a_tuple(expr: str, after: str) -> None:
+    assert rewrite(expr) == after
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "K.tile(x, [1, K.cast(K.shape(x)[1], 'int32'), 1])",
+        "K.reshape(x, K.concatenate([K.shape(x)[:1], [-1]]))",
+        "tf.ones(tf.constant([2, 3]))",
+        "tf.broadcast_to(x, tf.stack([K.cast(n, 'int32'), 3]))",
+    ],
+)
+def test_a_tensor_shape_argument_is_refused(expr: str) -> None:
+    assert "holds a tensor" in manual_reason(expr)

@@ -279,13 +279,21 @@ def _write_changes(settings: RunSettings, changed, locations=None, allow_dirty=T
     is read-only or hard-linked, cannot be written, or has uncommitted git changes
     (unless ``allow_dirty``). Ctrl-C stops between two files, never inside one.
     """
-    from kmigrate.engine.sources import SourceError, deferred_signals, read_source, write_atomic
+    from kmigrate.engine.sources import (
+        SourceError,
+        deferred_signals,
+        read_source,
+        write_atomic,
+        write_new,
+    )
 
     locations = locations or {}
     paths = {}
     for report in changed:
         path = locations.get(report.path) or settings.config.root / report.path
-        paths[report.path] = path if path.exists() else Path(report.path)
+        if report.location:  # a file no job names: a helper module, maybe new
+            path = Path(report.location)
+        paths[report.path] = path if path.exists() or report.location else Path(report.path)
     written: list = []
     try:
         refused = set() if allow_dirty else _dirty(changed, paths)
@@ -295,6 +303,10 @@ def _write_changes(settings: RunSettings, changed, locations=None, allow_dirty=T
             path = paths[report.path]
             try:
                 with deferred_signals():  # Ctrl-C lands after the file and its count
+                    if report.location and not report.old_text and not path.exists():
+                        write_new(path, report.new_text.encode("utf-8"))
+                        written.append(report)
+                        continue
                     source = read_source(path)
                     if source.text != report.old_text:
                         click.echo(

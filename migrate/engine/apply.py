@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kmigrate.engine.analyze import RULE_CRASHED, RuleSet, analyze_module_text
-from kmigrate.engine.model import Finding
+from kmigrate.engine.model import EnsureHelper, Finding
 from kmigrate.engine.project_index import ModuleFacts
 from kmigrate.engine.spec import ContextSpec
 
@@ -27,6 +27,9 @@ class FixOutcome:
     remaining: list[Finding] = field(default_factory=list)  # findings after the last round
     skipped: dict[str, str] = field(default_factory=dict)  # fingerprint -> why not fixed
     error: str | None = None  # set when the file was left untouched
+    # the helper functions the fixes made call (EnsureHelper): the helper module beside
+    # the file must define them (kmigrate.engine.helper_module writes it)
+    helpers: list[EnsureHelper] = field(default_factory=list)
 
 
 def fix_module_text(
@@ -124,6 +127,11 @@ def _fix_rounds(
             current = text
             break
         for index in result.applied:
+            outcome.helpers += [
+                e
+                for e in fixable[index].fix.edits  # type: ignore[union-attr]
+                if isinstance(e, EnsureHelper) and e not in outcome.helpers
+            ]
             if fixable[index].fingerprint not in counted:
                 counted.add(fixable[index].fingerprint)
                 outcome.fixed += 1
@@ -135,5 +143,5 @@ def _fix_rounds(
         known = {(f.symbol, f.message) for f in outcome.remaining if f.rule == RULE_CRASHED}
         outcome.remaining += [f for f in first_crashes if (f.symbol, f.message) not in known]
     if outcome.error:
-        outcome.text = text
+        outcome.text, outcome.helpers = text, []
     return outcome, stuck

@@ -1,8 +1,9 @@
 """Editing: execute edit plans on a LibCST tree, keeping every byte we do not change.
 
 Rules hand over data (``CallEdit``, ``ReplaceNode``, ``ClassEdit``, ``EnsureImport``,
-see ``migrate/engine/model.py``); this module and its helpers are the only code that
-builds LibCST nodes. It finds the node a plan points at by its span (the positions of
+``EnsureHelper``, see ``migrate/engine/model.py``); this module and its helpers are the
+only code that builds LibCST nodes (a helper module beside the file is composed as text
+by ``helper_module``). It finds the node a plan points at by its span (the positions of
 ``cst_positions``, which follow LibCST's ``PositionProvider``, the same convention as
 ``Span``), applies the edits bottom-up so nested edits compose (class-level edits:
 ``class_editor``), then fixes imports (``import_edits``): adds what the new spellings
@@ -27,13 +28,14 @@ from kmigrate.engine.cst_nodes import expression, statement, ws
 from kmigrate.engine.cst_positions import Located, LocatingState
 from kmigrate.engine.import_edits import fix_imports
 from kmigrate.engine.model import (
+    UNPLACED_EDITS,
     ArgOut,
     CallEdit,
     ClassEdit,
     EditPlan,
-    EnsureImport,
     ReplaceNode,
     Span,
+    requested_import,
 )
 from kmigrate.engine.spec import ImportStyle
 from kmigrate.engine.speller import Speller
@@ -315,8 +317,9 @@ def apply_plans(
         edits = [(i, e) for i in active for e in plans[i].edits]
         speller = Speller.for_tree(tree, style, [plans[i] for i in active])
         for _, edit in edits:  # explicit imports requested by rules
-            if isinstance(edit, EnsureImport) and edit not in speller.needed:
-                speller.needed.append(edit)
+            wanted = requested_import(edit)
+            if wanted is not None and wanted not in speller.needed:
+                speller.needed.append(wanted)
         transformer = PlanTransformer(edits, speller)
         if located is None:
             located = transformer.locate(module)
@@ -325,7 +328,7 @@ def apply_plans(
         except EditError as error:
             failed[error.plan_index] = error.reason
             continue
-        expected = Counter(i for i, e in edits if not isinstance(e, EnsureImport))
+        expected = Counter(i for i, e in edits if not isinstance(e, UNPLACED_EDITS))
         missing = [i for i in active if transformer.applied[i] < expected[i]]
         if missing:
             for i in missing:

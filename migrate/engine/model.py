@@ -181,7 +181,45 @@ class EnsureImport:
     asname: str | None = None
 
 
-Edit = CallEdit | ReplaceNode | ClassEdit | EnsureImport
+@dataclass(frozen=True)
+class EnsureHelper:
+    """Ensure that module ``module`` beside the edited file (``<folder>/<module>.py``)
+    defines function ``name``, and that the edited module imports it (from
+    ``import_from``: ``"._compat"`` inside a package, ``"_compat"`` for a script).
+
+    For a call no single library function replaces exactly: the rule hands over the
+    helper's whole text (``definition``), the import statements it needs (``imports``)
+    and the docstring a new module starts with (``header``); the edited module's
+    change goes through the editor like any other edit, and the helper module is
+    written once per folder, with only the helpers its folder's plans asked for
+    (``kmigrate.engine.helper_module``).
+    """
+
+    module: str
+    name: str
+    import_from: str
+    definition: str
+    imports: tuple[str, ...] = ()
+    header: str = ""
+
+    def import_edit(self) -> EnsureImport:
+        """The import the edited module needs to call the helper."""
+        return EnsureImport(self.import_from, self.name)
+
+
+Edit = CallEdit | ReplaceNode | ClassEdit | EnsureImport | EnsureHelper
+# Edits that point at no node of the module: what they need is added beside the rest.
+UNPLACED_EDITS = (EnsureImport, EnsureHelper)
+
+
+def requested_import(edit: Edit) -> EnsureImport | None:
+    """The import an edit asks for explicitly (an ``EnsureImport``, or the import of
+    an ``EnsureHelper``'s function); None for edits that point at code."""
+    if isinstance(edit, EnsureImport):
+        return edit
+    if isinstance(edit, EnsureHelper):
+        return edit.import_edit()
+    return None
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kmigrate.engine.model import Context, Finding, Severity
+from kmigrate.engine.model import Context, EnsureHelper, Finding, Severity
 
 if TYPE_CHECKING:
     from kmigrate.engine.project_index import LocalFactsFrom, ModuleFacts
@@ -174,6 +174,10 @@ class FixResult:
     old_text: str | None = None  # the text it replaces (the file must still hold it)
     fixed: int = 0
     error: str | None = None  # why a file that needed rewriting is left untouched
+    # the helper functions the rewrite calls, which the helper module beside the file
+    # must define (kmigrate.run.helper_files adds that module's change to the run)
+    helpers: list[EnsureHelper] = field(default_factory=list)
+    location: str = ""  # where the file lies, for a file no job names (a helper module)
 
 
 @dataclass

@@ -180,6 +180,30 @@ def write_atomic(path: Path, data: bytes) -> None:
         _fsync_folder(target.parent)
 
 
+def write_new(path: Path, data: bytes) -> None:
+    """Create ``path`` with ``data`` (mode 0o644 less the umask), atomically: the file
+    appears whole or not at all; an existing file is never replaced (FileExistsError:
+    someone else created it since the run looked)."""
+    path = Path(path)
+    with deferred_signals():
+        handle, temp_name = tempfile.mkstemp(
+            prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent
+        )
+        try:
+            with os.fdopen(handle, "wb") as temp:
+                temp.write(data)
+                temp.flush()
+                os.fsync(temp.fileno())
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(temp_name, 0o644 & ~umask)
+            os.link(temp_name, path)  # fails if the file exists
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp_name)
+        _fsync_folder(path.parent)
+
+
 def _owner(name: str) -> tuple[int, int]:
     info = os.stat(name)
     return info.st_uid, info.st_gid

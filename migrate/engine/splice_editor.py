@@ -34,7 +34,14 @@ from kmigrate.engine.import_edits import (
     import_changes,
     import_insertion_scan,
 )
-from kmigrate.engine.model import ClassEdit, EditPlan, EnsureImport, Span
+from kmigrate.engine.model import (
+    UNPLACED_EDITS,
+    ClassEdit,
+    EditPlan,
+    EnsureImport,
+    Span,
+    requested_import,
+)
 from kmigrate.engine.spec import ImportStyle
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
@@ -248,7 +255,7 @@ def _pieces(source: _Source, edits: Sequence[tuple[int, object]]) -> list[_Piece
     except inside a method body its class piece leaves out (then it is ``inner``)."""
     by_stmt: dict[int, _Piece] = {}
     for plan_index, edit in edits:
-        if isinstance(edit, EnsureImport):
+        if isinstance(edit, UNPLACED_EDITS):
             continue
         stmt, nested = _holder(source, *_target_lines(edit))
         piece = by_stmt.setdefault(id(stmt), _Piece(stmt, nested, []))
@@ -536,8 +543,9 @@ def _apply_in_pieces(
         edits = [(i, e) for i in active for e in plans[i].edits]
         speller = Speller.for_tree(source.tree, style, [plans[i] for i in active])
         for _, edit in edits:  # explicit imports requested by rules
-            if isinstance(edit, EnsureImport) and edit not in speller.needed:
-                speller.needed.append(edit)
+            wanted = requested_import(edit)
+            if wanted is not None and wanted not in speller.needed:
+                speller.needed.append(wanted)
         applied: Counter[int] = Counter()
         pieces = _pieces(source, edits)
         try:
@@ -545,7 +553,7 @@ def _apply_in_pieces(
         except EditError as error:
             failed[error.plan_index] = error.reason
             continue
-        expected = Counter(i for i, e in edits if not isinstance(e, EnsureImport))
+        expected = Counter(i for i, e in edits if not isinstance(e, UNPLACED_EDITS))
         missing = [i for i in active if applied[i] < expected[i]]
         if missing:
             for i in missing:

@@ -327,11 +327,13 @@ def _rewrite(unit: _Unit, result: FixResult) -> list[Finding]:
                 new_text = notebook.rebuild(new_text)
             source.encode(new_text)
             result.old_text, result.new_text = source.text, new_text
+            result.helpers = outcome.helpers
         except NotebookError as error:
             result.error = f"cannot put the rewrite back into the notebook: {error}"
         except UnicodeError as error:
             result.error = f"the rewrite cannot be written as {source.encoding}: {error}"
     if result.error is not None:  # left untouched: report the file as it is
+        result.helpers = []
         if "left untouched" not in result.error:
             result.error += "; the file is left untouched"
         result.fixed = 0

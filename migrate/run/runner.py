@@ -129,10 +129,18 @@ def run_jobs(
     try:
         pending = getattr(jobs, "pending", None)
         if pending is not None:
-            return _run_in_two_phases(jobs, pending, rule_ids, pool, progress, cache)
-        return _run_jobs(jobs, rule_ids, pool, progress, cache)
+            result = _run_in_two_phases(jobs, pending, rule_ids, pool, progress, cache)
+        else:
+            result = _run_jobs(jobs, rule_ids, pool, progress, cache)
     finally:
         pool.close()
+    fixes = [r for r in result.files if isinstance(r, FixResult)]
+    if any(r.helpers for r in fixes):  # apply: the helper modules its rewrites call
+        from kmigrate.run.helper_files import helper_module_changes
+
+        added = helper_module_changes(fixes, jobs)
+        result.files = sorted([*fixes, *added], key=lambda r: r.path)
+    return result
 
 
 def _freeze_at_exit() -> None:

@@ -32,7 +32,7 @@ def static_rank(site: CallSite, node: ast.expr, depth: int = 0) -> int | None:
     """The rank of ``node`` when the code states it, else None."""
     module = site.module
     if isinstance(node, ast.Name) and depth < 3:
-        value = _single_binding(site, node.id)
+        value = single_binding(site, node.id)
         return None if value is None else static_rank(site, value, depth + 1)
     if not isinstance(node, ast.Call):
         return None
@@ -73,7 +73,7 @@ def _length(node: ast.expr | None) -> int | None:
     return None
 
 
-def _single_binding(site: CallSite, name: str) -> ast.expr | None:
+def single_binding(site: CallSite, name: str) -> ast.expr | None:
     """The value ``name`` is bound to, if the enclosing function binds it once, by a
     plain assignment."""
     function = site.scope.function_node

@@ -8,6 +8,7 @@ import functools
 from pathlib import Path
 
 _API_FILE = Path(__file__).parent.parent / "data" / "keras3_api.txt"
+_TF_KERAS_BACKEND_FILE = Path(__file__).parent.parent / "data" / "tf_keras3_backend.txt"
 
 # Keras 2 module paths that moved; first matching prefix wins. A target of None
 # means the namespace is gone in Keras 3 (the note says what replaces it).
@@ -55,6 +56,15 @@ REMOVED_NOTES: dict[str, str] = {
 def keras3_api() -> frozenset[str]:
     """Public names of Keras 3 (``keras.layers.Dense``...), modules included."""
     lines = _API_FILE.read_text(encoding="utf-8").splitlines()
+    return frozenset(line for line in lines if line and not line.startswith("#"))
+
+
+@functools.lru_cache(maxsize=1)
+def tf_keras3_backend() -> frozenset[str]:
+    """The functions ``tf.keras.backend`` has under Keras 3 (TensorFlow 2.16+): Keras 3
+    keeps Keras 2's backend functions there (``int_shape``, ``batch_dot``...), running
+    TensorFlow ops, though its own ``keras.backend`` lacks them."""
+    lines = _TF_KERAS_BACKEND_FILE.read_text(encoding="utf-8").splitlines()
     return frozenset(line for line in lines if line and not line.startswith("#"))
 
 

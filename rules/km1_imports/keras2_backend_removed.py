@@ -7,13 +7,14 @@ import ast
 import functools
 from collections.abc import Iterable
 
-from kmigrate.engine import CallSite, Context, ReferenceSite, Severity
+from kmigrate.engine import CallSite, Context, EnsureHelper, ReferenceSite, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.common.catalog.binding import ManualPortError
 from kmigrate.rules.common.catalog.builders import plan_call
 from kmigrate.rules.common.catalog.catalog_rule import CATALOG_SYMBOLS, plan_for
 from kmigrate.rules.common.catalog.plan import Rewrite, plain_names
 from kmigrate.rules.common.keras2_backend import removed_backend_function
+from kmigrate.rules.common.keras_api import tf_keras3_backend
 from kmigrate.rules.km1_imports.keras2_backend_tf import ENTRIES, tf_forms
 from kmigrate.rules.ops_catalog import lookup
 
@@ -274,31 +275,27 @@ class Keras2BackendRemoved(Rule):
                 severity=Severity.INFO,
             )
             return
-        through_tf = (site.module.resolver.resolve(node) or "").startswith("tensorflow.")
-        when = "`tf.keras` is Keras 3 (TensorFlow 2.16+)" if through_tf else "Keras 3 is installed"
-        gone = (
-            f"`{written}` is Keras 2's backend: Keras 3's `keras.backend` has no "
-            f"`{name}`, so this line fails once {when}, even outside model code"
-        )
+        gone, severity = _what_fails(site, node, written, name)
         if keras_form:
-            yield from _keras_report(site, gone, form, tf_form)
+            yield from _keras_report(site, gone, form, tf_form, severity)
             return
         if isinstance(tf_form, Rewrite):
-            tf_name = plain_names(tf_form.target).replace("tensorflow.", "tf.")
-            text = f"{gone}; {_WHY_TF[site.context]}: `{tf_name}`"
-            yield Report(site, text, fix=tf_form.plan)
+            text = f"{gone}; {_fixed_by(tf_form, site.context)}"
+            yield Report(site, text, fix=tf_form.plan, severity=severity)
             return
         elsewhere = f"; in code that runs with the model, `{form}`" if form else ""
         if isinstance(tf_form, ManualPortError):
             yield Report(
                 site,
                 f"{gone}. Not rewritten: {tf_form.reason}; {tf_form.suggestion}{elsewhere}",
+                severity=severity,
             )
             return
         yield Report(
             site,
             f"{gone}. Where the code stays on TensorFlow (a tf.data pipeline), call the "
             f"TensorFlow function it wrapped{elsewhere}",
+            severity=severity,
         )
 
 
@@ -317,6 +314,7 @@ def _keras_report(
     gone: str,
     form: str | None,
     rewrite: Rewrite | ManualPortError | None,
+    severity: Severity,
 ) -> Iterable[Report]:
     """A backend call in code not proven to be data code: Keras code, whose Keras 3 form
     is keras.ops; rewritten where exact, except in undecided code (the analysis says
@@ -324,14 +322,58 @@ def _keras_report(
     where = f"{site.context.value} code"
     if site.context is Context.UNDECIDED:
         both = f"`{form}` where it runs in a model, its TensorFlow form in a tf.data map"
-        yield Report(site, f"{gone}; not rewritten: {both}" if form else gone)
+        yield Report(site, f"{gone}; not rewritten: {both}" if form else gone, severity=severity)
     elif isinstance(rewrite, Rewrite):
-        yield Report(site, f"{gone}; in {where}, Keras code: `{form}`", fix=rewrite.plan)
+        yield Report(
+            site, f"{gone}; in {where}, Keras code: `{form}`", fix=rewrite.plan, severity=severity
+        )
     elif isinstance(rewrite, ManualPortError):
         why = f"{rewrite.reason.rstrip('.')}; {rewrite.suggestion}".rstrip("; ")
-        yield Report(site, f"{gone}. Not rewritten: {why}")
+        yield Report(site, f"{gone}. Not rewritten: {why}", severity=severity)
     else:
-        yield Report(site, f"{gone}, and kmigrate knows no Keras 3 form for it: port it by hand")
+        yield Report(
+            site,
+            f"{gone}, and kmigrate knows no Keras 3 form for it: port it by hand",
+            severity=severity,
+        )
+
+
+def _what_fails(
+    site: CallSite | ReferenceSite, node: ast.AST, written: str, name: str
+) -> tuple[str, Severity]:
+    """What stops working, and how bad that is. Through ``tf.keras`` on TensorFlow 2.16+,
+    Keras 3 keeps most Keras 2 backend functions (``tf.keras.backend.int_shape`` runs,
+    as TensorFlow code): only moving the import to ``keras``, as a migration does,
+    loses them; that is a note, not a line that fails (the installed namespace decides:
+    ``rules/data/tf_keras3_backend.txt``)."""
+    through_tf = (site.module.resolver.resolve(node) or "").startswith("tensorflow.")  # type: ignore[arg-type]
+    if through_tf and name in tf_keras3_backend():
+        return (
+            f"`{written}` is Keras 2's backend: `tf.keras.backend` still has `{name}` under "
+            "Keras 3 (TensorFlow 2.16+), as TensorFlow code, but Keras 3's own "
+            "`keras.backend` has not, so this line stops working once the module imports "
+            "`keras` instead of `tf.keras`",
+            Severity.INFO,
+        )
+    when = "`tf.keras` is Keras 3 (TensorFlow 2.16+)" if through_tf else "Keras 3 is installed"
+    return (
+        f"`{written}` is Keras 2's backend: Keras 3's `keras.backend` has no "
+        f"`{name}`, so this line fails once {when}, even outside model code",
+        Severity.WARNING,
+    )
+
+
+def _fixed_by(rewrite: Rewrite, context: Context) -> str:
+    """What the fix writes: the project's helper with Keras 2's meaning, or the
+    TensorFlow call the function made (in proven data code, or a module with no Keras)."""
+    helpers = [e for e in rewrite.plan.edits if isinstance(e, EnsureHelper)]
+    if helpers:
+        return (
+            f"its Keras 2 meaning, in plain Python: `{helpers[0].name}` from "
+            f"`{helpers[0].module}.py`, which apply writes beside the file"
+        )
+    tf_name = plain_names(rewrite.target).replace("tensorflow.", "tf.")
+    return f"{_WHY_TF[context]}: `{tf_name}`"
 
 
 def _assigned_in_module(site: CallSite) -> frozenset[str]:

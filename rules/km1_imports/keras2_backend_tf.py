@@ -137,11 +137,9 @@ ENTRIES: tuple[OpEntry, ...] = (
         )
         for name in ("any", "all")
     ),
-    _manual(
-        "int_shape",
-        "K.int_shape returns None for a tensor of unknown rank, where `tuple(x.shape)` raises",
-        "write `tuple(x.shape)` where the rank is known",
-    ),
+    # None for a tensor of unknown rank, where `tuple(x.shape)` raises: the project's
+    # helper with Keras 2's meaning (plain Python, so TensorFlow code stays TensorFlow)
+    OpEntry(symbols=("K.int_shape",), sig="x", builder="keras2_helper"),
     _manual(
         "concatenate",
         "K.concatenate concatenates sparse tensors with tf.sparse.concat and densifies a "

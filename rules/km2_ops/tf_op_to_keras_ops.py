@@ -34,7 +34,11 @@ class TfOpToKerasOps(CatalogRule):
         "depends on is not a literal, the call is left alone and KM202 says why. Every "
         "automatic catalog entry is proven by a differential test on the tensorflow, jax "
         "and torch backends. Only model code (layers, models, losses, metrics and what they "
-        "call) is rewritten."
+        "call) is rewritten. A Keras 2 function no single keras.ops call replaces for every "
+        "input (K.batch_dot when the ranks are not written in the code, K.cast_to_floatx) "
+        "becomes a call to a helper with its Keras 2 meaning on keras.ops, which apply "
+        "writes into `_keras2_compat.py` beside the file (one per folder, only the helpers "
+        "used; each proven against tf_keras on the three backends)."
     )
     examples = [
         Flagged(
@@ -133,6 +137,29 @@ class TfOpToKerasOps(CatalogRule):
                 inputs = keras.Input(shape=(8,))
                 x = keras.layers.Dense(16, activation=keras.ops.leaky_relu)(inputs)
                 return keras.Model(inputs, keras.layers.Lambda(keras.ops.square)(x))
+            """,
+        ),
+        Flagged(  # no single keras.ops call: Keras 2's function, written beside the file
+            """
+            import keras
+            from tensorflow.keras import backend as K
+
+
+            class Attention(keras.layers.Layer):
+                def call(self, inputs):
+                    query, key = inputs
+                    return K.batch_dot(query, key, axes=[2, 2]) * K.cast_to_floatx(0.5)
+            """,
+            """
+            import keras
+            from _keras2_compat import batch_dot
+            from _keras2_compat import cast_to_floatx
+
+
+            class Attention(keras.layers.Layer):
+                def call(self, inputs):
+                    query, key = inputs
+                    return batch_dot(query, key, axes=[2, 2]) * cast_to_floatx(0.5)
             """,
         ),
         Clean(

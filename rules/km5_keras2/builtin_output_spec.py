@@ -117,6 +117,13 @@ def _not_exact(module: ModuleInfo, node: ast.ClassDef, parent: str) -> str:
         not (module.resolve(d) or "").endswith(".register_keras_serializable") for d in decorators
     ):
         return "a class decorator may change the class"
+    returned = _returned_attribute(node)
+    if returned:
+        return (
+            f"`call` returns `self.{returned}`, which may be a weight: JAX cannot trace a "
+            "variable returned as an output, so the model would not build on jax; return "
+            f"`keras.ops.convert_to_tensor(self.{returned})` and add the method"
+        )
     paths = sorted(_class_names(node) & _CALL_PATHS)
     if paths:
         return f"it defines `{paths[0]}`, so Keras 3 may not reach `compute_output_spec` as usual"
@@ -127,6 +134,31 @@ def _not_exact(module: ModuleInfo, node: ast.ClassDef, parent: str) -> str:
             return f"the class uses `{SPEC}` itself (line {inner.lineno})"
         if isinstance(inner, ast.keyword) and inner.arg == "dynamic":
             return "`dynamic=` makes Keras 2 use `compute_output_shape` instead of tracing"
+    return ""
+
+
+def _returned_attribute(node: ast.ClassDef) -> str:
+    """The attribute of ``self`` that ``call`` returns as it is, alone or in a returned
+    list or tuple (``[output, self.embeddings]``), or "". Keras 3's tracing on JAX
+    (``jax.eval_shape``) refuses a variable among the outputs; a tensor is fine."""
+    for method in node.body:
+        if not (isinstance(method, ast.FunctionDef) and method.name == "call"):
+            continue
+        for inner in code_walk(method):
+            if not isinstance(inner, ast.Return) or inner.value is None:
+                continue
+            values = (
+                inner.value.elts
+                if isinstance(inner.value, (ast.List, ast.Tuple))
+                else [inner.value]
+            )
+            for value in values:
+                if (
+                    isinstance(value, ast.Attribute)
+                    and isinstance(value.value, ast.Name)
+                    and value.value.id == "self"
+                ):
+                    return value.attr
     return ""
 
 
@@ -157,7 +189,9 @@ class BuiltinLayerOutputSpec(Rule):
         "does not trace those on every backend), when the class has several bases, a "
         "metaclass, a class decorator other than `register_keras_serializable`, defines "
         "`__call__`, `symbolic_call` or `__getattr__`, mentions `compute_output_spec` "
-        "itself, or passes `dynamic=` (Keras 2 then used `compute_output_shape`). Only "
+        "itself, passes `dynamic=` (Keras 2 then used `compute_output_shape`), or returns "
+        "an attribute of `self` from `call` (`[output, self.embeddings]`: a variable among "
+        "the outputs, which JAX cannot trace, so the model would not build on jax). Only "
         "module-level classes are checked, and bases in other modules of the project are "
         "not followed (a fixed base covers its subclasses)."
     )
@@ -203,6 +237,16 @@ class BuiltinLayerOutputSpec(Rule):
             class Lowered(StringLookup):
                 def call(self, inputs):
                     return super().call(inputs) - 1
+            """
+        ),
+        Flagged(  # not rewritten: JAX cannot trace a variable returned as an output
+            """
+            import keras
+
+
+            class TiedEmbedding(keras.layers.Embedding):
+                def call(self, inputs):
+                    return [super().call(inputs), self.embeddings]
             """
         ),
         Clean(

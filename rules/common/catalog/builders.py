@@ -14,7 +14,18 @@ from kmigrate.rules.common.batch_dot import batch_dot_axes, einsum_subscripts, s
 from kmigrate.rules.common.catalog.binding import Binding, ManualPortError, bind
 from kmigrate.rules.common.catalog.plan import Rewrite, check_conditions, plain_names, table_rewrite
 from kmigrate.rules.common.catalog.train_phase import build_train_phase
+from kmigrate.rules.common.compat_helpers import (
+    HELPER_FILE,
+    HELPER_MODULE,
+    helper_edit,
+    helper_name_taken,
+)
 from kmigrate.rules.common.shape_uses import shape_use_ok
+from kmigrate.rules.common.static_shapes import (
+    STATIC_SHAPE_ARGUMENTS,
+    stack_as_tuple,
+    tensor_shape_argument,
+)
 from kmigrate.rules.ops_catalog import OpEntry, py_literal
 
 
@@ -257,34 +268,69 @@ def _build_name_scope(binding: Binding) -> Rewrite:
 
 
 def _build_batch_dot(binding: Binding) -> Rewrite:
-    """K.batch_dot -> ops.einsum with subscripts for the ranks the code states."""
+    """K.batch_dot -> ops.einsum with subscripts for the ranks the code states; else a
+    call to the project's helper with K.batch_dot's meaning for every rank and axes."""
     check_conditions(binding)
     site = binding.site
     ranks = [static_rank(site, binding.node(name)) for name in ("x", "y")]
-    if None in ranks:
-        unknown = list(dict.fromkeys(f"`{binding.text(n)}`" for n, r in zip("xy", ranks) if not r))
-        which = f"rank of {unknown[0]} is"
-        if len(unknown) == 2:
-            which = f"ranks of {unknown[0]} and {unknown[1]} are"
-        raise ManualPortError(
-            f"the {which} not stated in the code (a literal reshape, permute_dimensions or "
-            "keras.Input shape), and K.batch_dot's result layout depends on both ranks"
-        )
-    x_rank, y_rank = ranks
-    if x_rank < 2 or y_rank < 2:
-        raise ManualPortError("an input of rank < 2 (K.batch_dot raises on it)")
     axes = binding.literal("axes") if binding.given("axes") else None
-    pair = batch_dot_axes(axes, x_rank, y_rank)
+    pair = None if None in ranks else batch_dot_axes(axes, *ranks)  # type: ignore[arg-type]
     if pair is None:
-        raise ManualPortError(
-            "`axes` is not a literal int or pair of non-batch axes within both ranks"
-        )
+        return _helper_call(binding, "batch_dot")
+    x_rank, y_rank = ranks  # type: ignore[misc]
     subscripts, keep = einsum_subscripts(x_rank, y_rank, pair)
     items = [(None, py_literal(subscripts)), (None, binding.text("x")), (None, binding.text("y"))]
     text = call_text("keras.ops.einsum", items)
     if keep:
         text = call_text("keras.ops.expand_dims", [(None, text), (None, "-1")])
     return Rewrite(EditPlan((ReplaceNode(site.span, text),)), plain_names(text))
+
+
+def _build_keras2_helper(binding: Binding) -> Rewrite:
+    """A Keras 2 backend function whose helper (same name) keeps its meaning exactly."""
+    check_conditions(binding)
+    return _helper_call(binding, binding.entry.symbol.rpartition(".")[2])
+
+
+def _helper_call(binding: Binding, name: str) -> Rewrite:
+    """The call, arguments as they are, made to helper ``name`` (Keras 2's function on
+    keras.ops, written into the project's helper module beside the file)."""
+    site = binding.site
+    if helper_name_taken(site, name):
+        raise ManualPortError(
+            f"the module uses the name `{name}` itself, so the helper with "
+            f"{binding.entry.symbol}'s meaning cannot be imported under it",
+            f"copy `{name}` from {HELPER_FILE.name} in kmigrate's rules/data under another name",
+        )
+    callee = site.module.span_of(site.node.func)  # type: ignore[attr-defined]
+    plan = EditPlan((ReplaceNode(callee, name), helper_edit(site, name)))
+    return Rewrite(plan, f"{HELPER_MODULE}.{name}")
+
+
+def _build_stack(binding: Binding) -> Rewrite:
+    """A stack of a literal list that is a shape argument becomes the tuple keras.ops
+    takes there on every backend; any other stack is ops.stack."""
+    check_conditions(binding)
+    text = stack_as_tuple(binding.site)
+    if text is None:
+        return table_rewrite(binding)
+    return Rewrite(EditPlan((ReplaceNode(binding.site.span, text),)), f"the tuple {text}")
+
+
+def _check_static_shape(binding: Binding) -> None:
+    """Refuse a call whose shape or count argument is a tensor: its keras.ops form needs
+    Python values there (ints, and ops.shape(x)[i] in a tuple) on JAX and PyTorch."""
+    where = STATIC_SHAPE_ARGUMENTS.get(binding.entry.symbol)
+    node = binding.node(where[1]) if where is not None else None
+    why = tensor_shape_argument(binding.site, node) if node is not None else ""
+    if why:
+        raise ManualPortError(
+            f"its `{where[1]}` argument holds a tensor ({why}), where the keras.ops form "  # type: ignore[index]
+            "needs Python ints: inside a functional model and under jit on JAX such a "
+            "shape cannot be known",
+            "write the shape as a tuple of ints and ops.shape(x)[i] entries, without "
+            "casting them (ops.shape gives ints, or scalar tensors TensorFlow accepts there)",
+        )
 
 
 def _int_list(value: Any) -> list[int] | None:
@@ -335,6 +381,8 @@ BUILDERS: dict[str, Callable[[Binding], Rewrite]] = {
     "train_phase": build_train_phase,
     "slice": _build_slice,
     "batch_dot": _build_batch_dot,
+    "stack": _build_stack,
+    "keras2_helper": _build_keras2_helper,
     "name_scope": _build_name_scope,
     "fill": _build_fill,
     "backend_arange": _build_backend_arange,
@@ -354,6 +402,7 @@ def plan_call(entry: OpEntry, site: CallSite) -> Rewrite | ManualPortError:
         return ManualPortError(entry.reason, entry.suggestion)
     try:
         binding = bind(entry, site)
+        _check_static_shape(binding)
         if entry.builder:
             return BUILDERS[entry.builder](binding)
         return table_rewrite(binding)

@@ -59,7 +59,17 @@ ARRAYS = [
         note="K.concatenate joins on the last axis by default, keras.ops on axis 0: the "
         "rewrite writes axis=-1.",
     ),
-    op("tf.stack", "values, axis=0, name='stack'", "stack", "values, axis=axis"),
+    op(
+        "tf.stack",
+        "values, axis=0, name='stack'",
+        "stack",
+        "values, axis=axis",
+        builder="stack",
+        note="As the shape or count argument of tile, reshape, zeros, ones, fill or "
+        "broadcast_to, a stack of a literal list along axis 0 becomes that tuple "
+        "((1, ops.shape(x)[1], 1)): the same values, where a tensor there cannot be shaped "
+        "in a functional model or under jit on JAX.",
+    ),
     op(
         "tf.split",
         "value, num_or_size_splits, axis=0, num=None, name='split'",
@@ -75,7 +85,17 @@ ARRAYS = [
         "values",
         note="tf.parallel_stack works only in graph mode; ops.stack works everywhere.",
     ),
-    op("K.stack", "x, axis=0", "stack", "x, axis=axis"),
+    op(
+        "K.stack",
+        "x, axis=0",
+        "stack",
+        "x, axis=axis",
+        builder="stack",
+        note="As the shape or count argument of tile, reshape, zeros, ones, fill or "
+        "broadcast_to, a stack of a literal list along axis 0 becomes that tuple "
+        "((1, ops.shape(x)[1], 1)): the same values, where a tensor there cannot be shaped "
+        "in a functional model or under jit on JAX.",
+    ),
     op(
         "tf.unstack",
         "value, num=None, axis=0, name='unstack'",

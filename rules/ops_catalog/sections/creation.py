@@ -107,9 +107,13 @@ CREATION = [
         'self.add_weight(shape=shape, initializer="zeros") for state',
     ),
     manual("K.eye", STATE, "ops.eye(n) for a tensor; self.add_weight for state"),
-    manual(
+    op(
         "K.cast_to_floatx",
-        "returns a NumPy array cast on the host",
-        "np.asarray(x, dtype=keras.config.floatx())",
+        "x",
+        builder="keras2_helper",
+        note="A call to `cast_to_floatx`, Keras 2's K.cast_to_floatx on keras.ops (a tensor "
+        "or variable cast with ops.cast, anything else a NumPy array, as Keras 2 returns), "
+        "which apply writes into `_keras2_compat.py` beside the file (unless the module "
+        "uses the name itself).",
     ),
 ]

@@ -179,11 +179,13 @@ LINALG = [
         "K.batch_dot",
         "x, y, axes=None",
         builder="batch_dot",
-        when="both ranks are stated in the code (a literal shape given to reshape, "
-        "permute_dimensions or keras.Input, directly or through a local name bound once) "
-        "and `axes` is absent or a literal int or pair: the einsum subscripts depend on them",
-        note="Two rank-2 inputs give shape (batch, 1), as K.batch_dot does: the einsum is "
-        "wrapped in ops.expand_dims(..., -1).",
+        note="Where both ranks are stated in the code (a literal shape given to reshape, "
+        "permute_dimensions or keras.Input, directly or through a local name bound once) and "
+        "`axes` is absent or a literal int or pair, an ops.einsum with the subscripts they "
+        "give (two rank-2 inputs give shape (batch, 1), as K.batch_dot does: the einsum is "
+        "wrapped in ops.expand_dims(..., -1)). Otherwise a call to `batch_dot`, Keras 2's "
+        "K.batch_dot on keras.ops for every rank and axes, which apply writes into "
+        "`_keras2_compat.py` beside the file (unless the module uses the name itself).",
         suggestion='ops.einsum with explicit subscripts, e.g. ops.einsum("bij,bkj->bik", x, y) '
         "for K.batch_dot(x, y, axes=[2, 2]) on rank-3 inputs",
     ),

@@ -1,0 +1,162 @@
+"""Shape and count arguments that ``keras.ops`` needs as Python values.
+
+``tf.tile(x, multiples)``, ``tf.reshape(x, shape)``, ``tf.ones(shape)`` ... take a
+tensor as well as a list; their ``keras.ops`` forms do not on every backend: inside a
+functional model (built symbolically) and under ``jit`` on JAX, ``ops.tile(x,
+ops.stack([1, n, 1]))`` or ``ops.ones((ops.cast(n, "int32"), 3))`` cannot be shaped
+(tests/test_static_shapes_backends.py). What works everywhere is a tuple of Python ints
+and ``ops.shape(x)[i]`` entries (a scalar tensor only for a dimension TensorFlow does not
+know yet, which TensorFlow accepts in a tuple).
+
+So: a ``K.stack`` / ``tf.stack`` of a literal list that is such an argument becomes that
+tuple (the same values, the same shape); an argument that is a tensor otherwise (a
+cast, a concatenation, a constant, a name bound to one, a cast among a list's entries)
+keeps the call manual, with the reason.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from kmigrate.engine import CallSite, ModuleInfo
+from kmigrate.rules.common.batch_dot import single_binding
+
+# Catalog symbol -> (position, keyword) of the argument that is a shape or counts.
+STATIC_SHAPE_ARGUMENTS: dict[str, tuple[int, str]] = {
+    "tf.tile": (1, "multiples"),
+    "K.tile": (1, "n"),
+    "tf.reshape": (1, "shape"),
+    "K.reshape": (1, "shape"),
+    "tf.zeros": (0, "shape"),
+    "tf.ones": (0, "shape"),
+    "tf.fill": (0, "dims"),
+    "tf.broadcast_to": (1, "shape"),
+}
+STACKS = frozenset({"tf.stack", "K.stack"})
+# Calls whose result is a tensor whatever their arguments (a stack only where it is not
+# turned into a tuple: see stack_as_tuple).
+_TENSOR_MAKERS = frozenset(
+    {
+        *STACKS,
+        "tf.concat",
+        "K.concatenate",
+        "tf.cast",
+        "tf.dtypes.cast",
+        "K.cast",
+        "tf.convert_to_tensor",
+        "tf.constant",
+        "K.constant",
+        "K.variable",
+        "tf.Variable",
+        "tf.range",
+        "K.arange",
+        "tf.math.maximum",
+        "tf.maximum",
+        "K.maximum",
+        "tf.math.minimum",
+        "tf.minimum",
+        "K.minimum",
+        "tf.reduce_prod",
+        "K.prod",
+    }
+)
+# (with their keras.ops forms: an earlier round of apply may have rewritten them already)
+_KERAS_OPS_MAKERS = frozenset(
+    "keras.ops." + name
+    for name in (
+        "stack",
+        "concatenate",
+        "cast",
+        "convert_to_tensor",
+        "arange",
+        "maximum",
+        "minimum",
+        "prod",
+    )
+)
+_TENSOR_MAKERS |= _KERAS_OPS_MAKERS
+_CASTS = frozenset({"tf.cast", "tf.dtypes.cast", "K.cast", "keras.ops.cast"})
+_MAX_DEPTH = 3
+
+
+def _argument(call: ast.Call, position: int, keyword: str) -> ast.expr | None:
+    for item in call.keywords:
+        if item.arg == keyword:
+            return item.value
+    return call.args[position] if position < len(call.args) else None
+
+
+def stack_as_tuple(site: CallSite) -> str | None:
+    """The tuple text a ``K.stack`` / ``tf.stack`` call becomes when it is the shape
+    argument of a call of ``STATIC_SHAPE_ARGUMENTS`` and stacks a literal list along
+    axis 0 (None otherwise): ``(1, K.shape(x)[1], 1)``."""
+    call = site.node
+    if not isinstance(call, ast.Call) or not _stackable(call, site.module):
+        return None
+    values = call.args[0]
+    if not isinstance(values, (ast.List, ast.Tuple)) or not values.elts:
+        return None
+    if any(isinstance(e, ast.Starred) for e in values.elts):
+        return None
+    consumer = site.module.parent_of(call)
+    if not isinstance(consumer, ast.Call):
+        return None
+    where = STATIC_SHAPE_ARGUMENTS.get(site.module.resolve(consumer.func) or "")
+    if where is None or _argument(consumer, *where) is not call:
+        return None
+    items = [site.text(e) for e in values.elts]
+    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+
+
+def tensor_shape_argument(site: CallSite, node: ast.expr, depth: int = 0) -> str:
+    """Why ``node``, the shape or count argument of ``site``, is a tensor where
+    keras.ops needs Python values ("" when it is not, or will be a tuple)."""
+    if depth > _MAX_DEPTH:
+        return ""
+    module = site.module
+    if isinstance(node, ast.Name):
+        value = single_binding(site, node.id)
+        return "" if value is None else tensor_shape_argument(site, value, depth + 1)
+    if isinstance(node, (ast.List, ast.Tuple)):
+        for element in node.elts:
+            why = _tensor_entry(site, element, depth)
+            if why:
+                return why
+        return ""
+    if not isinstance(node, ast.Call):
+        return ""
+    symbol = module.resolve(node.func) or ""
+    if symbol in STACKS and depth == 0:
+        parent = module.parent_of(node)
+        if isinstance(parent, ast.Call) and parent is site.node:
+            values = node.args[0] if node.args else None
+            if isinstance(values, (ast.List, ast.Tuple)) and _stackable(node, module):
+                return tensor_shape_argument(site, values, depth + 1)
+    if symbol in _TENSOR_MAKERS:
+        return f"`{site.text(node)}` is a tensor"
+    return ""
+
+
+def _stackable(call: ast.Call, module: ModuleInfo) -> bool:
+    """A stack along axis 0 of one literal list (what stack_as_tuple turns into a tuple)."""
+    if len(call.args) != 1:
+        return False
+    if not call.keywords:
+        return True
+    return (
+        len(call.keywords) == 1
+        and call.keywords[0].arg == "axis"
+        and module.literal(call.keywords[0].value) == 0
+    )
+
+
+def _tensor_entry(site: CallSite, element: ast.expr, depth: int) -> str:
+    """Why one entry of a shape list is a tensor keras.ops cannot take there: a cast (of
+    a shape entry, usually: ``K.cast(K.shape(x)[0], "int32")``), directly or through a
+    name bound to one."""
+    if isinstance(element, ast.Name) and depth < _MAX_DEPTH:
+        value = single_binding(site, element.id)
+        return "" if value is None else _tensor_entry(site, value, depth + 1)
+    if isinstance(element, ast.Call) and (site.module.resolve(element.func) or "") in _CASTS:
+        return f"`{site.text(element)}` is a tensor (a cast)"
+    return ""
