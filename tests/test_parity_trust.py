@@ -147,7 +147,6 @@ RESHAPE_ORIGINAL = """\
         inputs = keras.Input((8,))
         x = keras.layers.Dense(8, name="proj")(inputs)
         x = tf.reshape(x, (-1, 2, 4))  # a TFOpLambda layer in Keras 2
-        x = keras.layers.Flatten(name="flat")(x)
         return keras.Model(inputs, keras.layers.Dense(3, name="head")(x))
 """
 
@@ -164,7 +163,6 @@ RESHAPE_CONVERTED = """\
         inputs = keras.Input((8,))
         x = keras.layers.Dense(8, name="proj")(inputs)
         x = keras.layers.Reshape((2, 4), name="reshape")(x)
-        x = keras.layers.Flatten(name="flat")(x)
         x = Boost(name="boost")(x)
         return keras.Model(inputs, keras.layers.Dense(3, name="head")(x))
 """
