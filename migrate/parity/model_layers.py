@@ -136,7 +136,7 @@ class ModelLayers:
                 continue
             # tf_keras's TFOpLambda (a tf.* function applied to a Keras tensor) sets its
             # own `call` on the instance: keep it to put back, never delete it
-            own = vars(layer).get("call", _MISSING)
+            own = getattr(layer, "__dict__", {}).get("call", _MISSING)
             original = layer.call
             force = path in forced
             position = training_position(original) if force else None
