@@ -6,8 +6,8 @@ names it), an in-place ``x -= y`` that autograd rejects on torch, an unseeded
 ``keras.random`` op that jax refuses under ``jit``. So every side (reference and targets)
 runs, from the same weights and batch:
 
-1. Which layers are random in training: the model is called twice with ``training=True``
-   under two seeds and each layer's outputs compared; the first layer that differs is
+1. Which layers are random in training: the model is called with ``training=True`` under
+   each of `SEEDS` and each layer's outputs compared; the first layer that differs is
    random, is then called with ``training=False``, and the search goes on. The parent
    compares the sets: a layer random on the reference but not on a target never sees
    ``training``. Weights are restored afterwards (batch norm moves its statistics).
