@@ -28,22 +28,23 @@ from collections import Counter
 from pathlib import Path
 
 _FACTORY = re.compile(r"^def (build_\w+)\(\s*\)", re.MULTILINE)
-_VERDICT = re.compile(r"^(PASS|FAIL)\b.*$", re.MULTILINE)
+_VERDICT = re.compile(r"^(PASS|FAIL|NOT COMPARED)\b.*$", re.MULTILINE)
 # Parity's line when the reference could not run: nothing was compared.
 _NO_REFERENCE = "the reference did not run"
 
 
 def classify(report: str) -> tuple[str, str]:
     """The outcome of one parity report: ``PASS``, ``FAIL``, ``NO-REFERENCE`` (the
-    original did not run, so nothing was compared) or ``ERROR`` (no verdict at all), and
-    the verdict line."""
+    original did not run, so nothing was compared), ``NOT-COMPARED`` (no check failed but
+    one the original could not run was skipped) or ``ERROR`` (no verdict at all), and the
+    verdict line."""
     found = _VERDICT.search(report)
     if found is None:
         return "ERROR", (report.strip().splitlines() or ["(no output)"])[-1]
     line = found.group(0)
     if line.startswith("FAIL") and _NO_REFERENCE in line:
         return "NO-REFERENCE", line
-    return found.group(1), line
+    return found.group(1).replace(" ", "-"), line
 
 
 def factories(module: Path) -> list[str]:
@@ -101,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     compared = totals["PASS"] + totals["FAIL"]
     print(
         f"\n{sum(totals.values())} factories: {totals['PASS']} PASS on every backend, "
-        f"{totals['FAIL']} FAIL, {totals['NO-REFERENCE']} whose original did not run, "
+        f"{totals['FAIL']} FAIL, {totals['NOT-COMPARED']} with checks not compared, "
+        f"{totals['NO-REFERENCE']} whose original did not run, "
         f"{totals['ERROR']} without a verdict; {totals['PASS']} of {compared} compared"
     )
     return 0

@@ -160,7 +160,7 @@ def test_the_graph_sees_every_layer():
     assert FACADE in graph["kmigrate.rules.base"]
     # string references count: the command table names its commands by string
     assert "kmigrate.cli.check" in graph["kmigrate.cli.main"]
-    assert "kmigrate.parity.worker" in graph["kmigrate.parity.runner"]
+    assert "kmigrate.parity.worker" in graph["kmigrate.parity.execute"]
 
 
 def test_no_import_cycles():

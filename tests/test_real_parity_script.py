@@ -25,6 +25,8 @@ def test_verdicts_are_told_apart() -> None:
     assert classify(passed)[0] == "PASS"
     assert classify(failed) == ("FAIL", "FAIL: 2 of 3 checks failed: jax, torch")
     assert classify(no_reference)[0] == "NO-REFERENCE"
+    skipped = "NOT COMPARED: no check failed, but checks were skipped on jax (see above)\n"
+    assert classify(skipped)[0] == "NOT-COMPARED"
     assert classify("Traceback ...\nImportError: no module\n") == (
         "ERROR",
         "ImportError: no module",

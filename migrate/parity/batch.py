@@ -139,7 +139,7 @@ class InputBatch:
         except (AttributeError, ValueError):
             return {}
         found: dict[int, tuple[int, str]] = {}
-        for _, layer in self.worker.layer_tree():
+        for _, layer in self.worker.layers.tree():
             dim = getattr(layer, "input_dim", None)
             if not isinstance(dim, int) or "Embedding" not in type(layer).__name__:
                 continue

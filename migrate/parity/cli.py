@@ -9,6 +9,8 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
+from kmigrate.parity import backends as registry
+
 CONFIG_TABLE = ("tool", "kmigrate", "parity")
 REPORT_WIDTH = 120
 # [tool.kmigrate.parity] keys -> command parameters; paths are relative to the config file
@@ -32,6 +34,7 @@ CONFIG_KEYS = {
     "atol": "atol",
     "rtol": "rtol",
     "timeout": "timeout",
+    "accept_skips": "accept_skips",
 }
 CONFIG_PATHS = {"model", "reference", "custom_objects", "inputs_file", "input_spec"}
 
@@ -46,10 +49,34 @@ Examples:
 
 \b
 Exit status: 0 every backend agrees with the reference; 1 a mismatch, a backend
-that fails to build or times out, or a reference that does not run; 2 a usage error.
+that fails to build or times out, a reference that does not run, or a check not
+compared (without --accept-skips); 2 a usage error.
 Config: the same options under [tool.kmigrate.parity] in pyproject.toml
 (model = "src/models.py:build_model", input_shape = [16, 32], backends = [...]).
 """
+
+
+def _backends_help() -> str:
+    """The --backends help, from the registry of backend profiles."""
+    profiles = registry.profiles()
+    extra = [p.name for p in profiles if p.inference_only]
+    text = f"Comma-separated backends to check: {', '.join(p.name for p in profiles)}."
+    if not extra:
+        return text + " Default: every installed one."
+    every = ",".join(p.name for p in profiles)
+    return (
+        f"{text} Default: every installed one but {', '.join(extra)} (inference only: it "
+        f"runs model.predict; add it with --backends {every})."
+    )
+
+
+class _RegistryHelpOption(click.Option):
+    """An option whose help is read from the backend registry when help is shown, so a
+    profile registered after this module was imported is listed too."""
+
+    def get_help_record(self, ctx: click.Context):
+        self.help = _backends_help()
+        return super().get_help_record(ctx)
 
 
 def _load_config(path: Path) -> dict:
@@ -130,10 +157,9 @@ def _apply_config(ctx: click.Context, params: dict, config_path: str | None) -> 
 @click.option(
     "--backends",
     "-b",
+    cls=_RegistryHelpOption,
     metavar="LIST",
-    help="Comma-separated backends to check: tensorflow, jax, torch, openvino. "
-    "Default: every installed one but openvino (inference only: it runs model.predict; "
-    "add it with --backends tensorflow,jax,torch,openvino).",
+    help="",
 )
 @click.option(
     "--reference-backend",
@@ -246,6 +272,12 @@ def _apply_config(ctx: click.Context, params: dict, config_path: str | None) -> 
     "--jobs", "-j", type=click.IntRange(min=1), help="Backends run at once (default: all)."
 )
 @click.option(
+    "--accept-skips",
+    is_flag=True,
+    help="Let a run PASS although a check could not be compared (the original failed it); "
+    "without it such a run is NOT COMPARED and exits 1.",
+)
+@click.option(
     "--localize/--no-localize",
     default=True,
     show_default=True,
@@ -330,6 +362,7 @@ def parity_command(ctx: click.Context, **params) -> None:
             export_dir=params["export_dir"],
             jobs=params["jobs"],
             localize=params["localize"],
+            accept_skips=params["accept_skips"],
             safe_mode=params["safe_mode"],
             workdir=params["keep_workdir"],
         )

@@ -9,60 +9,49 @@ found here are usage errors: they come with what to type instead.
 from __future__ import annotations
 
 import ast
-import importlib.util
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kmigrate.parity import backends as registry
+from kmigrate.parity.backends import module_available
+
+__all__ = [
+    "DEFAULT_FACTORIES",
+    "ModelSpec",
+    "ParityOptions",
+    "ParityUsageError",
+    "canonical_backend",
+    "find_factory",
+    "installed_backends",
+    "module_available",
+    "parse_model_spec",
+    "parse_shape",
+    "require_backend",
+]
+
 KERAS_FILE_SUFFIXES = (".keras", ".h5", ".hdf5")
 DEFAULT_FACTORIES = ("build_model", "create_model", "get_model", "make_model")
-# Backends kmigrate knows, in default order; OpenVINO only predicts (no layer-by-layer trace).
-BACKENDS = ("tensorflow", "jax", "torch", "openvino")
-INFERENCE_ONLY = frozenset({"openvino"})
-BACKEND_ALIASES = {"tf": "tensorflow", "pytorch": "torch", "ov": "openvino"}
-# What must be importable for a backend to run (checked without importing it).
-BACKEND_MODULES = {
-    "tensorflow": ("tensorflow",),
-    "jax": ("jax", "jaxlib"),
-    "torch": ("torch",),
-    "openvino": ("openvino",),
-}
-BACKEND_PIP = {
-    "tensorflow": "tensorflow",
-    "jax": "jax[cpu]",
-    "torch": "torch",
-    "openvino": "openvino",
-}
 
 
 class ParityUsageError(Exception):
     """The run cannot start as asked; the message says what to do instead."""
 
 
-def module_available(name: str) -> bool:
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
-
-
 def installed_backends() -> list[str]:
     """Backends whose packages are importable here (and Keras 3 itself), in default order."""
-    if not module_available("keras"):
-        return []
-    return [b for b in BACKENDS if all(module_available(m) for m in BACKEND_MODULES[b])]
+    return [p.name for p in registry.installed()]
 
 
 def canonical_backend(name: str) -> str:
-    name = name.strip().lower()
-    name = BACKEND_ALIASES.get(name, name)
-    if name not in BACKENDS:
+    profile = registry.by_name(name)
+    if profile is None:
         raise ParityUsageError(
-            f"unknown backend '{name}': choose from {', '.join(BACKENDS)} "
-            f"(e.g. --backends tensorflow,jax,torch)"
+            f"unknown backend '{name.strip().lower()}': choose from "
+            f"{', '.join(registry.names())} (e.g. --backends tensorflow,jax,torch)"
         )
-    return name
+    return profile.name
 
 
 def require_backend(name: str, installed: Sequence[str]) -> None:
@@ -75,7 +64,7 @@ def require_backend(name: str, installed: Sequence[str]) -> None:
         )
     raise ParityUsageError(
         f"backend '{name}' is not installed (installed: {', '.join(installed) or 'none'}); "
-        f"pip install '{BACKEND_PIP[name]}', or leave it out with --backends"
+        f"pip install '{registry.resolve(name).pip}', or leave it out with --backends"
     )
 
 
@@ -210,7 +199,7 @@ def default_cache_dir(name: str) -> str:
 class ParityOptions:
     """Everything about a run except the models; the CLI and `kmigrate apply` fill it in."""
 
-    backends: Sequence[str] | None = None  # None: every installed backend but OpenVINO
+    backends: Sequence[str] | None = None  # None: every installed one but inference-only ones
     reference_backend: str | None = None  # form 1/2 reference; default tensorflow or first
     reference_keras: str = "auto"  # "auto" (Keras 2 for Keras 2 code), "3" or "2"
     custom_objects: str | None = None  # module file with the custom layers of a .keras file
@@ -229,6 +218,7 @@ class ParityOptions:
     export_dir: str | None = None
     jobs: int | None = None  # concurrent workers; None: all at once
     localize: bool = True
+    accept_skips: bool = False  # a check the reference could not run still lets a run PASS
     safe_mode: bool = True  # keras.saving.load_model(safe_mode=...)
     workdir: str | None = None  # keep worker files here instead of a temp dir
     # JAX compiles every op it meets; its persistent cache makes the next run of the same
@@ -237,9 +227,9 @@ class ParityOptions:
 
     def resolved_backends(self, installed: Sequence[str]) -> list[str]:
         if self.backends is None:  # OpenVINO only predicts: it runs when asked for
-            trainable = [b for b in installed if b not in INFERENCE_ONLY]
+            trainable = [b for b in installed if not registry.resolve(b).inference_only]
             if not trainable:
-                require_backend("tensorflow", installed)
+                require_backend(registry.names()[0], installed)
             return trainable
         chosen: list[str] = []
         for name in self.backends:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kmigrate.parity import backends as registry
 from kmigrate.parity.report import STAGE_WORDS, ErrorInfo
 
 # (pattern on "Type: message", what it means for a legacy original), first match wins
@@ -120,8 +121,12 @@ def reference_hint(attempts: list[Attempt], *, keras_choice: str, tf_keras: bool
         choices.append("--reference-keras 2 runs it on Keras 2 (tf_keras)")
     elif 2 not in tried and not tf_keras:
         choices.append("pip install tf-keras gives a Keras 2 reference")
-    if final.keras == 3 and final.backend == "tensorflow" and not causes:
-        choices.append("--reference-backend jax or torch runs Keras 3 on another backend")
+    others = [
+        p.name for p in registry.profiles() if p.name != final.backend and not p.inference_only
+    ]
+    home = registry.by_name(final.backend)
+    if final.keras == 3 and home is not None and home.runs_keras2 and not causes and others:
+        choices.append(f"--reference-backend {' or '.join(others)} runs Keras 3 on another backend")
     choices.append(
         "bring the failing line of a copy of the original to TensorFlow 2 without "
         "changing what it computes (e.g. tf.compat.v1.X for a removed tf.X) and give that "

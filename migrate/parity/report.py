@@ -22,6 +22,7 @@ STATUS_STYLE = {
     "error": ("ERROR", "bold red"),
     "timeout": ("TIMEOUT", "bold red"),
     "skipped": ("skipped", "yellow"),
+    "not compared": ("NOT COMPARED", "bold yellow"),
     "reference": ("reference", "cyan"),
 }
 STAGE_WORDS = {
@@ -84,7 +85,9 @@ class CheckResult:
     """One way of running the model (eager call, predict, training step) on one backend."""
 
     name: str  # "call" | "predict" | "train"
-    status: str  # "pass" | "fail" | "error" | "skipped"
+    # "pass" | "fail" | "error" | "skipped" (could not be compared: the reference failed it)
+    # | "n/a" (nothing to compare on either side: a model with no trainable weights)
+    status: str
     diffs: list[ArrayDiff] = field(default_factory=list)
     layer: str | None = None  # the layer named by the failure, as "'path' (Class)"
     detail: list[str] = field(default_factory=list)
@@ -92,7 +95,8 @@ class CheckResult:
 
     @property
     def ok(self) -> bool:
-        return self.status in ("pass", "skipped")
+        """Agrees, or has nothing to compare on either side; a skipped check is not ok."""
+        return self.status in ("pass", "n/a")
 
     def fail(self, path: str, message: str) -> None:
         self.status = "fail"
@@ -117,7 +121,9 @@ class BackendRun:
     backend: str
     role: str  # "reference" | "target" | "export"
     model: str  # what ran (the converted factory, the original, a .keras file)
-    status: str  # "pass" | "fail" | "error" | "timeout" | "skipped" | "reference"
+    # "pass" | "fail" | "error" | "timeout" | "skipped" | "reference" | "not compared" (no
+    # check failed but one was skipped: not a PASS unless skips are accepted)
+    status: str
     keras: str = ""  # "3.15.1" or "2.21.0 (tf_keras)"
     seconds: float | None = None
     outputs: list[ArrayDiff] = field(default_factory=list)
@@ -299,6 +305,7 @@ CHECK_MARKS = {
     "fail": ("✗", "bold red"),
     "error": ("!", "bold red"),
     "skipped": ("–", "yellow"),
+    "n/a": ("–", "dim"),
 }
 
 
@@ -351,6 +358,8 @@ def explain_check(run: BackendRun, check: CheckResult) -> list[str]:
         return lines
     if check.status == "skipped":
         return [f"{title}: not compared ({'; '.join(check.detail)})"]
+    if check.status == "n/a":
+        return [f"{title}: nothing to compare ({'; '.join(check.detail)})"]
     return []
 
 
@@ -480,6 +489,11 @@ def verdict(report: ParityReport) -> str:
     if not report.reference.ok:
         return "[bold red]FAIL[/]: the reference did not run, so nothing was compared"
     bad = [r.label for r in report.runs if not r.ok]
+    if report.runs and all(r.ok or r.status == "not compared" for r in report.runs):
+        return (
+            f"[bold yellow]NOT COMPARED[/]: no check failed, but checks were skipped on "
+            f"{', '.join(bad)} (see above), so this is not a PASS; --accept-skips accepts them"
+        )
     return (
         f"[bold red]FAIL[/]: {len(bad)} of {len(report.runs)} checks failed: "
         + ", ".join(bad)

@@ -6,8 +6,8 @@ names it), an in-place ``x -= y`` that autograd rejects on torch, an unseeded
 ``keras.random`` op that jax refuses under ``jit``. So every side (reference and targets)
 runs, from the same weights and batch:
 
-1. Which layers are random in training: the model is called twice with ``training=True``
-   under two seeds and each layer's outputs compared; the first layer that differs is
+1. Which layers are random in training: the model is called with ``training=True`` under
+   each of `SEEDS` and each layer's outputs compared; the first layer that differs is
    random, is then called with ``training=False``, and the search goes on. The parent
    compares the sets: a layer random on the reference but not on a target never sees
    ``training``. Weights are restored afterwards (batch norm moves its statistics).
@@ -19,23 +19,28 @@ runs, from the same weights and batch:
    (compiled as ``fit`` compiles it); its numbers are not compared across backends, but the
    step is run twice from the same state (weights and seed-generator states) and the same
    seed, and must give the same loss: seeded randomness is reproducible.
+
+The search has no limit on the number of random layers (a model with twelve ``Dropout``
+layers needs thirteen rounds), and every side seeds its generators before the model is
+built, so the search sees the same masks on every run: the verdict does not change between
+runs. A factory that returns a compiled model is recompiled with exactly what the step
+needs: SGD, the loss, and no metrics (Keras 3 keeps the factory's metrics when ``compile``
+is called without ``metrics``, and they may reject the step's targets).
 """
 
 from __future__ import annotations
 
 import json
-import re
-import warnings
 from pathlib import Path
 
 import numpy as np
 
+from kmigrate.parity.model_layers import flatten
+
 LEARNING_RATE = 0.01
 LOSS = "mean_squared_error"
-MAX_RANDOM_LAYERS = 8
-SEEDS = (1, 2)
+SEEDS = (1, 2, 3)  # a layer is random when any two calls under these seeds differ
 MODEL_ITSELF = "<model>"
-FRAME_LINE = re.compile(r'File "([^"]+)", line (\d+)')
 
 
 def base_path(name: str) -> str:
@@ -44,7 +49,7 @@ def base_path(name: str) -> str:
 
 
 def map_leaves(value, leaves: list):
-    """`value`'s structure (list / tuple / dict, as `worker._flatten` orders it) with its
+    """`value`'s structure (list / tuple / dict, as `model_layers.flatten` orders it) with its
     tensors replaced, in order, by `leaves`."""
     it = iter(leaves)
 
@@ -137,37 +142,45 @@ class TrainingCheck:
         return list((result.get("train") or {}).get("random_layers", []))
 
     def random_layers(self) -> list[str]:
+        """Every random layer, first to last: each round finds the first layer whose outputs
+        vary and calls it with ``training=False`` in the next rounds. No limit: a layer
+        (or the model's own call) found twice ends the search."""
         found: list[str] = []
-        for _ in range(MAX_RANDOM_LAYERS):
+        while True:
             layer = self.first_varying(set(found))
-            if layer is None:
+            if layer is None or layer in found:
                 return found
             found.append(layer)
             if layer == MODEL_ITSELF:
                 return found
-        self.info["note"] = f"more than {MAX_RANDOM_LAYERS} random layers: search stopped"
-        return found
 
     def first_varying(self, forced: set[str]) -> str | None:
         runs = []
+        layers = self.worker.layers
         for seed in SEEDS:
             records: list = []
-            self.worker.reseed(seed)
-            restore = self.worker.install_hooks(records, forced)
+            self.worker.runtime.seed(seed)
+            restore = layers.install_hooks(records, forced)
             try:
                 outputs = self.model(self.worker.model_args(), training=True)
             finally:
-                self.worker.remove_hooks(restore)
-            final = [self.worker.to_numpy(t) for _, t in self.worker.flatten(outputs)]
+                layers.remove_hooks(restore)
+            final = [self.worker.to_numpy(t) for _, t in flatten(outputs)]
             runs.append((records, final))
-        (first, out_a), (second, out_b) = runs
-        for a, b in zip(first, second):
-            if len(a[2]) != len(b[2]) or any(
-                not np.array_equal(x, y, equal_nan=True) for x, y in zip(a[2], b[2])
-            ):
-                return base_path(a[0])
-        if any(not np.array_equal(x, y, equal_nan=True) for x, y in zip(out_a, out_b)):
-            return MODEL_ITSELF
+        (first, out_a), *others = runs
+        varying: list[int] = []
+        for records, _ in others:
+            for n, (a, b) in enumerate(zip(first, records)):
+                if len(a[2]) != len(b[2]) or any(
+                    not np.array_equal(x, y, equal_nan=True) for x, y in zip(a[2], b[2])
+                ):
+                    varying.append(n)
+                    break
+        if varying:
+            return base_path(first[min(varying)][0])
+        for _, out_b in others:
+            if any(not np.array_equal(x, y, equal_nan=True) for x, y in zip(out_a, out_b)):
+                return MODEL_ITSELF
         return None
 
     def snapshot(self) -> list[tuple[object, np.ndarray]]:
@@ -176,49 +189,38 @@ class TrainingCheck:
     def restore(self, snapshot: list[tuple[object, np.ndarray]]) -> None:
         self.worker.restore_state(snapshot)
 
+    def compile(self) -> None:
+        """SGD and the loss, nothing else: ``metrics=[]`` replaces a compiled factory's
+        metrics (``None`` would keep them on Keras 3), the rest at Keras's defaults."""
+        self.model.compile(
+            optimizer=self.keras.optimizers.SGD(learning_rate=LEARNING_RATE),
+            loss=LOSS,
+            loss_weights=None,
+            metrics=[],
+            weighted_metrics=[],
+        )
+
     def step(self, y, forced: set[str]) -> float:
-        restore = self.worker.install_hooks(None, forced)
+        layers = self.worker.layers
+        restore = layers.install_hooks(None, forced)
         try:
-            self.model.compile(
-                optimizer=self.keras.optimizers.SGD(learning_rate=LEARNING_RATE), loss=LOSS
-            )
-            self.worker.reseed(SEEDS[0])
+            self.compile()
+            self.worker.runtime.seed(SEEDS[0])
             logs = self.model.train_on_batch(self.worker.model_args(), y)
         except Exception as exc:
-            if self.worker.task["backend"] == "torch":
-                self.explain_autograd_error(exc, y)
+            self.worker.runtime.profile.explain_train_error(self, exc, y)
             raise
         finally:
-            self.worker.remove_hooks(restore)
+            layers.remove_hooks(restore)
         loss = logs[0] if isinstance(logs, list | tuple) else logs
         if isinstance(loss, dict):
             loss = loss.get("loss")
         return float(np.asarray(loss))
 
-    def explain_autograd_error(self, exc: Exception, y) -> None:
-        """An autograd error (an in-place ``x -= y`` on a tensor that backward needs) is
-        raised in ``backward()``, far from the layer. Replaying the step in torch's anomaly
-        mode gives the forward line that made the tensor; `exc` gets that line and layer."""
-        import torch  # noqa: PLC0415 - torch backend only
-
-        with warnings.catch_warnings(record=True) as caught, torch.autograd.detect_anomaly():
-            warnings.simplefilter("always")
-            try:
-                self.model.train_on_batch(self.worker.model_args(), y)
-            except Exception:  # noqa: BLE001, S110 - the first error is the one reported
-                pass
-        text = "\n".join(str(w.message) for w in caught if "forward call" in str(w.message))
-        for file, line in reversed(FRAME_LINE.findall(text)):
-            layer = self.worker.layer_at(file, int(line))
-            if layer:
-                exc.kmigrate_layer = layer
-                exc.kmigrate_forward = f"{file}:{line}"
-                return
-
     def store_weights(self) -> None:
         """Updated weights under the reference's (group, weight) indices."""
-        groups = self.worker.weight_groups()
-        for i, j, order in self.worker.weight_pairs(groups):
+        groups = self.worker.layers.weight_groups()
+        for i, j, order in self.worker.transfer.weight_pairs(groups):
             variables = groups[j][1]
             for k_ref, k_here in order:
                 value = np.asarray(self.worker.to_numpy(variables[k_here]))

@@ -106,8 +106,8 @@ def compare_train(result, arrays, reference, *, atol, rtol) -> CheckResult:
         return problem
     ref = reference.result.get("train") or {}
     here = result.get("train") or {}
-    if ref.get("skipped"):
-        return CheckResult("train", "skipped", detail=[ref["skipped"]])
+    if ref.get("skipped"):  # nothing to train on the reference, nor here (or it raised)
+        return CheckResult("train", "n/a", detail=[ref["skipped"]])
     check = CheckResult("train", "pass")
     ref_random = [p for p in ref.get("random_layers", []) if p != MODEL_ITSELF]
     here_random = [p for p in here.get("random_layers", []) if p != MODEL_ITSELF]
@@ -143,10 +143,18 @@ def compare_train(result, arrays, reference, *, atol, rtol) -> CheckResult:
         )
     )
     groups = ref.get("groups") or []
+    constants = {
+        (u["group"], u["index"])
+        for u in result.get("weights_unmatched", [])
+        if u.get("side") == "reference" and u.get("constant")
+    }
     for key in sorted(k for k in reference.arrays if k.startswith("tw")):
         group, weight = (int(n) for n in key[2:].split("_"))
         path = groups[group] if group < len(groups) else f"group {group}"
         name = f"{path} weight #{weight} after the step"
+        if key not in arrays and (group, weight) in constants:
+            check.detail.append(f"{name}: a constant this model does not track, not compared")
+            continue
         if key not in arrays:
             check.fail(path, f"{name}: no updated value here")
             continue
@@ -169,6 +177,10 @@ def compare_checks(outcome, reference, *, atol=None, rtol=None) -> list[CheckRes
     for name, compare in (("predict", compare_predict), ("train", compare_train)):
         entry = check_entry(outcome.result, name)
         if entry is None:
+            continue
+        problem = reference_problem(name, reference.result) if name == "train" else None
+        if problem is not None:  # the reference failed it: not compared, whatever happened here
+            checks.append(problem)
             continue
         if entry["status"] == "error":
             checks.append(error_result(name, entry))

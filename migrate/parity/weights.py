@@ -32,6 +32,7 @@ class WeightGroup:
     class_name: str
     names: tuple[str, ...]
     shapes: tuple[tuple[int, ...], ...]
+    trainable: tuple[bool, ...] = ()  # per weight; unknown (empty) counts as trainable
 
     def to_dict(self) -> dict:
         return {
@@ -39,6 +40,7 @@ class WeightGroup:
             "class": self.class_name,
             "names": list(self.names),
             "shapes": [list(s) for s in self.shapes],
+            "trainable": list(self.trainable),
         }
 
     @classmethod
@@ -48,7 +50,15 @@ class WeightGroup:
             class_name=data["class"],
             names=tuple(data["names"]),
             shapes=tuple(tuple(int(d) for d in s) for s in data["shapes"]),
+            trainable=tuple(bool(t) for t in data.get("trainable", ())),
         )
+
+    def is_constant(self, k: int) -> bool:
+        """Weight `k` is known not to train (a mask, an index table, a moving statistic)."""
+        return k < len(self.trainable) and not self.trainable[k]
+
+    def weight_name(self, k: int) -> str:
+        return short_weight_name(self.names[k]) if k < len(self.names) else f"#{k}"
 
     def describe(self) -> str:
         shapes = ", ".join(_shape(s) for s in self.shapes)
@@ -64,6 +74,46 @@ def _shape(shape: Sequence[int]) -> str:
     return "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
+@dataclass(frozen=True)
+class UnmatchedWeight:
+    """A weight one side tracks and the other does not; allowed only for constants."""
+
+    side: str  # "reference" | "here"
+    group: int  # the group's index on its own side
+    index: int  # the weight's index inside the group
+    path: str
+    name: str
+    shape: tuple[int, ...]
+
+    def describe(self) -> str:
+        where = "the reference" if self.side == "reference" else "this model"
+        other = "this model" if self.side == "reference" else "the reference"
+        return (
+            f"'{self.path}' weight '{self.name}' {_shape(self.shape)}, a constant (not "
+            f"trainable), is tracked by {where} only ({other} has no such weight)"
+        )
+
+    def to_dict(self) -> dict:
+        return {
+            "side": self.side,
+            "group": self.group,
+            "index": self.index,
+            "path": self.path,
+            "name": self.name,
+            "shape": list(self.shape),
+            "constant": True,
+        }
+
+
+@dataclass
+class WeightMatch:
+    """How the reference's weights map onto this model's."""
+
+    pairs: list[tuple[int, int]]  # (reference group, group here)
+    how: str  # "path" | "order"
+    unmatched: list[UnmatchedWeight]
+
+
 def match_groups(
     reference: Sequence[WeightGroup], target: Sequence[WeightGroup]
 ) -> tuple[list[tuple[int, int]], str]:
@@ -72,30 +122,62 @@ def match_groups(
     `how` is "path" or "order". Raises WeightMismatchError naming the first layer that does not
     line up (missing, extra, different number of weights, or a different shape).
     """
+    match = match_weights(reference, target)
+    return match.pairs, match.how
+
+
+def match_weights(reference: Sequence[WeightGroup], target: Sequence[WeightGroup]) -> WeightMatch:
+    """`match_groups` that also lets constants go unmatched: where one side tracks a
+    non-trainable variable (a constant mask, an index table) the other computes without,
+    the rest is matched and the unmatched ones are listed. A trainable weight (or one whose
+    trainability is unknown) left unmatched is still an error: training would differ."""
     ref_paths = [g.path for g in reference]
     target_paths = [g.path for g in target]
     unique = len(set(ref_paths)) == len(ref_paths) and len(set(target_paths)) == len(target_paths)
-    if unique and set(ref_paths) == set(target_paths):
+    common = set(ref_paths) & set(target_paths)
+    lonely = [("reference", i, g) for i, g in enumerate(reference) if g.path not in common]
+    lonely += [("here", j, g) for j, g in enumerate(target) if g.path not in common]
+    constant_only = all(all(g.is_constant(k) for k in range(len(g.shapes))) for _, _, g in lonely)
+    if unique and common and constant_only:
         index = {path: i for i, path in enumerate(ref_paths)}
-        pairs = [(index[path], j) for j, path in enumerate(target_paths)]
+        pairs = [(index[path], j) for j, path in enumerate(target_paths) if path in common]
         how = "path"
     elif len(reference) == len(target):
         pairs = [(i, i) for i in range(len(target))]
         how = "order"
+        lonely = []
     else:
         raise WeightMismatchError(_count_message(reference, target))
+    unmatched = [
+        UnmatchedWeight(side, n, k, g.path, g.weight_name(k), tuple(g.shapes[k]))
+        for side, n, g in lonely
+        for k in range(len(g.shapes))
+    ]
     for i, j in pairs:
-        _check_group(reference[i], target[j], how)
-    _check_once([i for i, _ in pairs], reference, "reference")
-    _check_once([j for _, j in pairs], target, "here")
-    return pairs, how
+        unmatched.extend(_check_group(reference[i], target[j], how, (i, j)))
+    _check_once(
+        [i for i, _ in pairs],
+        reference,
+        "reference",
+        {u.group for u in unmatched if u.side == "reference" and u.path not in common},
+    )
+    _check_once(
+        [j for _, j in pairs],
+        target,
+        "here",
+        {u.group for u in unmatched if u.side == "here" and u.path not in common},
+    )
+    return WeightMatch(pairs, how, unmatched)
 
 
-def _check_once(used: Sequence[int], groups: Sequence[WeightGroup], side: str) -> None:
-    """Every group on each side takes part in exactly one pair."""
+def _check_once(
+    used: Sequence[int], groups: Sequence[WeightGroup], side: str, lonely: set[int]
+) -> None:
+    """Every group on each side takes part in exactly one pair (or holds only constants
+    the other side lacks)."""
     for index, group in enumerate(groups):
         count = used.count(index)
-        if count != 1:
+        if count != 1 and not (count == 0 and index in lonely):
             state = "left unmatched" if count == 0 else f"matched {count} times"
             raise WeightMismatchError(f"layer {group.describe()} ({side}) is {state}")
 
@@ -103,18 +185,23 @@ def _check_once(used: Sequence[int], groups: Sequence[WeightGroup], side: str) -
 def weight_order(ref: WeightGroup, here: WeightGroup) -> list[tuple[int, int]]:
     """Pairs ``(reference weight index, this side's index)`` inside two matched groups.
 
-    By short name ('kernel', 'gamma') when both sides name the same set of weights once
-    each: Keras 2 lists a layer's trainable weights before its non-trainable ones, Keras 3
-    keeps creation order, so positions can differ for one layer. Otherwise by position.
-    `match_groups` checks the shapes of these pairs.
+    By short name ('kernel', 'gamma') when both sides name their weights once each and the
+    names are the same set: Keras 2 lists a layer's trainable weights before its
+    non-trainable ones, Keras 3 keeps creation order, so positions can differ for one layer.
+    When the counts differ, the names both sides share (`_check_group` decides whether the
+    rest may stay unmatched). Otherwise by position. `match_groups` checks the shapes.
     """
     ref_names = [short_weight_name(n) for n in ref.names]
     here_names = [short_weight_name(n) for n in here.names]
     unique = len(set(ref_names)) == len(ref_names) and len(set(here_names)) == len(here_names)
-    if unique and set(ref_names) == set(here_names) and len(ref_names) == len(ref.shapes):
+    named = unique and len(ref_names) == len(ref.shapes) and len(here_names) == len(here.shapes)
+    if named and set(ref_names) == set(here_names):
         where = {name: k for k, name in enumerate(here_names)}
         return [(k, where[name]) for k, name in enumerate(ref_names)]
-    return [(k, k) for k in range(len(ref.shapes))]
+    if named and len(ref.shapes) != len(here.shapes) and set(ref_names) & set(here_names):
+        where = {name: k for k, name in enumerate(here_names)}
+        return [(k, where[name]) for k, name in enumerate(ref_names) if name in where]
+    return [(k, k) for k in range(min(len(ref.shapes), len(here.shapes)))]
 
 
 def _count_message(reference: Sequence[WeightGroup], target: Sequence[WeightGroup]) -> str:
@@ -132,18 +219,47 @@ def _count_message(reference: Sequence[WeightGroup], target: Sequence[WeightGrou
     return f"{message}; the first extra layer ({side}) is {extra.describe()}"
 
 
-def _check_group(ref: WeightGroup, here: WeightGroup, how: str) -> None:
+def _check_group(
+    ref: WeightGroup, here: WeightGroup, how: str, indices: tuple[int, int]
+) -> list[UnmatchedWeight]:
+    """Shapes of the paired weights; the weights left over, which must be constants."""
     where = f"layer {here.describe()}"
     if here.path != ref.path:
         where += f", matched by position with reference layer {ref.describe()}"
-    if len(ref.shapes) != len(here.shapes):
+    order = weight_order(ref, here)
+    left = [
+        ("reference", indices[0], ref, k)
+        for k in range(len(ref.shapes))
+        if k not in {a for a, _ in order}
+    ]
+    left += [
+        ("here", indices[1], here, k)
+        for k in range(len(here.shapes))
+        if k not in {b for _, b in order}
+    ]
+    if any(not group.is_constant(k) for _, _, group, k in left):
         raise WeightMismatchError(
             f"{where}: {len(here.shapes)} weights here, {len(ref.shapes)} on the reference"
+            + _leftover_names(left)
         )
-    for k_ref, k in weight_order(ref, here):
+    for k_ref, k in order:
         if tuple(ref.shapes[k_ref]) != tuple(here.shapes[k]):
             name = short_weight_name(here.names[k]) if k < len(here.names) else str(k)
             raise WeightMismatchError(
                 f"{where}: weight #{k} '{name}' has shape {_shape(here.shapes[k])} here but "
                 f"{_shape(ref.shapes[k_ref])} on the reference (matched by {how})"
             )
+    return [
+        UnmatchedWeight(side, n, k, group.path, group.weight_name(k), tuple(group.shapes[k]))
+        for side, n, group, k in left
+    ]
+
+
+def _leftover_names(left: list) -> str:
+    if not left:
+        return ""
+    parts = []
+    for side, _, group, k in left:
+        kind = "a constant" if group.is_constant(k) else "trainable"
+        parts.append(f"'{group.weight_name(k)}' ({kind}, {side} only)")
+    return "; unmatched: " + ", ".join(parts)
