@@ -130,6 +130,19 @@ def test_apply_check_exits_1_when_there_is_work(samples_copy: Path) -> None:
     assert run("apply", str(samples_copy), "--diff", "--check", "-q").returncode == 1
 
 
+def test_apply_check_alone_is_a_dry_run(samples_copy: Path) -> None:
+    """As `black --check`: in CI, --check must never rewrite the checkout and pass."""
+    before = python_files(samples_copy)
+    result = run("apply", str(samples_copy), "--check", "--jobs", "1")
+    assert result.returncode == 1, result.stderr
+    assert python_files(samples_copy) == before
+    assert "would rewrite" in result.stdout and "custom_layers" in result.stdout
+    assert run("apply", str(samples_copy), "--jobs", "1", "-q").returncode == 0
+    clean = run("apply", str(samples_copy), "--check", "--jobs", "1")
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert clean.stdout == ""
+
+
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert run("scan", str(tmp_path / "missing")).returncode == 2
     assert run("scan", str(tmp_path), "--select", "KM999").returncode == 2

@@ -166,7 +166,8 @@ def _emit(text: str, output: str | None) -> None:
     "--check",
     "check_only",
     is_flag=True,
-    help="With --diff: exit 1 when there is something to rewrite (for CI).",
+    help="Dry run for CI: write nothing, list the files that would change (the diff too "
+    "with --diff) and exit 1 when there is something to rewrite.",
 )
 @click.option(
     "--allow-dirty",
@@ -190,11 +191,13 @@ def apply(paths, select, ignore, jobs, config_path, quiet, diff, check_only, all
 
     \b
     Exit status: 0 done; 1 a file that needed rewriting was left untouched
-    (uncommitted changes, read-only, ...) or --diff --check found rewrites;
+    (uncommitted changes, read-only, ...) or --check found rewrites;
     3 the run is incomplete (a rule crashed: KM902); 130 interrupted.
     """
-    if parity and diff:
-        raise click.UsageError("--parity checks the rewritten files: run it without --diff")
+    if parity and (diff or check_only):
+        raise click.UsageError(
+            "--parity checks the rewritten files: run it without --diff or --check"
+        )
     settings = run_settings(paths, select, ignore, jobs, config_path)
     planned = settings.jobs_for(fix=True)
     try:
@@ -206,11 +209,16 @@ def apply(paths, select, ignore, jobs, config_path, quiet, diff, check_only, all
     untouched = [r for r in result.files if r.error]
     for report in untouched:
         click.echo(f"{report.path}: {report.error}", err=True)
+    dry_run = diff or check_only  # like `black --check`: --check alone never writes
     if diff:
         for report in changed:
             click.echo(
                 unified_diff(report.path, report.old_text or "", report.new_text or ""), nl=False
             )
+    elif check_only:
+        for report in changed:
+            click.echo(f"would rewrite {report.path}")
+    if dry_run:
         written = changed
     else:
         locations = {job.display: Path(job.path) for job in planned}
@@ -219,7 +227,7 @@ def apply(paths, select, ignore, jobs, config_path, quiet, diff, check_only, all
     crashed = sorted({f.symbol or f.rule for f in remaining if f.rule == RULE_CRASHED})
     if not quiet:
         fixed = sum(r.fixed for r in written)
-        verb = "would rewrite" if diff else "rewrote"
+        verb = "would rewrite" if dry_run else "rewrote"
         manual = len(remaining)
         click.echo(
             f"{verb} {len(written)} file(s), {fixed} fix(es); {manual} finding(s) left for a person"
@@ -234,9 +242,9 @@ def apply(paths, select, ignore, jobs, config_path, quiet, diff, check_only, all
             err=True,
         )
         sys.exit(3)
-    if parity and not diff and not _parity_after_apply(settings, written, planned):
+    if parity and not dry_run and not _parity_after_apply(settings, written, planned):
         sys.exit(1)
-    if untouched or len(written) < len(changed) or (diff and check_only and changed):
+    if untouched or len(written) < len(changed) or (check_only and changed):
         sys.exit(1)
 
 
