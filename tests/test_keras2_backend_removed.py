@@ -155,7 +155,7 @@ def test_once_the_calls_are_tensorflow_the_import_swap_follows_in_the_same_apply
     (swap,) = [f for f in scan_text(code) if f.rule == "KM102"]
     assert swap.fixed_later  # scan counts it as fixable: it waits only for KM108's fix
     assert apply_to_text(code) == (
-        "from keras import backend as K\nimport tensorflow as tf\n\n\n"
+        "import tensorflow as tf\nfrom keras import backend as K\n\n\n"
         "def normalize(image):\n    return tf.cast(image, K.floatx()) + K.epsilon()\n"
     )
 
@@ -166,7 +166,7 @@ def test_where_tf_names_tensorflow_compat_v1_the_call_is_spelled_in_full() -> No
         "def total(x):\n    return K.sum(x, axis=0), tf.placeholder\n"
     )
     assert apply_to_text(code) == (
-        "import tensorflow.compat.v1 as tf\nimport tensorflow\n\n\n"
+        "import tensorflow\nimport tensorflow.compat.v1 as tf\n\n\n"
         "def total(x):\n    return tensorflow.reduce_sum(x, axis=0), tf.placeholder\n"
     )
 
@@ -190,5 +190,6 @@ def test_a_function_the_module_swaps_in_inside_a_method_keeps_its_calls() -> Non
     call = next(f for f in km108(code) if f.symbol == "K.update")
     assert is_manual(call) and "assigns a function of its own" in call.message
     assert apply_to_text(code) == code.replace("K.square(g)", "tf.square(g)").replace(
-        "as K\n", "as K\nimport tensorflow as tf\n"
+        "from keras",
+        "import tensorflow as tf\nfrom keras",  # isort's order
     )

@@ -224,6 +224,7 @@ def apply(paths, select, ignore, jobs, config_path, quiet, diff, check_only, all
         locations = {job.display: Path(job.path) for job in planned}
         written = _write_changes(settings, changed, locations, allow_dirty)
     remaining = result.findings
+    _say_long_lines(written, quiet)
     crashed = sorted({f.symbol or f.rule for f in remaining if f.rule == RULE_CRASHED})
     if not quiet:
         fixed = sum(r.fixed for r in written)
@@ -246,6 +247,18 @@ def apply(paths, select, ignore, jobs, config_path, quiet, diff, check_only, all
         sys.exit(1)
     if untouched or len(written) < len(changed) or (check_only and changed):
         sys.exit(1)
+
+
+def _say_long_lines(written, quiet: bool) -> None:
+    """A rewrite that could not keep a line within the project's line length says where."""
+    places = [f"{r.path}:{n}" for r in written for n in r.long_lines]
+    if places and not quiet:
+        click.echo(
+            f"kmigrate: {len(places)} rewritten line(s) are longer than the project's line "
+            f"length and could not be wrapped safely (run your formatter): {', '.join(places[:10])}"
+            + (" ..." if len(places) > 10 else ""),
+            err=True,
+        )
 
 
 def _parity_after_apply(settings: RunSettings, written, planned) -> bool:

@@ -26,6 +26,7 @@ from kmigrate.engine.class_editor import ClassEditor
 from kmigrate.engine.cst_nodes import expression, statement, ws
 from kmigrate.engine.cst_positions import Located, LocatingState
 from kmigrate.engine.import_edits import fix_imports
+from kmigrate.engine.import_layout import ImportLayout
 from kmigrate.engine.model import (
     ArgOut,
     CallEdit,
@@ -55,6 +56,82 @@ class EditError(Exception):
 
 def _key(span: Span) -> tuple[int, int, int, int]:
     return (span.line, span.column, span.end_line, span.end_column)
+
+
+def laid_out(call: cst.Call, new_args: Sequence[cst.Arg]) -> list[cst.Arg]:
+    """``new_args`` in the call's own layout: the separator after the n-th argument is
+    the one that followed the old n-th (one argument per line stays so, a hanging
+    indent keeps its column), an argument added at the end takes the separator between
+    the old last two (or, for a call of one argument on its own line, the line break
+    after the opening parenthesis), and the last keeps the old last one's comma and the
+    spacing before ``)``. Never a space before a line break."""
+    old = list(call.args)
+    if not old:
+        return _separated(new_args, [], _plain_separator(), None)
+    if len(old) >= 2:
+        extra = (old[-2].comma, old[-2].whitespace_after_arg)
+    elif isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace):
+        extra = (cst.Comma(whitespace_after=call.whitespace_before_args), ws(""))
+    else:
+        extra = _plain_separator()
+    separators = [(a.comma, a.whitespace_after_arg) for a in old[:-1]]
+    return _separated(new_args, separators, extra, old[-1])
+
+
+def _code_length(node: cst.CSTNode) -> int:
+    return len(cst.Module(body=[]).code_for_node(node))
+
+
+def _visual_indent_shifted(call: cst.Call, shift: int) -> cst.Call:
+    """Arguments aligned under the opening parenthesis (``f(a,`` / ``  b)``) stay aligned
+    when the callee's length changes by ``shift`` characters."""
+    if not shift or isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace):
+        return call
+
+    def moved(space):
+        if not isinstance(space, cst.ParenthesizedWhitespace):
+            return space
+        indent = space.last_line.value
+        if indent.strip(" ") or len(indent) + shift < 0:
+            return space
+        return space.with_changes(last_line=ws(" " * (len(indent) + shift)))
+
+    args = []
+    for arg in call.args:
+        if isinstance(arg.comma, cst.Comma):
+            arg = arg.with_changes(
+                comma=arg.comma.with_changes(whitespace_after=moved(arg.comma.whitespace_after))
+            )
+        args.append(arg.with_changes(whitespace_after_arg=moved(arg.whitespace_after_arg)))
+    return call.with_changes(args=args)
+
+
+def _plain_separator() -> tuple[cst.Comma, cst.SimpleWhitespace]:
+    return cst.Comma(whitespace_after=ws(" ")), ws("")
+
+
+def _separated(
+    args: Sequence[cst.Arg],
+    separators: list[tuple],
+    extra: tuple,
+    last: cst.Arg | None,
+) -> list[cst.Arg]:
+    fixed = []
+    for index, arg in enumerate(args):
+        if index == len(args) - 1:
+            if last is not None:
+                arg = arg.with_changes(
+                    comma=last.comma, whitespace_after_arg=last.whitespace_after_arg
+                )
+            else:
+                arg = arg.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=ws(""))
+        else:
+            comma, after = separators[index] if index < len(separators) else extra
+            if not isinstance(comma, cst.Comma):
+                comma, after = _plain_separator()
+            arg = arg.with_changes(comma=comma, whitespace_after_arg=after)
+        fixed.append(arg)
+    return fixed
 
 
 def _alias_texts(names: Sequence[cst.ImportAlias]) -> list[str]:
@@ -189,7 +266,9 @@ class PlanTransformer(cst.CSTTransformer):
 
     def _call_edit(self, call: cst.Call, edit: CallEdit) -> cst.Call:
         if edit.callee is not None:
-            call = call.with_changes(func=expression(self.speller.spell(edit.callee)))
+            func = expression(self.speller.spell(edit.callee))
+            shift = _code_length(func) - _code_length(call.func)
+            call = _visual_indent_shifted(call.with_changes(func=func), shift)
         if edit.args is None:
             return call
         positional = [a for a in call.args if a.keyword is None and not a.star]
@@ -197,19 +276,7 @@ class PlanTransformer(cst.CSTTransformer):
         if any(a.star for a in call.args):
             raise ValueError("cannot rearrange arguments of a call with *args/**kwargs")
         new_args = [self._arg(out, positional, keyword) for out in edit.args]
-        last_comma = call.args[-1].comma if call.args else cst.MaybeSentinel.DEFAULT
-        last_space = call.args[-1].whitespace_after_arg if call.args else None
-        fixed: list[cst.Arg] = []
-        for index, arg in enumerate(new_args):
-            if index == len(new_args) - 1:
-                # The old last argument's comma and spacing (a line break before `)`).
-                arg = arg.with_changes(comma=last_comma)
-                if last_space is not None:
-                    arg = arg.with_changes(whitespace_after_arg=last_space)
-            elif arg.comma is cst.MaybeSentinel.DEFAULT or not isinstance(arg.comma, cst.Comma):
-                arg = arg.with_changes(comma=cst.Comma(whitespace_after=ws(" ")))
-            fixed.append(arg)
-        return call.with_changes(args=fixed)
+        return call.with_changes(args=laid_out(call, new_args))
 
     def _arg(self, out: ArgOut, positional: list[cst.Arg], keyword: dict[str, cst.Arg]) -> cst.Arg:
         if out.source is None:
@@ -298,10 +365,12 @@ def apply_plans(
     plans: Sequence[EditPlan],
     style: ImportStyle,
     keep: frozenset[str] = frozenset(),
+    layout: ImportLayout | None = None,
 ) -> EditResult:
     """Apply every plan that can be applied, all-or-nothing per plan; names that fixes
     introduce are spelled in ``style``; ``keep``: imported names other modules import
-    from this one, whose imports stay however little this module uses them.
+    from this one, whose imports stay however little this module uses them; ``layout``:
+    where new imports go (the project's isort sections).
 
     A plan whose edit fails (node not found, bad argument index) is dropped and
     the rest re-applied from the original text, so no plan is half-applied.
@@ -333,5 +402,5 @@ def apply_plans(
             continue
         new_text = new_module.code
         if new_text != text or speller.needed:
-            new_text = fix_imports(text, new_text, speller.needed, keep)
+            new_text = fix_imports(text, new_text, speller.needed, keep, layout)
         return EditResult(new_text, active, failed)

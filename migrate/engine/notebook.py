@@ -27,6 +27,9 @@ from json.decoder import scanstring
 
 from kmigrate.engine.model import Finding, Span
 
+# The module a masked IPython line imports: it holds the line's place, sorts nowhere.
+MASKED_PREFIX = "kmigrate_masked_"
+
 # Cell magics whose body is Python (the first line is masked, the body analysed).
 PYTHON_BODY_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 _LINE_MAGIC = re.compile(r"^\s*(?:[%!?]|\w[\w.]*\?\??\s*$)")
@@ -77,7 +80,7 @@ class Notebook:
     def placeholder(self, index: int, line: int) -> str:
         # An import statement, so that masked lines at the top of a cell (``%matplotlib
         # inline``) count as part of the import block the editor adds imports after.
-        return f"import kmigrate_masked_{self.token}_{index}_{line}"
+        return f"import {MASKED_PREFIX}{self.token}_{index}_{line}"
 
     @property
     def analysed(self) -> list[CodeCell]:
@@ -127,7 +130,7 @@ class Notebook:
             for alias in node.names
             if alias.name != "*"
         }
-        return sorted(n for n in words & bound if not n.startswith("kmigrate_masked_"))
+        return sorted(n for n in words & bound if not n.startswith(MASKED_PREFIX))
 
     # -- findings --------------------------------------------------------------
     def cell_findings(self, path: str) -> list[Finding]:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from kmigrate.engine.model import Context, Finding, Severity
 
 if TYPE_CHECKING:
+    from kmigrate.engine.import_layout import ImportLayout
     from kmigrate.engine.project_index import LocalFactsFrom, ModuleFacts
 
 
@@ -174,6 +175,8 @@ class FixResult:
     old_text: str | None = None  # the text it replaces (the file must still hold it)
     fixed: int = 0
     error: str | None = None  # why a file that needed rewriting is left untouched
+    # lines the rewrite left longer than the project's line length (not wrapped safely)
+    long_lines: tuple[int, ...] = ()
 
 
 @dataclass
@@ -203,6 +206,8 @@ class Job:
     # the project's bytes), so that a save paired with a load elsewhere is right the
     # first time; a wrong guess costs only the second analysis it was meant to save
     shared_guess: tuple[tuple[str, str], ...] = ()
+    # apply only: where the project's isort/ruff put imports, its line length
+    import_layout: ImportLayout | None = None
 
 
 def package_of(path: Path, memo: dict[Path, str] | None = None) -> str:

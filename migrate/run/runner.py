@@ -319,11 +319,12 @@ def _rewrite(unit: _Unit, result: FixResult) -> list[Finding]:
 
     job, text, notebook, source = unit.job, unit.text, unit.notebook, unit.source
     outcome = fix_module_text(
-        job.display, text, unit.ruleset, CONTEXT_SPEC, job.package, unit.facts
+        job.display, text, unit.ruleset, CONTEXT_SPEC, job.package, unit.facts, job.import_layout
     )
     findings = outcome.remaining
     result.error = outcome.error
     result.fixed = outcome.fixed
+    result.long_lines = tuple(outcome.long_lines)
     new_text = outcome.text if outcome.error is None and outcome.text != text else None
     if new_text and text.endswith(("\n", "\r")) and not new_text.endswith(("\n", "\r")):
         new_text += "\r\n" if text.endswith("\r\n") else text[-1]  # LibCST drops a last lone CR
@@ -396,6 +397,11 @@ def plan_jobs(
     each with what the project index decided about it (``index``; its entries cached
     under the project's cache folder unless ``index_cache`` is off)."""
     jobs = []
+    layout = None
+    if fix:
+        from kmigrate.project.import_settings import import_layout
+
+        layout = import_layout(config.root)
     walked = []  # every file found, also outside the shard: the index may reuse the walk
     packages: dict[Path, str] = {}
     folders: dict[Path, str] = {}
@@ -411,6 +417,7 @@ def plan_jobs(
                 package_of(path, packages),
                 _ignored_codes(display, config),
                 fix,
+                import_layout=layout,
             )
         )
     if index and jobs:

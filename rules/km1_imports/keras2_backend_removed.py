@@ -110,8 +110,8 @@ class Keras2BackendRemoved(Rule):
                 return image / (K.max(image, axis=-1) + K.epsilon()), K.argmax(label)
             """,
             """
-            from tensorflow.keras import backend as K
             import tensorflow as tf
+            from tensorflow.keras import backend as K
 
 
             def normalize(image, label):
