@@ -148,6 +148,26 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert run("scan", str(tmp_path), "--select", "KM999").returncode == 2
 
 
+def test_an_empty_or_mistyped_folder_is_a_usage_error(tmp_path: Path) -> None:
+    """Not "No findings, portability 100%": nothing was scanned, and the user is told."""
+    (tmp_path / "README.md").write_text("no code here\n")
+    result = run("scan", str(tmp_path))
+    assert result.returncode == 2
+    assert "no Python file" in result.stderr
+
+
+def test_report_output_dash_is_stdout_and_a_missing_folder_exits_2(
+    samples_copy: Path, tmp_path: Path
+) -> None:
+    target = samples_copy / "custom_layers"
+    dash = run("scan", str(target), "-f", "json", "-o", "-", "-q", "-j", "1", cwd=tmp_path)
+    assert dash.returncode == 0 and json.loads(dash.stdout)["findings"]
+    assert not (tmp_path / "-").exists()
+    missing = run("scan", str(target), "-o", str(tmp_path / "nope" / "r.json"), "-q")
+    assert missing.returncode == 2
+    assert "does not exist" in missing.stderr and "Traceback" not in missing.stderr
+
+
 def _imported_after(*args: str) -> set[str]:
     code = (
         "import sys\n"

@@ -86,7 +86,12 @@ def main() -> None:
     show_default=True,
     help="Report format.",
 )
-@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report here.")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False),
+    help="Write the report here ('-': standard output).",
+)
 @click.option(
     "--statistics",
     is_flag=True,
@@ -102,8 +107,12 @@ def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, statistic
 
     if fmt not in FORMATS:
         raise click.UsageError(f"format {fmt!r} is not available in this build")
+    output = _output_target(output)
     settings = run_settings(paths, select, ignore, jobs, config_path)
     planned = settings.jobs_for()
+    if not planned:
+        where = ", ".join(paths) if paths else "."
+        raise click.UsageError(f"no Python file or notebook found in {where} (mistyped path?)")
     result = run_with_progress(settings, planned, quiet, "scanning")
     _add_unused_suppressions(settings, planned, result, select)
     if statistics:
@@ -150,6 +159,17 @@ def exit_if_incomplete(findings) -> None:
             err=True,
         )
         sys.exit(3)
+
+
+def _output_target(output: str | None) -> str | None:
+    """``-o -`` is standard output; a folder that does not exist is a usage error (exit 2)
+    before any work, not a traceback after it."""
+    if output in (None, "-"):
+        return None
+    folder = Path(output).parent
+    if not folder.is_dir():
+        raise click.UsageError(f"cannot write {output}: folder {folder} does not exist")
+    return output
 
 
 def _emit(text: str, output: str | None) -> None:
