@@ -131,3 +131,20 @@ def test_ruff_counts_are_no_worse_after_apply(source: Path, tmp_path: Path) -> N
     assert after["I001"] <= before["I001"], (before, after)
     assert after["W291"] <= before["W291"], (before, after)
     assert after["E501"] <= before["E501"] + reported, (before, after, reported)
+
+
+def test_a_comment_naming_the_old_format_goes_with_it() -> None:
+    """`# HDF5` beside what is now `model.keras` would be false; a comment that says
+    anything else stays, and so does one on another line than the literal's."""
+    source = (
+        "import tensorflow as tf\n\n\ndef save(model):\n"
+        '    model.save("model.h5")  # HDF5\n'
+        '    model.save("other.h5")  # keep the best one\n'
+        '    model.save(\n        "third.h5"\n    )  # HDF5\n'
+    )
+    assert apply_to_text(source) == (
+        "import tensorflow as tf\n\n\ndef save(model):\n"
+        '    model.save("model.keras")\n'
+        '    model.save("other.keras")  # keep the best one\n'
+        '    model.save(\n        "third.keras"\n    )  # HDF5\n'
+    )

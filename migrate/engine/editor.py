@@ -78,6 +78,10 @@ def laid_out(call: cst.Call, new_args: Sequence[cst.Arg]) -> list[cst.Arg]:
     return _separated(new_args, separators, extra, old[-1])
 
 
+def _comment_words(text: str) -> str:
+    return " ".join("".join(c if c.isalnum() else " " for c in text.lower()).split())
+
+
 def _code_length(node: cst.CSTNode) -> int:
     return len(cst.Module(body=[]).code_for_node(node))
 
@@ -158,6 +162,8 @@ class PlanTransformer(cst.CSTTransformer):
                 self.by_span.setdefault(_key(edit.span), []).append((plan_index, edit))
         self.applied: Counter[int] = Counter()
         self.located = Located({}, set(), set())
+        # (last line, comments) of replaced expressions whose old value a comment may name
+        self.stale: list[tuple[int, tuple[str, ...]]] = []
 
     def locate(self, module: cst.Module) -> Located:
         """One position pass over ``module`` that also finds this transformer's targets."""
@@ -192,6 +198,10 @@ class PlanTransformer(cst.CSTTransformer):
         return self.by_span.get(self.located.ranges[key], [])
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
+        if self.stale and isinstance(original_node, cst.SimpleStatementLine):
+            updated_node = self._without_stale_comment(original_node, updated_node)
+        elif self.stale and isinstance(original_node, cst.BaseCompoundStatement):
+            self.stale = []  # a header's comment belongs to its block: left as it is
         if isinstance(original_node, cst.SimpleStatementLine) and self.by_span:
             replaced = self._statement_edit(original_node, updated_node)
             if replaced is not None:
@@ -214,6 +224,8 @@ class PlanTransformer(cst.CSTTransformer):
                 elif isinstance(edit, ReplaceNode) and edit.kind == "expr":
                     if isinstance(result, cst.BaseExpression):
                         result = self._replace_expr(result, edit)
+                        if edit.stale_comments:
+                            self.stale.append((edit.span.end_line, edit.stale_comments))
                     else:
                         continue
                 elif isinstance(edit, ReplaceNode) and isinstance(
@@ -232,6 +244,25 @@ class PlanTransformer(cst.CSTTransformer):
         return result
 
     # -- statements ---------------------------------------------------------------
+    def _without_stale_comment(
+        self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
+    ) -> cst.SimpleStatementLine:
+        """The line without its trailing comment when that comment only named the value
+        an edit on this same line replaced (``# HDF5`` beside what is now ``.keras``)."""
+        stale, self.stale = self.stale, []
+        where = self.located.ranges.get(id(original))
+        comment = updated.trailing_whitespace.comment
+        if comment is None or where is None:
+            return updated
+        said = _comment_words(comment.value)
+        if not any(
+            line == where[2] and said in {_comment_words(c) for c in comments}
+            for line, comments in stale
+        ):
+            return updated
+        trailing = updated.trailing_whitespace.with_changes(whitespace=ws(""), comment=None)
+        return updated.with_changes(trailing_whitespace=trailing)
+
     def _statement_edit(
         self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
     ) -> cst.FlattenSentinel | None:
