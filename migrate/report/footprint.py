@@ -175,7 +175,87 @@ def tensorflow_uses(tree: ast.AST, text: str, index: TreeIndex | None = None) ->
     return sorted(uses)
 
 
-def leftovers(uses: list[TfUse], fixed_starts: set[tuple[int, int]]) -> list[str]:
+Region = tuple[int, int, int, int]  # line, column, end line, end column (characters)
+
+
+def apply_effects(findings, tree: ast.AST, text: str) -> tuple[list[Region], set[str]]:
+    """What ``kmigrate apply`` does to TensorFlow names beyond the calls it rewrites: the
+    regions whose code its fixes replace (an expression, or an argument value it
+    translates: ``tf.float32`` -> ``"float32"``), and the TensorFlow names its fixes
+    write (a Keras 2 backend call rewritten to ``tf.reduce_sum`` outside model code)."""
+    from kmigrate.engine.model import CallEdit, ReplaceNode
+
+    lines = text.splitlines()
+    calls: dict[tuple[int, int], ast.Call] | None = None
+    regions: list[Region] = []
+    added: set[str] = set()
+    for finding in findings:
+        plan = getattr(finding, "fix", None)
+        if plan is None:
+            continue
+        for edit in plan.edits:
+            if isinstance(edit, ReplaceNode) and edit.kind == "expr":
+                span = edit.span
+                regions.append((span.line, span.column, span.end_line, span.end_column))
+                added.update(_tensorflow_names(edit.text))
+            elif isinstance(edit, CallEdit):
+                if edit.callee and edit.callee.split(".")[0] in _TENSORFLOW_MODULES:
+                    added.add("tf." + edit.callee.partition(".")[2])
+                if not edit.args:
+                    continue
+                if calls is None:
+                    calls = {
+                        (n.lineno, _char_column(lines, n.lineno, n.col_offset)): n
+                        for n in ast.walk(tree)
+                        if isinstance(n, ast.Call)
+                    }
+                call = calls.get((edit.span.line, edit.span.column))
+                for out in edit.args:
+                    added.update(_tensorflow_names(out.value or ""))
+                    node = _argument(call, out.source) if out.value is not None else None
+                    if node is not None:
+                        regions.append(_region(lines, node))
+    return regions, added
+
+
+def _tensorflow_names(text: str) -> set[str]:
+    """``{name:tensorflow.x}`` placeholders of a fix's text, as ``tf.x``."""
+    names = set()
+    for part in text.split("{name:")[1:]:
+        qualified = part.partition("}")[0]
+        if qualified.split(".")[0] in _TENSORFLOW_MODULES:
+            names.add("tf." + qualified.partition(".")[2])
+    return names
+
+
+def _argument(call: ast.Call | None, source: int | str | None) -> ast.expr | None:
+    if call is None or source is None:
+        return None
+    if isinstance(source, int):
+        positional = [a for a in call.args if not isinstance(a, ast.Starred)]
+        return positional[source] if source < len(positional) else None
+    return next((k.value for k in call.keywords if k.arg == source), None)
+
+
+def _region(lines: list[str], node: ast.expr) -> Region:
+    end_line = node.end_lineno or node.lineno
+    return (
+        node.lineno,
+        _char_column(lines, node.lineno, node.col_offset),
+        end_line,
+        _char_column(lines, end_line, node.end_col_offset or 0),
+    )
+
+
+def _inside(line: int, column: int, regions: list[Region]) -> bool:
+    return any((a, b) <= (line, column) < (c, d) for a, b, c, d in regions)
+
+
+def leftovers(
+    uses: list[TfUse],
+    fixed_starts: set[tuple[int, int]],
+    effects: tuple[list[Region], set[str]] = ([], set()),
+) -> list[str]:
     """The TensorFlow names still used after ``kmigrate apply``, sorted and unique.
 
     A use is gone when a fixable finding starts where it starts (the rewrite replaces
@@ -183,12 +263,15 @@ def leftovers(uses: list[TfUse], fixed_starts: set[tuple[int, int]]) -> list[str
     so the name comes from Keras). An import no use is left of is removed by ``apply``
     as unused, or rewritten once the uses that blocked it are gone.
     """
+    regions, added = effects
     left = {
         name
         for line, column, name, import_line, import_column in uses
-        if (line, column) not in fixed_starts and (import_line, import_column) not in fixed_starts
+        if (line, column) not in fixed_starts
+        and (import_line, import_column) not in fixed_starts
+        and not _inside(line, column, regions)
     }
-    return sorted(left)
+    return sorted(left | added)
 
 
 def tensorflow_uses_of_text(text: str | None) -> list[TfUse] | None:

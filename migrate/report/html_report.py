@@ -15,6 +15,7 @@ from pathlib import Path
 from kmigrate.engine.model import Finding
 from kmigrate.report.common import TOOL_NAME, TOOL_VERSION, one_line, rule_url
 from kmigrate.report.summary import (
+    SCORE_LABEL,
     FolderStats,
     ReportData,
     format_minutes,
@@ -144,8 +145,13 @@ def _card(key: str, value: str, detail: str = "") -> str:
 def _summary(data: ReportData) -> str:
     total = data.total
     cards = [
-        _card("Portability now", format_score(total.score_now), "of TF/Keras statements"),
-        _card("After kmigrate apply", format_score(total.score), "manual findings left"),
+        _card(f"{SCORE_LABEL}: now", format_score(total.score_now), "any finding blocks"),
+        _card(f"{SCORE_LABEL}: after apply", format_score(total.score), "manual findings block"),
+        _card(
+            "Files still needing TensorFlow after apply",
+            str(len(data.files_needing_tensorflow)),
+            "why: " + (", ".join(list(data.tensorflow_leftovers())[:3]) or "nothing left"),
+        ),
         _card(
             "Files scanned",
             str(data.files_scanned),
@@ -159,9 +165,13 @@ def _summary(data: ReportData) -> str:
         _card("Manual effort", f"~{format_minutes(total.effort_minutes)}", "rough estimate"),
         _card(
             "TensorFlow-free after apply",
-            f"{data.files_with_tensorflow - len(data.files_needing_tensorflow)}"
-            f" of {data.files_with_tensorflow}",
-            "files with TF/Keras code",
+            f"{data.files_tensorflow_free} of {data.files_with_tensorflow}",
+            "files with TF/Keras code"
+            + (
+                f", {data.files_tensorflow_unknown} unknown"
+                if data.files_tensorflow_unknown
+                else ""
+            ),
         ),
     ]
     out = [f'<div class="cards">{"".join(cards)}</div>']

@@ -13,7 +13,13 @@ import re
 from itertools import groupby
 
 from kmigrate.report.common import one_line, printable, rule_url
-from kmigrate.report.summary import ReportData, format_minutes, format_score, is_manual
+from kmigrate.report.summary import (
+    SCORE_LABEL,
+    ReportData,
+    format_minutes,
+    format_score,
+    is_manual,
+)
 
 MAX_ITEMS = 200
 # A code span as CommonMark reads one: a run of backticks, then the next run of exactly
@@ -70,9 +76,11 @@ def _table(headers: list[str], rows: list[list[str]], right: int = 1) -> list[st
 def _headline(data: ReportData) -> list[str]:
     total = data.total
     lines = [
-        f"**Portability: {format_score(total.score_now)} now, {format_score(total.score)} "
+        f"**{SCORE_LABEL}: {format_score(total.score_now)} now, {format_score(total.score)} "
         "after `kmigrate apply`**",
         "",
+        f"- Files still needing TensorFlow after apply: {len(data.files_needing_tensorflow)} "
+        f"of {data.files_with_tensorflow}",
         f"- {data.files_scanned} files scanned, {data.files_with_tensorflow} with "
         f"TensorFlow/Keras code, {data.files_portable} already portable"
         + (f", {data.files_unparsed} not parsed" if data.files_unparsed else ""),
