@@ -111,7 +111,8 @@ def main() -> None:
 @click.option(
     "--statistics",
     is_flag=True,
-    help="Only one line per rule with its counts, most frequent first (JSON with --format json).",
+    help="Only one line per rule with its counts, most frequent first (JSON with --format "
+    "json; table otherwise: html, sarif, markdown, github and gitlab are refused).",
 )
 def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, statistics):
     """Report which code keeps PATHS on TensorFlow. Never writes a source file.
@@ -123,6 +124,8 @@ def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, statistic
 
     if fmt not in FORMATS:
         raise click.UsageError(f"format {fmt!r} is not available in this build")
+    if statistics and fmt not in ("table", "json"):
+        raise click.UsageError(f"--statistics prints a table or JSON, not {fmt}")
     output = _output_target(output)
     settings = run_settings(paths, select, ignore, jobs, config_path)
     planned = settings.jobs_for()
@@ -390,7 +393,13 @@ def unified_diff(path: str, old: str, new: str) -> str:
 
 @main.command(name="rules")
 @click.option(
-    "--format", "-f", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table"
+    "--format",
+    "-f",
+    "fmt",
+    type=click.Choice(["table", "markdown", "json"]),
+    default="table",
+    show_default=True,
+    help="How to print the catalog.",
 )
 @click.option(
     "--catalog",
