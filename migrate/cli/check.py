@@ -218,7 +218,11 @@ def _apply_command(paths: list[str]) -> str:
     `apply` leaves files with uncommitted changes alone unless told."""
     import shlex
 
-    shown = " ".join(shlex.quote(p) for p in paths[:5]) + (" ..." if len(paths) > 5 else "")
+    from kmigrate.report.common import printable  # no control characters on the terminal
+
+    shown = " ".join(shlex.quote(printable(p)) for p in paths[:5]) + (
+        " ..." if len(paths) > 5 else ""
+    )
     return f"kmigrate apply --allow-dirty {shown}"
 
 
