@@ -148,3 +148,18 @@ def test_a_comment_naming_the_old_format_goes_with_it() -> None:
         '    model.save("other.keras")  # keep the best one\n'
         '    model.save(\n        "third.keras"\n    )  # HDF5\n'
     )
+
+
+def test_from_imports_of_one_module_are_merged_as_isort_does() -> None:
+    """A new name joins its module's `from m import ...` line in name order, and so does
+    a rewritten import that now names the same module; an `as` import stays apart."""
+    source = (
+        "import keras.backend as K\nfrom keras import optimizers\nfrom keras.engine import saving\n"
+        "\n\ndef f(x):\n    return K.batch_get_value(x), saving, optimizers\n"
+    )
+    assert apply_to_text(source).startswith("from keras import ops, optimizers, saving\n\n\n")
+    aliased = "from keras import backend as K\n\n\nclass L(keras.layers.Layer):\n"
+    aliased += "    def call(self, x):\n        return K.sum(x) + K.epsilon()\n"
+    assert apply_to_text(aliased).startswith(
+        "from keras import backend as K\nfrom keras import ops\n"
+    )

@@ -41,8 +41,15 @@ class ImportLayout:
             return STDLIB
         return THIRD_PARTY
 
-    def sort_key(self, module: str, is_from: bool) -> tuple:
+    def sort_key(self, module: str, is_from: bool, name: str = "") -> tuple:
         """The order inside a section: plain imports first unless the project mixes
-        them (``force-sort-within-sections``), then by module name, case-insensitively."""
+        them (``force-sort-within-sections``), then by module name, case-insensitively,
+        then by the first name imported (:meth:`name_key`)."""
         kind = 0 if self.force_sort_within_sections else int(is_from)
-        return (kind, module.lower(), module)
+        return (kind, module.lower(), module, self.name_key(name))
+
+    @staticmethod
+    def name_key(name: str) -> tuple:
+        """isort's and ruff's ``order-by-type``: CONSTANTS, then Classes, then names."""
+        kind = 0 if name.isupper() and len(name) > 1 else 1 if name[:1].isupper() else 2
+        return (kind, name.lower(), name)

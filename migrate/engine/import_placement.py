@@ -47,7 +47,8 @@ def _entry(position: int, stmt: cst.BaseStatement, layout: ImportLayout) -> _Ent
     if isinstance(first, cst.ImportFrom):
         module = _dotted(first.module)
         level = len(first.relative)
-        return _Entry(position, layout.section(module, level), layout.sort_key(module, True))
+        name = "" if isinstance(first.names, cst.ImportStar) else _dotted(first.names[0].name)
+        return _Entry(position, layout.section(module, level), layout.sort_key(module, True, name))
     return None
 
 
@@ -79,11 +80,13 @@ def place_imports(
     """Insert ``add`` into ``body`` (in place) within its import block ``body[:end]``;
     returns the first position an import went to."""
     first_position = len(body)
-    ordered = sorted(add, key=lambda e: layout.sort_key(e.module, e.name is not None))
+    ordered = sorted(add, key=lambda e: layout.sort_key(e.module, e.name is not None, e.name or ""))
     for wanted in ordered:
+        if wanted.name is not None and _joined(body, end, wanted, layout):
+            continue
         entries = [e for i in range(end) if (e := _entry(i, body[i], layout)) is not None]
         section = layout.section(wanted.module)
-        key = layout.sort_key(wanted.module, wanted.name is not None)
+        key = layout.sort_key(wanted.module, wanted.name is not None, wanted.name or "")
         new = statement(_text(wanted) + "\n")
         assert isinstance(new, cst.SimpleStatementLine)
         position = _position(body, entries, section, key, new, end)
@@ -91,6 +94,48 @@ def place_imports(
         end += 1
         first_position = min(first_position, position[0])
     return first_position
+
+
+def _joined(
+    body: list[cst.BaseStatement], end: int, wanted: EnsureImport, layout: ImportLayout
+) -> bool:
+    """isort merges ``from m import a`` lines: a new name of ``m`` joins the module's
+    one-line ``from m import ...`` (no parentheses, no comment) in name order, when the
+    line stays within the project's length. Whether it did."""
+    for index in range(end):
+        stmt = body[index]
+        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+            continue
+        node = stmt.body[0]
+        if (
+            not isinstance(node, cst.ImportFrom)
+            or node.relative
+            or isinstance(node.names, cst.ImportStar)
+            or node.lpar is not None
+            or _dotted(node.module) != wanted.module
+            or stmt.trailing_whitespace.comment is not None
+            or any(a.asname is not None for a in node.names)  # isort keeps `as` apart
+        ):
+            continue
+        names = [*node.names, cst.ImportAlias(name=cst.Name(wanted.name))]
+        names.sort(key=lambda a: layout.name_key(_dotted(a.name)))
+        spaced = [
+            a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            for a in names[:-1]
+        ]
+        merged = stmt.with_changes(
+            body=[
+                node.with_changes(
+                    names=[*spaced, names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)]
+                )
+            ]
+        )
+        code = cst.Module(body=[]).code_for_node(merged.with_changes(leading_lines=[]))
+        if len(code.rstrip("\r\n")) > layout.line_length:
+            return False
+        body[index] = merged
+        return True
+    return False
 
 
 def _position(
@@ -179,13 +224,33 @@ def replace_imports(
             module, level, is_from = _dotted(line.names[0].name), 0, False
         else:
             module, level, is_from = _dotted(line.module), len(line.relative), True
+            if _one_plain_name(line) and _joined(
+                body, end - 1, EnsureImport(module, _dotted(line.names[0].name)), layout
+            ):
+                end -= 1  # merged into the module's line, as isort does
+                continue
         entries = [e for i in range(end - 1) if (e := _entry(i, body[i], layout)) is not None]
-        section, key = layout.section(module, level), layout.sort_key(module, is_from)
+        first = (
+            ""
+            if is_from is False or isinstance(line.names, cst.ImportStar)
+            else _dotted(line.names[0].name)
+        )
+        section, key = layout.section(module, level), layout.sort_key(module, is_from, first)
         bare = stmt.with_changes(leading_lines=[])
         position, placed = _position(body, entries, section, key, bare, end - 1)
         body.insert(position, placed)
         first_position = min(first_position, position)
     return first_position
+
+
+def _one_plain_name(node: cst.ImportFrom) -> bool:
+    return (
+        not node.relative
+        and not isinstance(node.names, cst.ImportStar)
+        and len(node.names) == 1
+        and node.names[0].asname is None
+        and node.lpar is None
+    )
 
 
 def _hand_blank_lines_on(body: list[cst.BaseStatement], at: int, removed) -> None:
