@@ -88,3 +88,16 @@ def test_tensorflow_free_prediction_is_what_the_post_apply_scan_finds(
         if free is not None and actual.get(path, True) != free
     }
     assert wrong == {}, f"predicted vs found after apply: {wrong}"
+
+
+def test_an_unused_import_left_is_named_as_written() -> None:
+    from kmigrate.report.footprint import tensorflow_uses_of_text
+
+    uses = tensorflow_uses_of_text(
+        "import tensorflow as tf\nfrom tensorflow import keras\nimport tensorflow.compat.v1 as v1\n"
+    )
+    assert [use[2] for use in uses] == [
+        "import tensorflow as tf",
+        "from tensorflow import keras",
+        "from tensorflow.compat import v1",  # the same binding
+    ]

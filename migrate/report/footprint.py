@@ -146,12 +146,12 @@ def tensorflow_uses(tree: ast.AST, text: str, index: TreeIndex | None = None) ->
     index = index or TreeIndex(tree)  # type: ignore[arg-type]
     lines = text.splitlines()
     bound: dict[str, tuple[int, int]] = {}
-    imports: list[tuple[int, int, str]] = []
+    imports: list[tuple[int, int, str, str]] = []
     for stmt, names in _framework_imports(index, _TENSORFLOW_MODULES):
-        for local, _ in names:
+        for local, qualified in names:
             where = (stmt.lineno, _char_column(lines, stmt.lineno, stmt.col_offset))
             bound[local] = where
-            imports.append((*where, local))
+            imports.append((*where, local, _import_text(local, qualified)))
     if not bound:
         return []
     roots = [name for name in index.nodes(ast.Name) if name.id in bound]  # type: ignore[attr-defined]
@@ -169,10 +169,20 @@ def tensorflow_uses(tree: ast.AST, text: str, index: TreeIndex | None = None) ->
         column = _char_column(lines, node.lineno, node.col_offset)  # type: ignore[attr-defined]
         uses.append((node.lineno, column, ".".join(chain), *bound[root.id]))  # type: ignore[attr-defined]
         read.add(root.id)  # type: ignore[attr-defined]
-    for line, column, local in imports:
+    for line, column, local, written in imports:
         if local not in read:
-            uses.append((line, column, f"import {local}", line, column))
+            uses.append((line, column, written, line, column))
     return sorted(uses)
+
+
+def _import_text(local: str, qualified: str) -> str:
+    """The import as a reader knows it: ``import tensorflow as tf``, not ``import tf``."""
+    if qualified == local or qualified.startswith(local + "."):
+        return f"import {qualified}" if qualified == local else f"import {local}"
+    module, _, name = qualified.rpartition(".")
+    if module and name == local:
+        return f"from {module} import {name}"
+    return f"import {qualified} as {local}"
 
 
 Region = tuple[int, int, int, int]  # line, column, end line, end column (characters)
