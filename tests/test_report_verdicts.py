@@ -101,3 +101,50 @@ def test_an_unused_import_left_is_named_as_written() -> None:
         "from tensorflow import keras",
         "from tensorflow.compat import v1",  # the same binding
     ]
+
+
+def test_notebook_findings_point_at_the_stored_file_and_name_the_cell(tmp_path: Path) -> None:
+    """An annotation on line 3 of a cell must land on the .ipynb line holding it (not on
+    line 3 of the JSON), and say which cell: SARIF, GitHub, GitLab, Markdown."""
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": ["# Title\n"]},
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "metadata": {},
+            "outputs": [],
+            "source": [
+                "import tensorflow as tf\n",
+                "\n",
+                "x = tf.keras.layers.Dense(3)\n",
+                "y = tf.py_function(abs, [x], tf.float32)\n",
+            ],
+        },
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "metadata": {},
+            "outputs": [],
+            "source": [
+                "class L(tf.keras.layers.Layer):\n",
+                "    def call(self, x):\n",
+                "        return tf.py_function(abs, [x], tf.float32)\n",
+            ],
+        },
+    ]
+    notebook = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "nb.ipynb").write_text(json.dumps(notebook, indent=1) + "\n")
+    stored = (tmp_path / "nb.ipynb").read_text().splitlines()
+    dense = 1 + next(i for i, line in enumerate(stored) if "Dense(3)" in line)
+    data = _report(tmp_path)
+    sarif = json.loads(render_data(data, "sarif"))
+    km101 = next(r for r in sarif["runs"][0]["results"] if "Dense" in r["message"]["text"])
+    assert km101["locations"][0]["physicalLocation"]["region"]["startLine"] == dense
+    assert km101["message"]["text"].startswith("cell 2, line 3: ")
+    github = render_data(data, "github")
+    assert f"file=nb.ipynb,line={dense}," in github and "::cell 2, line 3: " in github
+    issue = next(i for i in json.loads(render_data(data, "gitlab")) if "Dense" in i["description"])
+    assert issue["location"]["lines"]["begin"] == dense
+    assert "cell 2, line 3: " in issue["description"]
+    markdown = render_data(data, "markdown")
+    assert "`nb.ipynb:cell 3:3:" in markdown  # the manual finding, addressed by cell

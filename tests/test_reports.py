@@ -396,7 +396,7 @@ def test_github_annotations_escape_as_the_runner_requires() -> None:
     assert "title=KM104 legacy-keras-pinned::" in first
     message = first.split("::", 2)[2]
     assert message.startswith("100%25 broken second line: a,b")  # one line; , and : kept
-    assert text.splitlines()[-1].startswith("::notice title=kmigrate::Portability")
+    assert text.splitlines()[-1].startswith("::notice title=kmigrate::TF/Keras statements")
 
 
 def test_gitlab_code_quality(result: RunResult) -> None:

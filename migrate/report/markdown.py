@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from itertools import groupby
 
-from kmigrate.report.common import one_line, printable, rule_url
+from kmigrate.report.common import cell_prefix, one_line, printable, rule_url
 from kmigrate.report.summary import (
     SCORE_LABEL,
     ReportData,
@@ -125,6 +125,8 @@ def _checklist(data: ReportData, max_items: int, budget: int) -> list[str]:
         body = []
         for finding in items[: max_items - shown]:
             where = f"{finding.span.line}:{finding.span.column + 1}"
+            if cell_prefix(finding):  # a notebook: the cell a reader looks for in Jupyter
+                where = f"cell {finding.extra['cell']}:{where}"
             body.append(
                 f"- [ ] {code(f'{path}:{where}')} **{finding.rule}** ({finding.context.value}) "
                 f"{text(finding.message)}"
