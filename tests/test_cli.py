@@ -201,7 +201,7 @@ def test_apply_imports_libcst_only_when_there_are_fixes(tmp_path: Path) -> None:
     modules = _imported_after("apply", str(legacy), "-q", "--jobs", "1")
     assert "libcst" in modules
     assert not {m.split(".")[0] for m in modules} & {"tensorflow", "keras", "jax", "torch"}
-    assert (legacy / "old.py").read_text() == "import keras\n\nx = keras.layers.Dense(3)\n"
+    assert (legacy / "old.py").read_text() == "import keras\nx = keras.layers.Dense(3)\n"
 
 
 def test_rules_and_explain() -> None:

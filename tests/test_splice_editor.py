@@ -205,7 +205,7 @@ def test_plans_that_fail_fail_the_same_way() -> None:
     expected = editor.apply_plans(text, plans, STYLE)
     got = splice_editor.apply_plans(text, plans, STYLE)
     assert (got.text, got.applied, got.failed) == (expected.text, expected.applied, expected.failed)
-    assert got.applied == [0] and got.text == "from keras import ops\n\ny = ops.mean(x)\n"
+    assert got.applied == [0] and got.text == "from keras import ops\ny = ops.mean(x)\n"
 
 
 def _recorded_parses(monkeypatch) -> list[str]:

@@ -103,7 +103,12 @@ class ImportFixer(cst.CSTTransformer):
         body = list(updated_node.body)
         index = _import_insertion_index(body)
         replace_imports(body, index, self.moved, self.layout)
-        place_imports(body, index, self.add, self.layout)
+        had_imports = any(
+            isinstance(s, cst.SimpleStatementLine)
+            and any(isinstance(small, (cst.Import, cst.ImportFrom)) for small in s.body)
+            for s in original_node.body
+        )
+        place_imports(body, index, self.add, self.layout, new_block=not had_imports)
         return _no_new_blank_start(original_node, updated_node.with_changes(body=body))
 
 

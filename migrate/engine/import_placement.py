@@ -75,10 +75,16 @@ def _split_blank_prefix(
 
 
 def place_imports(
-    body: list[cst.BaseStatement], end: int, add: Sequence[EnsureImport], layout: ImportLayout
+    body: list[cst.BaseStatement],
+    end: int,
+    add: Sequence[EnsureImport],
+    layout: ImportLayout,
+    new_block: bool = True,
 ) -> int:
     """Insert ``add`` into ``body`` (in place) within its import block ``body[:end]``;
-    returns the first position an import went to."""
+    returns the first position an import went to. ``new_block``: the module had no
+    import before, so the lines added make its import block, a blank line from the code
+    (where imports were, the author's spacing stays)."""
     first_position = len(body)
     ordered = sorted(add, key=lambda e: layout.sort_key(e.module, e.name is not None, e.name or ""))
     for wanted in ordered:
@@ -89,7 +95,7 @@ def place_imports(
         key = layout.sort_key(wanted.module, wanted.name is not None, wanted.name or "")
         new = statement(_text(wanted) + "\n")
         assert isinstance(new, cst.SimpleStatementLine)
-        position = _position(body, entries, section, key, new, end)
+        position = _position(body, entries, section, key, new, end, new_block)
         body.insert(position[0], position[1])
         end += 1
         first_position = min(first_position, position[0])
@@ -145,6 +151,7 @@ def _position(
     key: tuple,
     new: cst.SimpleStatementLine,
     end: int,
+    new_block: bool = False,
 ) -> tuple[int, cst.SimpleStatementLine]:
     """Where ``new`` goes and the line as inserted (its blank lines); may change the
     blank lines of the statement it goes before."""
@@ -163,7 +170,7 @@ def _position(
     higher = [e for e in entries if e.section > section]
     if higher:
         return _before(body, higher[0].position, new, blank_after=True)
-    if end < len(body) and not body[end].leading_lines:
+    if new_block and end < len(body) and not body[end].leading_lines:
         _ensure_blank_before(body, end)  # a blank line between the imports and the code
     return end, new
 
