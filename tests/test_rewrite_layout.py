@@ -4,6 +4,7 @@ length; measured with ruff (I001, E501, W291) on every fixture repository."""
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -163,3 +164,26 @@ def test_from_imports_of_one_module_are_merged_as_isort_does() -> None:
     assert apply_to_text(aliased).startswith(
         "from keras import backend as K\nfrom keras import ops\n"
     )
+
+
+def test_wraps_keep_comments_and_split_argument_lines_but_never_change_meaning() -> None:
+    original = "x = f(\n    a, b\n)\ny = g(a, b)  # note\n"
+    new = (
+        "x = f(\n    aaaaaaaaaa, bbbbbbbbbb, seed=self.seed_generator\n)\n"
+        "y = keras.ops.g(aaaaaaaaaa, bbbbbbbbbb)  # note\n"
+        "z = (lambda p, q: p)(aaaaaaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbbb)\n"
+    )
+    wrapped, still = wrap_long_lines(original, new, 40)
+    assert wrapped.splitlines()[:9] == [
+        "x = f(",
+        "    aaaaaaaaaa,",
+        "    bbbbbbbbbb,",
+        "    seed=self.seed_generator,",
+        ")",
+        "y = keras.ops.g(",
+        "    aaaaaaaaaa, bbbbbbbbbb",
+        ")  # note",
+        "z = (lambda p, q: p)(",
+    ]
+    assert ast.dump(ast.parse(wrapped)) == ast.dump(ast.parse(new))
+    assert all(len(line) <= 40 for line in wrapped.splitlines()) or still

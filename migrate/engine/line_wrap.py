@@ -2,10 +2,11 @@
 
 A rewrite makes names longer (``tf.exp`` -> ``keras.ops.exp``) or adds an argument
 (``seed=self.seed_generator``); a line that fitted before must fit after. Only lines
-the rewrite changed are touched, only a one-line statement ending in a bracket, and
-only black's first two moves: the bracket's contents on a line of their own, else one
-item per line with a trailing comma. The wrapped module must have the same ``ast`` as
-before, or the line stays as it was (and ``apply`` says so).
+the rewrite changed are touched, and only with black's moves: the contents of the
+line's last bracket on a line of their own, else one item per line with a trailing
+comma; a long ``return``/assignment in parentheses; a line of arguments inside a call
+opened above, one per line. Each wrap must leave the module's ``ast`` as it was, or that
+line stays as it is (and ``apply`` names it).
 """
 
 from __future__ import annotations
@@ -14,41 +15,32 @@ import ast
 import io
 import tokenize
 
-_CLOSE = {")": "(", "]": "[", "}": "{"}
-
 
 def wrap_long_lines(original: str, text: str, limit: int) -> tuple[str, list[int]]:
     """``text`` with its new over-long lines wrapped; and the (1-based, in the returned
     text) lines still over ``limit`` that the rewrite made so."""
     old_lines = set(original.splitlines())
     lines = text.splitlines(keepends=True)
-    if not any(_too_long(line, limit) and line.rstrip("\r\n") not in old_lines for line in lines):
+    candidates = [
+        index
+        for index, line in enumerate(lines)
+        if _too_long(line, limit) and line.rstrip("\r\n") not in old_lines
+    ]
+    if not candidates:
         return text, []
     try:
-        tree = ast.parse(text)
+        expected = ast.dump(ast.parse(text))
     except SyntaxError:
         return text, []
-    one_line = {
-        node.lineno
-        for node in ast.walk(tree)
-        if isinstance(node, ast.stmt)
-        and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-        and node.lineno == node.end_lineno
-        and not hasattr(node, "body")
-    }
-    out: list[str] = []
-    for number, line in enumerate(lines, start=1):
-        stripped = line.rstrip("\r\n")
-        if _too_long(line, limit) and stripped not in old_lines and number in one_line:
-            out.extend(_wrapped(line, limit) or [line])
-        else:
-            out.append(line)
-    new_text = "".join(out)
-    try:
-        if ast.dump(ast.parse(new_text)) != ast.dump(tree):
-            new_text = text
-    except SyntaxError:
-        new_text = text
+    for index in reversed(candidates):  # bottom up: the indices above stay valid
+        for wrapped in (_wrapped(lines[index], limit), _items(lines[index], limit)):
+            if wrapped is None:
+                continue
+            trial = [*lines[:index], *wrapped, *lines[index + 1 :]]
+            if _same_tree("".join(trial), expected):  # never a change of meaning
+                lines = trial
+                break
+    new_text = "".join(lines)
     still = [
         number
         for number, line in enumerate(new_text.splitlines(), start=1)
@@ -57,60 +49,133 @@ def wrap_long_lines(original: str, text: str, limit: int) -> tuple[str, list[int
     return new_text, still
 
 
+def _same_tree(text: str, expected: str) -> bool:
+    try:
+        return ast.dump(ast.parse(text)) == expected
+    except SyntaxError:
+        return False
+
+
+def _items(line: str, limit: int) -> list[str] | None:
+    """A line of several items inside brackets opened above (``a, b=1, c,``): one item
+    per line, each with its comma, at the line's indentation (black's last resort)."""
+    body = line.rstrip("\r\n")
+    newline = line[len(body) :] or "\n"
+    indent = body[: len(body) - len(body.lstrip(" \t"))]
+    code = _code_tokens(body)
+    if code is None or not code or code[-1].type == tokenize.COMMENT:
+        return None
+    depth, cuts = 0, []
+    for token in code:
+        if token.type != tokenize.OP:
+            continue
+        if token.string in "([{":
+            depth += 1
+        elif token.string in ")]}":
+            depth -= 1
+            if depth < 0:
+                return None  # closes a bracket opened above: not a list of items
+        elif token.string == "," and depth == 0:
+            cuts.append(token.start[1])
+    if depth != 0 or not cuts:
+        return None
+    items, start = [], len(indent)
+    for cut in cuts:
+        items.append(body[start:cut].strip())
+        start = cut + 1
+    items.append(body[start:].strip())
+    items = [item for item in items if item]
+    if len(items) < 2 or any(len(indent + item) + 1 > limit for item in items):
+        return None
+    return [indent + item + "," + newline for item in items]
+
+
+def _code_tokens(body: str) -> list | None:
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(body.lstrip() + "\n").readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return None
+    shift = len(body) - len(body.lstrip())
+    skipped = (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT)
+    return [
+        t._replace(start=(t.start[0], t.start[1] + shift), end=(t.end[0], t.end[1] + shift))
+        for t in tokens
+        if t.type not in skipped
+    ]
+
+
 def _too_long(line: str, limit: int) -> bool:
     return len(line.rstrip("\r\n")) > limit
 
 
 def _wrapped(line: str, limit: int) -> list[str] | None:
-    """The line split at its last bracket pair, black's way; None when it cannot be."""
+    """The line split at the bracket pair holding most of it, black's way (a trailing
+    comment stays on the closing line); None when it cannot be."""
     body = line.rstrip("\r\n")
     newline = line[len(body) :] or "\n"
     indent = body[: len(body) - len(body.lstrip(" \t"))]
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(body + "\n").readline))
-    except (tokenize.TokenError, SyntaxError):
+    code = _code_tokens(body)
+    if not code:
         return None
-    skipped = (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT)
-    code = [t for t in tokens if t.type not in skipped]
-    if not code or code[-1].type == tokenize.COMMENT:
-        return None
-    if code[-1].string not in _CLOSE:
-        return _in_parentheses(body, code, newline, indent, limit)
-    close = code[-1]
-    depth, opening, commas = 0, None, []
-    for token in reversed(code[:-1]):
-        if token.type != tokenize.OP:
-            continue
-        if token.string in _CLOSE:
-            depth += 1
-        elif token.string in _CLOSE.values():
-            if depth == 0:
-                opening = token
-                break
-            depth -= 1
-        elif token.string == "," and depth == 0:
-            commas.append(token.start[1])
-    if opening is None:
-        return None
+    comment = ""
+    if code[-1].type == tokenize.COMMENT:
+        comment = "  " + code[-1].string
+        body = body[: code[-1].start[1]].rstrip()
+        code = code[:-1]
+        if not code:
+            return None
+    pair = _widest_pair(code)
+    if pair is None or code[-1].string not in ")]}":
+        # `return a * f(x) + b`: black puts the expression in parentheses of its own
+        wrapped = _in_parentheses(body, code, newline, indent, limit)
+        if wrapped and comment:
+            wrapped[-1] = wrapped[-1].rstrip("\r\n") + comment + newline
+        if wrapped or pair is None:
+            return wrapped
+    opening, close, commas = pair
     head = body[: opening.end[1]]
     inner = body[opening.end[1] : close.start[1]].strip()
-    tail = body[close.start[1] :]
-    if not inner or len(head) > limit:
+    tail = body[close.start[1] :] + comment
+    if not inner or len(head) > limit or len(indent + tail) > limit:
         return None
     inside = indent + "    "
-    one = [head + newline, inside + inner + newline, indent + tail + newline]
     if len(inside + inner) <= limit:
-        return one
-    cuts = sorted(c - opening.end[1] for c in commas)
+        return [head + newline, inside + inner + newline, indent + tail + newline]
     raw = body[opening.end[1] : close.start[1]]
     items, start = [], 0
-    for cut in cuts:
+    for cut in sorted(c - opening.end[1] for c in commas):
         items.append(raw[start:cut].strip())
         start = cut + 1
     items.append(raw[start:].strip())
     items = [item for item in items if item]
     lines = [head + newline, *(inside + item + "," + newline for item in items)]
     return [*lines, indent + tail + newline]
+
+
+def _widest_pair(code: list):
+    """(opening token, closing token, top-level comma columns inside) of the bracket pair
+    at the line's own top level with the longest contents; None when there is none."""
+    best, depth, stack = None, 0, []
+    for token in code:
+        if token.type != tokenize.OP:
+            continue
+        if token.string in "([{":
+            stack.append((token, []))
+            depth += 1
+        elif token.string in ")]}":
+            if not stack:
+                return None  # closes a bracket opened on a line above
+            opening, commas = stack.pop()
+            depth -= 1
+            width = token.start[1] - opening.end[1]
+            if depth == 0 and (best is None or width > best[3]):
+                best = (opening, token, commas, width)
+        elif token.string == "," and stack:
+            if len(stack) == 1:
+                stack[-1][1].append(token.start[1])
+    if stack or best is None:
+        return None
+    return best[0], best[1], best[2]
 
 
 def _in_parentheses(body: str, code: list, newline: str, indent: str, limit: int):
