@@ -5,23 +5,14 @@ cache at the repository root."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.test_cli import run  # python -m kmigrate, as a user runs it
+
 LEGACY = "import tensorflow as tf\nx = tf.keras.layers.Dense(3)\ny = tf.reduce_sum(x)\n"
 NOTE_ONLY = "import tensorflow as tf\n\n\ndef total(x):\n    return tf.reduce_sum(x)\n"
-
-
-def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kmigrate", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=300,
-    )
 
 
 def _git(*args: str, cwd: Path) -> None:
