@@ -422,6 +422,13 @@ class Resolver:
             return canonical(qualified)
 
 
+def _annotations(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr]:
+    args = node.args
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    found = [a.annotation for a in every if a is not None and a.annotation is not None]
+    return found + ([node.returns] if node.returns is not None else [])
+
+
 def module_level_uses(tree: ast.Module) -> dict[str, int]:
     """How often each module-level name is read, scope-aware: a parameter or local
     variable of the same name inside a function does not count."""
@@ -430,9 +437,11 @@ def module_level_uses(tree: ast.Module) -> dict[str, int]:
     def visit(nodes: Iterable[ast.AST], shadowed: frozenset[str]) -> None:
         for node in nodes:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                outer: list[ast.AST] = []
+                outer: list[ast.AST] = [*node.args.defaults, *filter(None, node.args.kw_defaults)]
                 if not isinstance(node, ast.Lambda):
-                    outer = [*node.decorator_list, *node.args.defaults]
+                    # annotations are read where the function is defined: an import they
+                    # name stays (`-> tf.Tensor` with `tf` gone fails when the module loads)
+                    outer += [*node.decorator_list, *_annotations(node)]
                 visit(outer, shadowed)
                 local = scope_bindings(node)
                 inner = shadowed | ((set(local.imports) | local.others) - local.globals_)
