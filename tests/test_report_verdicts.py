@@ -148,3 +148,20 @@ def test_notebook_findings_point_at_the_stored_file_and_name_the_cell(tmp_path: 
     assert "cell 2, line 3: " in issue["description"]
     markdown = render_data(data, "markdown")
     assert "`nb.ipynb:cell 3:3:" in markdown  # the manual finding, addressed by cell
+
+
+def test_a_dropped_argument_takes_its_tensorflow_names_along(tmp_path: Path) -> None:
+    """apply leaves out `synchronization=tf.VariableSynchronization.AUTO` (Keras 3 has no
+    such argument): the file is predicted TensorFlow-free, as the post-apply scan finds."""
+    (tmp_path / "tlu.py").write_text(
+        "import tensorflow as tf\n\n\nclass TLU(tf.keras.layers.Layer):\n"
+        "    def build(self, input_shape):\n"
+        "        self.tau = self.add_weight(\n"
+        '            shape=(1,), name="tau", initializer="zeros",\n'
+        "            synchronization=tf.VariableSynchronization.AUTO,\n"
+        "        )\n"
+    )
+    assert _tensorflow_free(tmp_path) == {"tlu.py": True}
+    apply_repo(tmp_path)
+    assert "VariableSynchronization" not in (tmp_path / "tlu.py").read_text()
+    assert _tensorflow_free(tmp_path) == {"tlu.py": True}

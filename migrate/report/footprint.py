@@ -225,6 +225,7 @@ def apply_effects(findings, tree: ast.AST, text: str) -> tuple[list[Region], set
                     node = _argument(call, out.source) if out.value is not None else None
                     if node is not None:
                         regions.append(_region(lines, node))
+                regions += [_region(lines, node) for node in _dropped(call, edit.args)]
     return regions, added
 
 
@@ -245,6 +246,17 @@ def _argument(call: ast.Call | None, source: int | str | None) -> ast.expr | Non
         positional = [a for a in call.args if not isinstance(a, ast.Starred)]
         return positional[source] if source < len(positional) else None
     return next((k.value for k in call.keywords if k.arg == source), None)
+
+
+def _dropped(call: ast.Call | None, outs) -> list[ast.expr]:
+    """The arguments of ``call`` the new argument list leaves out (``name=``, a
+    ``synchronization=`` Keras 3 does not take): their TensorFlow names go with them."""
+    if call is None:
+        return []
+    kept = {out.source for out in outs}
+    positional = [a for a in call.args if not isinstance(a, ast.Starred)]
+    gone = [arg for index, arg in enumerate(positional) if index not in kept]
+    return gone + [k.value for k in call.keywords if k.arg is not None and k.arg not in kept]
 
 
 def _region(lines: list[str], node: ast.expr) -> Region:
