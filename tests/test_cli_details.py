@@ -87,3 +87,13 @@ def test_check_refuses_what_it_would_silently_get_wrong(repo: Path) -> None:
     assert "How to print" in run("rules", "--help", cwd=repo).stdout
     merged = run("merge", "x.json", "-f", "yaml", cwd=repo)
     assert merged.returncode == 2 and "'yaml' is not one of" in merged.stderr
+
+
+def test_a_large_scan_on_the_terminal_shows_the_summary_not_every_finding(tmp_path: Path) -> None:
+    for n in range(120):  # 2 findings each: above the 200 listed by default
+        (tmp_path / f"m{n}.py").write_text(LEGACY)
+    short = run("scan", ".", "-q", "-j", "1", cwd=tmp_path)
+    assert short.returncode == 0 and "kmigrate scan --details" in short.stdout
+    assert "m7.py" not in short.stdout.split("Findings by rule")[0]
+    full = run("scan", ".", "-q", "-j", "1", "--details", cwd=tmp_path)
+    assert "m7.py" in full.stdout and len(full.stdout) > 4 * len(short.stdout)

@@ -109,12 +109,17 @@ def main() -> None:
     help="Write the report here ('-': standard output).",
 )
 @click.option(
+    "--details/--no-details",
+    default=None,
+    help="Table: list every finding file by file [default: when there are at most 200].",
+)
+@click.option(
     "--statistics",
     is_flag=True,
     help="Only one line per rule with its counts, most frequent first (JSON with --format "
     "json; table otherwise: html, sarif, markdown, github and gitlab are refused).",
 )
-def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, statistics):
+def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, details, statistics):
     """Report which code keeps PATHS on TensorFlow. Never writes a source file.
 
     Findings say where a call is (model code, training loop, data pipeline),
@@ -147,7 +152,7 @@ def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, statistic
     pins = find_backend_pins(settings.paths, root, [r.path for r in result.files], mentions)
     data = build(result, root=root, backend_pins=pins, rules=settings.rules)
     color = output is None and sys.stdout.isatty()
-    _emit(render_data(data, fmt, color=color, root=root), output)
+    _emit(render_data(data, fmt, color=color, root=root, details=details), output)
     if output and not quiet:
         click.echo(f"kmigrate: {one_line_summary(data)}; report written to {output}", err=True)
     if data.incomplete:  # (only then are the findings sorted, if the report did not)

@@ -181,7 +181,20 @@ def _summary_panel(data: ReportData) -> Panel:
     )
 
 
-def render(data: ReportData, width: int | None = None, color: bool = False, **_: object) -> str:
+# Above this many findings the terminal shows the summary tables only (tensorflow/addons'
+# 4,224 findings made an 11,601-line listing); `scan --details` lists them all.
+MAX_LISTED = 200
+
+
+def render(
+    data: ReportData,
+    width: int | None = None,
+    color: bool = False,
+    details: bool | None = None,
+    **_: object,
+) -> str:
+    """``details``: list every finding file by file (None: when there are at most
+    :data:`MAX_LISTED`)."""
     if width is None:  # the terminal's width, or $COLUMNS, or 100 when piped
         width = shutil.get_terminal_size((100, 24)).columns
     buffer = io.StringIO()
@@ -195,7 +208,14 @@ def render(data: ReportData, width: int | None = None, color: bool = False, **_:
         markup=False,
     )
     if data.findings:
-        _findings_section(console, data)
+        listed = details if details is not None else len(data.findings) <= MAX_LISTED
+        if listed:
+            _findings_section(console, data)
+        else:
+            console.print(
+                f"{len(data.findings)} findings in {data.files_with_findings} files, not listed "
+                "one by one: `kmigrate scan --details` lists them (or -f html / -f json)."
+            )
         console.print()
         console.print(_rules_table(data))
         if any(f.files_with_tensorflow for f in data.folders):
