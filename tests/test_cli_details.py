@@ -4,6 +4,7 @@ cache at the repository root."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -97,3 +98,15 @@ def test_a_large_scan_on_the_terminal_shows_the_summary_not_every_finding(tmp_pa
     assert "m7.py" not in short.stdout.split("Findings by rule")[0]
     full = run("scan", ".", "-q", "-j", "1", "--details", cwd=tmp_path)
     assert "m7.py" in full.stdout and len(full.stdout) > 4 * len(short.stdout)
+
+
+def test_check_annotations_on_a_notebook_point_at_the_stored_line(tmp_path: Path) -> None:
+    source = ["import tensorflow as tf\n", "\n", "x = tf.keras.layers.Dense(3)\n"]
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": []}
+    notebook = {"cells": [{**cell, "source": source}], "metadata": {}, "nbformat": 4}
+    notebook["nbformat_minor"] = 5
+    (tmp_path / "nb.ipynb").write_text(json.dumps(notebook, indent=1) + "\n")
+    stored = (tmp_path / "nb.ipynb").read_text().splitlines()
+    line = 1 + next(i for i, text in enumerate(stored) if "Dense(3)" in text)
+    out = run("check", "nb.ipynb", "-f", "github", cwd=tmp_path).stdout
+    assert f"file=nb.ipynb,line={line}," in out and "::cell 1, line 3: " in out

@@ -167,7 +167,10 @@ def _github(finding) -> str:
     """A workflow annotation in the report's own format (``report.github``): the rule id
     is the title, and the span is always given in full (a hook checks new lines)."""
     from kmigrate.report import github
+    from kmigrate.report.common import cell_prefix
 
+    if cell_prefix(finding):  # a notebook: the .ipynb line as stored, the cell named
+        return github.annotation(finding)
     span = finding.span
     return github.command(
         github.level(finding),
