@@ -154,6 +154,9 @@ def test_an_empty_or_mistyped_folder_is_a_usage_error(tmp_path: Path) -> None:
     result = run("scan", str(tmp_path))
     assert result.returncode == 2
     assert "no Python file" in result.stderr
+    (tmp_path / "one.py").write_text("x = 1\n")
+    for shard in ("1/4", "2/4", "3/4", "4/4"):  # a shard may hold no file: an empty report
+        assert run("scan", str(tmp_path), "--shard", shard, "-q").returncode == 0, shard
 
 
 def test_report_output_dash_is_stdout_and_a_missing_folder_exits_2(

@@ -134,7 +134,7 @@ def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, details, 
     output = _output_target(output)
     settings = run_settings(paths, select, ignore, jobs, config_path)
     planned = settings.jobs_for()
-    if not planned:
+    if not planned and settings.shard is None:  # a shard of a small tree may hold none
         where = ", ".join(paths) if paths else "."
         raise click.UsageError(f"no Python file or notebook found in {where} (mistyped path?)")
     result = run_with_progress(settings, planned, quiet, "scanning")
