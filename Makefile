@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 KMIGRATE := $(VENV)/bin/kmigrate
 DEMO_DIR := build/demo-samples
 
-.PHONY: setup demo test test-fast mutation lint docs bench clean
+.PHONY: setup demo test test-fast mutation lint docs bench clean package
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -43,3 +43,10 @@ docs: setup
 
 clean:
 	rm -rf build .kmigrate_cache .pytest_cache
+
+# Ready to publish: build the sdist and the wheel into build/dist and check their metadata
+# as the package index would (build and twine come from the package index).
+package: setup
+	$(PY) -m pip install -q build twine
+	rm -rf build/dist && $(PY) -m build --outdir build/dist .
+	$(PY) -m twine check build/dist/*

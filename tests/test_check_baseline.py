@@ -162,7 +162,8 @@ def test_update_baseline_only_removes_fixed_entries(project: Path) -> None:
     model = project / "src" / "model.py"
     fixed = LEGACY.replace("return x + " + NOISE, "return x + keras.random.normal((2, 3))")
     model.write_text(add_after(fixed, "def build():\n", "    tf.random.uniform((2,))\n"))
-    result = kmigrate("check", "--update-baseline", "-j", "1")
+    # the new call is an info note (outside model code): it fails with --fail-on info
+    result = kmigrate("check", "--update-baseline", "--fail-on", "info", "-j", "1")
     assert result.exit_code == 1, "the new call still fails"
     assert "tf.random.uniform" in result.stdout or "KM30" in result.stdout
     assert "1 fixed entry removed" in result.stderr
@@ -173,7 +174,7 @@ def test_update_baseline_only_removes_fixed_entries(project: Path) -> None:
     ]
     assert all(e in before for e in after), "the ratchet never adds entries"
     # nothing else to drop now; the new finding still fails
-    again = kmigrate("check", "--update-baseline", "-j", "1")
+    again = kmigrate("check", "--update-baseline", "--fail-on", "info", "-j", "1")
     assert again.exit_code == 1 and "removed" not in again.stderr
 
 
@@ -234,7 +235,8 @@ def test_baseline_location_from_config_and_option(project: Path) -> None:
     assert (project / "ci" / "kmigrate-baseline.json").is_file()
     assert not (project / ".kmigrate-baseline.json").exists()
     assert kmigrate("check", "-j", "1").exit_code == 0
-    assert kmigrate("check", "--baseline", "missing.json", "-j", "1").exit_code == 1
+    # a mistyped --baseline is a usage error, not an empty baseline that fails every commit
+    assert kmigrate("check", "--baseline", "missing.json", "-j", "1").exit_code == 2
 
 
 def test_a_malformed_baseline_is_a_usage_error(project: Path) -> None:

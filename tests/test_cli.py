@@ -138,9 +138,45 @@ def test_apply_check_exits_1_when_there_is_work(samples_copy: Path) -> None:
     assert run("apply", str(samples_copy), "--diff", "--check", "-q").returncode == 1
 
 
+def test_apply_check_alone_is_a_dry_run(samples_copy: Path) -> None:
+    """As `black --check`: in CI, --check must never rewrite the checkout and pass."""
+    before = python_files(samples_copy)
+    result = run("apply", str(samples_copy), "--check", "--jobs", "1")
+    assert result.returncode == 1, result.stderr
+    assert python_files(samples_copy) == before
+    assert "would rewrite" in result.stdout and "custom_layers" in result.stdout
+    assert run("apply", str(samples_copy), "--jobs", "1", "-q").returncode == 0
+    clean = run("apply", str(samples_copy), "--check", "--jobs", "1")
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert clean.stdout == ""
+
+
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert run("scan", str(tmp_path / "missing")).returncode == 2
     assert run("scan", str(tmp_path), "--select", "KM999").returncode == 2
+
+
+def test_an_empty_or_mistyped_folder_is_a_usage_error(tmp_path: Path) -> None:
+    """Not "No findings, portability 100%": nothing was scanned, and the user is told."""
+    (tmp_path / "README.md").write_text("no code here\n")
+    result = run("scan", str(tmp_path))
+    assert result.returncode == 2
+    assert "no Python file" in result.stderr
+    (tmp_path / "one.py").write_text("x = 1\n")
+    for shard in ("1/4", "2/4", "3/4", "4/4"):  # a shard may hold no file: an empty report
+        assert run("scan", str(tmp_path), "--shard", shard, "-q").returncode == 0, shard
+
+
+def test_report_output_dash_is_stdout_and_a_missing_folder_exits_2(
+    samples_copy: Path, tmp_path: Path
+) -> None:
+    target = samples_copy / "custom_layers"
+    dash = run("scan", str(target), "-f", "json", "-o", "-", "-q", "-j", "1", cwd=tmp_path)
+    assert dash.returncode == 0 and json.loads(dash.stdout)["findings"]
+    assert not (tmp_path / "-").exists()
+    missing = run("scan", str(target), "-o", str(tmp_path / "nope" / "r.json"), "-q")
+    assert missing.returncode == 2
+    assert "does not exist" in missing.stderr and "Traceback" not in missing.stderr
 
 
 def _imported_after(*args: str) -> set[str]:

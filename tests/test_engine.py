@@ -351,7 +351,20 @@ def test_crlf_line_endings_survive() -> None:
 def test_used_tensorflow_import_is_kept() -> None:
     text = "import tensorflow as tf\nx = tf.keras.layers.Dense(3)\nds = tf.data.Dataset.range(3)\n"
     out = apply_to_text(text, select=["KM1"])
-    assert out.startswith("import tensorflow as tf\nimport keras\n")
+    assert out.startswith("import keras\nimport tensorflow as tf\n")  # isort's order
+
+
+def test_an_import_that_annotations_name_is_kept() -> None:
+    """`-> tf.Tensor` is read when the function is defined: dropping `import tensorflow as
+    tf` under it breaks the module on import (seen on tensorflow/addons' snake.py)."""
+    text = (
+        "import tensorflow as tf\n\n\nclass L(tf.keras.layers.Layer):\n"
+        "    def call(self, x: tf.Tensor, *, k: int = 1) -> tf.Tensor:\n"
+        "        return tf.abs(x)\n"
+    )
+    out = apply_to_text(text)
+    assert "import tensorflow as tf\n" in out and "-> tf.Tensor" in out
+    compile(out, "m.py", "exec")
 
 
 def test_loss_chosen_through_a_name_and_conditional_is_model_code() -> None:

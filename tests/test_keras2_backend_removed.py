@@ -221,7 +221,7 @@ def test_where_tf_names_tensorflow_compat_v1_the_call_is_spelled_in_full() -> No
         "def total(x):\n    return K.sum(x, axis=0), tf.placeholder\n" + MAPPED.format(name="total")
     )
     assert apply_to_text(code) == (
-        "import tensorflow.compat.v1 as tf\nimport tensorflow\n\n\n"
+        "import tensorflow\nimport tensorflow.compat.v1 as tf\n\n\n"
         "def total(x):\n    return tensorflow.reduce_sum(x, axis=0), tf.placeholder\n"
         + MAPPED.format(name="total")
     )

@@ -244,3 +244,26 @@ def test_the_hook_runs_the_installed_copy(tmp_path: Path, hooks_repo, hook_env) 
             f"{relative} is not in the installed package: add it to "
             "[tool.setuptools.package-data] in pyproject.toml"
         )
+
+
+def readme_precommit_config(url: str, revision: str) -> str:
+    """The README's `.pre-commit-config.yaml`, its two placeholders filled in."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = text.split("# .pre-commit-config.yaml\n", 1)[1].split("```", 1)[0]
+    assert "<kmigrate repository URL>" in block and "<a commit SHA of kmigrate>" in block
+    return block.replace("<kmigrate repository URL>", url).replace(
+        "<a commit SHA of kmigrate>", revision
+    )
+
+
+def test_the_readme_example_works_as_written(tmp_path: Path, hooks_repo, hook_env) -> None:
+    """The README's config, with this checkout's clone and commit for its placeholders:
+    pre-commit installs it, and after `kmigrate baseline` it gates commits."""
+    project = make_project(tmp_path, hooks_repo, "kmigrate", hook_env)
+    path, revision = hooks_repo
+    (project / ".pre-commit-config.yaml").write_text(readme_precommit_config(str(path), revision))
+    written = run([sys.executable, "-m", "kmigrate", "baseline"], project, hook_env)
+    assert written.returncode == 0, written.stderr
+    accepted = commit(project, hook_env, "the README's hook config and a baseline")
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+    assert_commits_are_gated(project, hook_env, "kmigrate (Keras 3 portability)")

@@ -93,3 +93,63 @@ def test_browser_renders_a_screenshot(tmp_path: Path) -> None:
     run = _browser(f"--screenshot={shot}", "--window-size=1100,900", page.as_uri(), cwd=tmp_path)
     assert run.returncode == 0, run.stderr[-2000:]
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+
+
+# Appended to a copy of the page without its Content-Security-Policy (the report itself
+# runs no script): writes how wide the page is into the title.
+_MEASURE = """<script>
+const d = document.documentElement;
+const wide = [...document.querySelectorAll("body *")].filter(
+  (el) => el.getBoundingClientRect().right > d.clientWidth + 1).length;
+document.title = `scroll=${d.scrollWidth} client=${d.clientWidth} wide=${wide}`;
+</script>"""
+
+
+def _large_report(tmp_path: Path) -> Path:
+    """300 files, deep paths, long messages and symbols, a long leftover list."""
+    reports = []
+    for n in range(300):
+        path = f"pkg/very/deeply/nested/package_{n}/with_a_rather_long_module_name_{n}.py"
+        findings = [
+            Finding(
+                rule="KM201",
+                severity=Severity.WARNING,
+                message="`tf.nn.sparse_softmax_cross_entropy_with_logits` " + "word " * 60,
+                path=path,
+                span=Span(line, 4, line, 90),
+                context=Context.MODEL,
+                symbol="tf.nn.sparse_softmax_cross_entropy_with_logits_and_a_long_suffix" * 2,
+                fingerprint=f"{n:08x}{line:08x}",
+            )
+            for line in range(1, 4)
+        ]
+        reports.append(
+            FileReport(
+                path=path,
+                findings=findings,
+                uses_tensorflow=True,
+                tf_leftovers=[f"tf.some.rather_long_tensorflow_name_{k}" for k in range(8)],
+            )
+        )
+    page = tmp_path / "large.html"
+    page.write_text(render(RunResult(reports), "html", root=tmp_path), encoding="utf-8")
+    return page
+
+
+def test_a_large_report_never_scrolls_sideways_at_1280_px(tmp_path: Path) -> None:
+    """A team opens it on a laptop: no horizontal scroll bar, file sections collapsed
+    (each one reachable from the Files table by its anchor)."""
+    page = _large_report(tmp_path)
+    html = page.read_text(encoding="utf-8")
+    assert html.count("<details ") == 300 and "<details open" not in html
+    assert 'href="#f1"' in html and 'id="f1"' in html
+    probe = tmp_path / "probe.html"
+    without_csp = html.replace('<meta http-equiv="Content-Security-Policy"', "<meta name=x")
+    probe.write_text(without_csp + _MEASURE, encoding="utf-8")
+    for width in (1280, 1400):
+        run = _browser("--dump-dom", f"--window-size={width},900", probe.as_uri(), cwd=tmp_path)
+        assert run.returncode == 0, run.stderr[-2000:]
+        dom = _Dom()
+        dom.feed(run.stdout)
+        scroll, client, wide = (int(part.split("=")[1]) for part in dom.title.split())
+        assert scroll <= client and wide == 0, (width, dom.title)

@@ -150,10 +150,8 @@ def test_summary_numbers(result: RunResult) -> None:
     folder = {f["folder"]: f for f in summary["folders"]}["pkg"]
     assert folder["tf_statements"] == 20
     assert folder["score"] == 90.0  # lines 5 (layers) and 12 (train) of 20
-    expected = (
-        minutes_for("KM104", "model")
-        + minutes_for("KM301", "model", severity="error")
-        + minutes_for("KM601", "other", severity="info")
+    expected = (  # the info note (KM601 outside model code) costs no one's time
+        minutes_for("KM104", "model") + minutes_for("KM301", "model", severity="error")
     )
     assert layers["effort_minutes"] == round(expected)
     assert summary["top_files"][0] == "pkg/train.py"  # a training loop costs the most
@@ -398,7 +396,7 @@ def test_github_annotations_escape_as_the_runner_requires() -> None:
     assert "title=KM104 legacy-keras-pinned::" in first
     message = first.split("::", 2)[2]
     assert message.startswith("100%25 broken second line: a,b")  # one line; , and : kept
-    assert text.splitlines()[-1].startswith("::notice title=kmigrate::Portability")
+    assert text.splitlines()[-1].startswith("::notice title=kmigrate::TF/Keras statements")
 
 
 def test_gitlab_code_quality(result: RunResult) -> None:
@@ -424,7 +422,7 @@ def test_markdown_for_a_pull_request(result: RunResult) -> None:
     assert "### Portability by folder" in text and "### Start with these files" in text
     assert text.count("<details>") == text.count("</details>") == 3  # one per file left
     assert "- [ ] `pkg/layers.py:5:5` **KM104** (model)" in text
-    assert "(note, other)" in text  # the info finding is a note
+    assert "(note, " not in text and "Notes (1, nothing to do" in text  # summarised, not listed
     assert "<script>" not in text and "&lt;script&gt;" in text
     assert "\\| pipe" in text
 
@@ -432,6 +430,24 @@ def test_markdown_for_a_pull_request(result: RunResult) -> None:
 def test_markdown_checklist_is_capped(result: RunResult) -> None:
     text = render(result, "markdown", max_items=2)
     assert "- [ ]" in text and text.count("- [ ]") == 2
+    assert "more (see the full report)" in text
+
+
+def test_markdown_fits_a_pull_request_comment_with_manual_work_first() -> None:
+    """GitHub refuses a comment over 65,536 characters: on a repository with thousands of
+    findings the checklist stops in time, lists manual findings only, notes summarised."""
+    files = []
+    for n in range(400):
+        findings = [
+            make(f"pkg/module_{n}.py", line, "KM201", severity=Severity.INFO, message="n" * 150)
+            for line in range(1, 6)
+        ]
+        findings.append(make(f"pkg/module_{n}.py", 9, "KM601", message="m" * 150))
+        files.append(file_report(f"pkg/module_{n}.py", findings))
+    text = render(RunResult(files), "markdown", max_items=10_000)
+    assert len(text) <= 65_536
+    assert text.count("- [ ]") > 100 and "**KM201**" not in text
+    assert "Notes (2000, nothing to do" in text
     assert "more (see the full report)" in text
 
 

@@ -163,9 +163,9 @@ def _run_both(path: str, text: str, monkeypatch: pytest.MonkeyPatch) -> int:
     rounds = []
     fast = splice_editor.apply_plans
 
-    def both(current: str, plans, style, tree=None, keep=frozenset()):
-        expected = editor.apply_plans(current, plans, style, keep)
-        got = fast(current, plans, style, tree, keep)  # the analysis' tree, as in apply
+    def both(current: str, plans, style, tree=None, keep=frozenset(), layout=None):
+        expected = editor.apply_plans(current, plans, style, keep, layout)
+        got = fast(current, plans, style, tree, keep, layout)  # the analysis' tree, as in apply
         assert got.text == expected.text, f"{path}: the editors differ"
         assert (got.applied, got.failed) == (expected.applied, expected.failed), path
         rounds.append(current)
@@ -273,8 +273,8 @@ def test_the_import_style_is_data_the_editor_is_given() -> None:
     text = "y = f(x)\n"
     plan = EditPlan((CallEdit(Span(1, 4, 1, 8), callee="pkg.sub.g"),))
     for style, expected in (
-        (ImportStyle(), "import pkg\ny = pkg.sub.g(x)\n"),
-        (ImportStyle(from_imports=("pkg.sub",)), "from pkg import sub\ny = sub.g(x)\n"),
+        (ImportStyle(), "import pkg\n\ny = pkg.sub.g(x)\n"),
+        (ImportStyle(from_imports=("pkg.sub",)), "from pkg import sub\n\ny = sub.g(x)\n"),
     ):
         assert editor.apply_plans(text, [plan], style).text == expected
         assert splice_editor.apply_plans(text, [plan], style).text == expected

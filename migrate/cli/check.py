@@ -20,17 +20,30 @@ from kmigrate.engine.model import RULE_CRASHED, UNUSED_SUPPRESSION
 from kmigrate.run.settings import RunSettings
 
 CHECK_FORMATS = ("concise", "github", "json")
+SEVERITY_ORDER = ("info", "warning", "error")
+# A commit fails on warnings and errors: an `info` note (TensorFlow outside model code,
+# which runs as it is) is shown but blocks nothing unless the project asks for it.
+DEFAULT_FAIL_ON = "warning"
 
 
 def _settings(paths, select, ignore, jobs, config_path) -> RunSettings:
-    settings = run_settings(paths, select, ignore, jobs, config_path)
-    if settings.config.source is None:
-        # No pyproject.toml: the project is where the command runs (pre-commit runs
-        # hooks at the repository root), not the folder of the first file named.
-        settings.config.root = Path.cwd().resolve()
+    # No pyproject.toml: the project is the git repository the command runs in (its
+    # top: one cache there, never one per sub-folder), else where it runs; never the
+    # folder of the first file named.
+    settings = run_settings(paths, select, ignore, jobs, config_path, _repository_root())
     if not paths:
         settings.paths = [settings.config.root]  # default: the whole project
     return settings
+
+
+def _repository_root() -> Path:
+    from kmigrate.project.gitstate import work_tree
+
+    here = Path.cwd().resolve()
+    try:
+        return work_tree(here) or here
+    except OSError:
+        return here
 
 
 def _baseline_file(settings: RunSettings, option: str | None) -> Path:
@@ -39,11 +52,15 @@ def _baseline_file(settings: RunSettings, option: str | None) -> Path:
     return settings.config.root / settings.config.baseline
 
 
-def _load_baseline(settings: RunSettings, option: str | None):
-    """(path, Baseline); a malformed file is a usage error (exit 2)."""
+def _load_baseline(settings: RunSettings, option: str | None, must_exist: bool = False):
+    """(path, Baseline); a malformed file is a usage error (exit 2), and so is a file
+    named by ``--baseline`` that is not there (``must_exist``: a typo would otherwise
+    mean an empty baseline, and every known finding would block the commit)."""
     from kmigrate.project.baseline import Baseline, BaselineError
 
     path = _baseline_file(settings, option)
+    if must_exist and option and not path.is_file():
+        raise click.UsageError(f"--baseline {option}: no such file")
     try:
         return path, Baseline.load(path)
     except BaselineError as error:
@@ -148,13 +165,16 @@ def _concise(finding, color: bool, note: str = "") -> str:
 
 def _github(finding) -> str:
     """A workflow annotation in the report's own format (``report.github``): the rule id
-    leads the message, and the span is always given in full (a hook checks new lines)."""
+    is the title, and the span is always given in full (a hook checks new lines)."""
     from kmigrate.report import github
+    from kmigrate.report.common import cell_prefix
 
+    if cell_prefix(finding):  # a notebook: the .ipynb line as stored, the cell named
+        return github.annotation(finding)
     span = finding.span
     return github.command(
         github.level(finding),
-        f"{finding.rule} {finding.message}",
+        finding.message,
         file=finding.path,
         line=span.line,
         col=span.column + 1,
@@ -164,16 +184,24 @@ def _github(finding) -> str:
     )
 
 
-def _summary_line(new: list, match, baseline_total: int, ref: str | None, updated) -> str:
+def _summary_line(
+    new: list, match, baseline_total: int, ref: str | None, updated, fail_on: str = "info"
+) -> str:
     known = "baselined remain"
     if ref:
         known = f"{'baselined or ' if baseline_total else ''}already present at {ref}"
     text = f"{len(new)} new, {len(match.baselined)} {known}"
+    below = [f for f in new if not _fails(f, fail_on)]
+    if below:
+        text += f" ({len(below)} new below --fail-on {fail_on}: shown, not failing)"
     if baseline_total and baseline_total != len(match.baselined):
         text += f" ({baseline_total} in the baseline file)"
-    fixable = sum(1 for f in new if f.fixable)
+    fixable = sorted({f.path for f in new if f.fixable})
     if fixable:
-        text += f"; {fixable} new fixable with `kmigrate apply`"
+        text += (
+            f"; {sum(1 for f in new if f.fixable)} new fixable: "
+            f"`{_apply_command(fixable)}` rewrites them (staged files count as changed)"
+        )
     if updated is not None:
         text += f"; baseline updated: {updated} fixed entr{'y' if updated == 1 else 'ies'} removed"
     elif match.fixed_total:
@@ -182,6 +210,33 @@ def _summary_line(new: list, match, baseline_total: int, ref: str | None, update
             "run `kmigrate check --update-baseline` to drop them"
         )
     return text
+
+
+def _fails(finding, fail_on: str) -> bool:
+    return SEVERITY_ORDER.index(finding.severity.value) >= SEVERITY_ORDER.index(fail_on)
+
+
+def _apply_command(paths: list[str]) -> str:
+    """A command that works on the files of a blocked commit: they are staged, and
+    `apply` leaves files with uncommitted changes alone unless told."""
+    import shlex
+
+    from kmigrate.report.common import printable  # no control characters on the terminal
+
+    shown = " ".join(shlex.quote(printable(p)) for p in paths[:5]) + (
+        " ..." if len(paths) > 5 else ""
+    )
+    return f"kmigrate apply --allow-dirty {shown}"
+
+
+def _fail_on(settings: RunSettings, option: str | None) -> str:
+    value = option or settings.config.extra.get("fail-on", DEFAULT_FAIL_ON)
+    if value not in SEVERITY_ORDER:
+        raise click.UsageError(
+            f"fail-on must be one of {', '.join(SEVERITY_ORDER)}, not {value!r} "
+            "([tool.kmigrate] fail-on or --fail-on)"
+        )
+    return value
 
 
 def _emit(fmt: str, new: list, baselined: list, shown: bool, summary: str, data: dict) -> None:
@@ -237,6 +292,12 @@ def _emit(fmt: str, new: list, baselined: list, shown: bool, summary: str, data:
 )
 @click.option("--show-baselined", is_flag=True, help="Also list the baselined findings.")
 @click.option(
+    "--fail-on",
+    type=click.Choice(SEVERITY_ORDER),
+    help="Lowest severity of a new finding that fails (exit 1); lower ones are shown only "
+    f"[default: `fail-on` in [tool.kmigrate], else {DEFAULT_FAIL_ON}].",
+)
+@click.option(
     "--format",
     "-f",
     "fmt",
@@ -257,17 +318,25 @@ def check_command(
     baseline_ref,
     report_unused,
     show_baselined,
+    fail_on,
     fmt,
 ):
-    """Fail (exit 1) on findings in FILES that are not in the baseline and not suppressed.
+    """Fail (exit 1) on findings in PATHS that are not in the baseline and not suppressed.
 
-    Meant for pre-commit and CI; FILES default to the whole project. Prints one line
-    per new finding (`path:line:col: KM201 message`) and a summary on stderr.
+    Meant for pre-commit and CI; PATHS default to the whole project. Prints one line
+    per new finding (`path:line:col: KM201 message`) and a summary on stderr. Only new
+    findings at or above --fail-on fail (default: warning; info notes are shown).
     """
     from kmigrate.project.baseline import match_findings
 
+    if update_baseline and baseline_ref:
+        raise click.UsageError(
+            "--update-baseline rewrites the baseline file; --baseline-ref compares with a "
+            "git ref instead: use one or the other"
+        )
     settings = _settings(paths, select, ignore, jobs, config_path)
-    baseline_path, baseline = _load_baseline(settings, baseline_option)
+    fail_on = _fail_on(settings, fail_on)
+    baseline_path, baseline = _load_baseline(settings, baseline_option, must_exist=True)
     planned = _planned_jobs(settings)
     result = run_with_progress(settings, planned, quiet, "checking")
     at_ref: Counter[str] | None = None
@@ -301,9 +370,14 @@ def check_command(
         "fixed": match.fixed_total,
         "baseline_updated": updated is not None,
     }
-    summary = "" if quiet else _summary_line(new, match, baseline.total(), baseline_ref, updated)
+    failing = [f for f in new if _fails(f, fail_on)]
+    summary_data["failing"] = len(failing)
+    summary_data["fail_on"] = fail_on
+    summary = (
+        "" if quiet else _summary_line(new, match, baseline.total(), baseline_ref, updated, fail_on)
+    )
     _emit(fmt, new, match.baselined, show_baselined, summary, summary_data)
-    sys.exit(1 if new else 0)
+    sys.exit(1 if failing else 0)
 
 
 @click.command(name="baseline")

@@ -102,13 +102,24 @@ def main() -> None:
     show_default=True,
     help="Report format.",
 )
-@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report here.")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False),
+    help="Write the report here ('-': standard output).",
+)
+@click.option(
+    "--details/--no-details",
+    default=None,
+    help="Table: list every finding file by file [default: when there are at most 200].",
+)
 @click.option(
     "--statistics",
     is_flag=True,
-    help="Only one line per rule with its counts, most frequent first (JSON with --format json).",
+    help="Only one line per rule with its counts, most frequent first (JSON with --format "
+    "json; table otherwise: html, sarif, markdown, github and gitlab are refused).",
 )
-def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, statistics):
+def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, details, statistics):
     """Report which code keeps PATHS on TensorFlow. Never writes a source file.
 
     Findings say where a call is (model code, training loop, data pipeline),
@@ -118,8 +129,14 @@ def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, statistic
 
     if fmt not in FORMATS:
         raise click.UsageError(f"format {fmt!r} is not available in this build")
+    if statistics and fmt not in ("table", "json"):
+        raise click.UsageError(f"--statistics prints a table or JSON, not {fmt}")
+    output = _output_target(output)
     settings = run_settings(paths, select, ignore, jobs, config_path)
     planned = settings.jobs_for()
+    if not planned and settings.shard is None:  # a shard of a small tree may hold none
+        where = ", ".join(paths) if paths else "."
+        raise click.UsageError(f"no Python file or notebook found in {where} (mistyped path?)")
     result = run_with_progress(settings, planned, quiet, "scanning")
     _add_unused_suppressions(settings, planned, result, select)
     if statistics:
@@ -135,7 +152,7 @@ def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, statistic
     pins = find_backend_pins(settings.paths, root, [r.path for r in result.files], mentions)
     data = build(result, root=root, backend_pins=pins, rules=settings.rules)
     color = output is None and sys.stdout.isatty()
-    _emit(render_data(data, fmt, color=color, root=root), output)
+    _emit(render_data(data, fmt, color=color, root=root, details=details), output)
     if output and not quiet:
         click.echo(f"kmigrate: {one_line_summary(data)}; report written to {output}", err=True)
     if data.incomplete:  # (only then are the findings sorted, if the report did not)
@@ -168,6 +185,17 @@ def exit_if_incomplete(findings) -> None:
         sys.exit(3)
 
 
+def _output_target(output: str | None) -> str | None:
+    """``-o -`` is standard output; a folder that does not exist is a usage error (exit 2)
+    before any work, not a traceback after it."""
+    if output in (None, "-"):
+        return None
+    folder = Path(output).parent
+    if not folder.is_dir():
+        raise click.UsageError(f"cannot write {output}: folder {folder} does not exist")
+    return output
+
+
 def _emit(text: str, output: str | None) -> None:
     if output:
         Path(output).write_text(text, encoding="utf-8")
@@ -182,7 +210,8 @@ def _emit(text: str, output: str | None) -> None:
     "--check",
     "check_only",
     is_flag=True,
-    help="With --diff: exit 1 when there is something to rewrite (for CI).",
+    help="Dry run for CI: write nothing, list the files that would change (the diff too "
+    "with --diff) and exit 1 when there is something to rewrite.",
 )
 @click.option(
     "--allow-dirty",
@@ -206,11 +235,13 @@ def apply(paths, select, ignore, jobs, config_path, quiet, diff, check_only, all
 
     \b
     Exit status: 0 done; 1 a file that needed rewriting was left untouched
-    (uncommitted changes, read-only, ...) or --diff --check found rewrites;
+    (uncommitted changes, read-only, ...) or --check found rewrites;
     3 the run is incomplete (a rule crashed: KM902); 130 interrupted.
     """
-    if parity and diff:
-        raise click.UsageError("--parity checks the rewritten files: run it without --diff")
+    if parity and (diff or check_only):
+        raise click.UsageError(
+            "--parity checks the rewritten files: run it without --diff or --check"
+        )
     settings = run_settings(paths, select, ignore, jobs, config_path)
     planned = settings.jobs_for(fix=True)
     try:
@@ -222,20 +253,26 @@ def apply(paths, select, ignore, jobs, config_path, quiet, diff, check_only, all
     untouched = [r for r in result.files if r.error]
     for report in untouched:
         click.echo(f"{report.path}: {report.error}", err=True)
+    dry_run = diff or check_only  # like `black --check`: --check alone never writes
     if diff:
         for report in changed:
             click.echo(
                 unified_diff(report.path, report.old_text or "", report.new_text or ""), nl=False
             )
+    elif check_only:
+        for report in changed:
+            click.echo(f"would rewrite {report.path}")
+    if dry_run:
         written = changed
     else:
         locations = {job.display: Path(job.path) for job in planned}
         written = _write_changes(settings, changed, locations, allow_dirty)
     remaining = result.findings
+    _say_long_lines(written, quiet)
     crashed = sorted({f.symbol or f.rule for f in remaining if f.rule == RULE_CRASHED})
     if not quiet:
         fixed = sum(r.fixed for r in written)
-        verb = "would rewrite" if diff else "rewrote"
+        verb = "would rewrite" if dry_run else "rewrote"
         manual = len(remaining)
         click.echo(
             f"{verb} {len(written)} file(s), {fixed} fix(es); {manual} finding(s) left for a person"
@@ -250,10 +287,22 @@ def apply(paths, select, ignore, jobs, config_path, quiet, diff, check_only, all
             err=True,
         )
         sys.exit(3)
-    if parity and not diff and not _parity_after_apply(settings, written, planned):
+    if parity and not dry_run and not _parity_after_apply(settings, written, planned):
         sys.exit(1)
-    if untouched or len(written) < len(changed) or (diff and check_only and changed):
+    if untouched or len(written) < len(changed) or (check_only and changed):
         sys.exit(1)
+
+
+def _say_long_lines(written, quiet: bool) -> None:
+    """A rewrite that could not keep a line within the project's line length says where."""
+    places = [f"{r.path}:{n}" for r in written for n in r.long_lines]
+    if places and not quiet:
+        click.echo(
+            f"kmigrate: {len(places)} rewritten line(s) are longer than the project's line "
+            f"length and could not be wrapped safely (run your formatter): {', '.join(places[:10])}"
+            + (" ..." if len(places) > 10 else ""),
+            err=True,
+        )
 
 
 def _parity_after_apply(settings: RunSettings, written, planned) -> bool:
@@ -361,7 +410,13 @@ def unified_diff(path: str, old: str, new: str) -> str:
 
 @main.command(name="rules")
 @click.option(
-    "--format", "-f", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table"
+    "--format",
+    "-f",
+    "fmt",
+    type=click.Choice(["table", "markdown", "json"]),
+    default="table",
+    show_default=True,
+    help="How to print the catalog.",
 )
 @click.option(
     "--catalog",

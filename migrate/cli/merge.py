@@ -9,6 +9,9 @@ import click
 
 from kmigrate.report.merge import MergeError, load_report, merge_data, parse_input, render_merged
 
+# `scan --format`'s formats (kmigrate.cli.main.REPORT_FORMATS, not imported: main loads this)
+MERGE_FORMATS = ("json", "table", "sarif", "markdown", "html", "github", "gitlab")
+
 
 @click.command(name="merge")
 @click.argument("reports", nargs=-1, required=True, metavar="[NAME=]REPORT.json...")
@@ -17,9 +20,10 @@ from kmigrate.report.merge import MergeError, load_report, merge_data, parse_inp
     "--format",
     "-f",
     "fmt",
+    type=click.Choice(MERGE_FORMATS),
     default="json",
     show_default=True,
-    help="Format of the merged report (json, or any `scan --format` format).",
+    help="Format of the merged report.",
 )
 def merge_command(reports: tuple[str, ...], output: str | None, fmt: str) -> None:
     """Combine JSON reports of `kmigrate scan` into one, summary recomputed.

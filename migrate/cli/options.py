@@ -16,9 +16,10 @@ import click
 from kmigrate.run.settings import RunSettings, SettingsError
 
 
-def run_settings(paths, select, ignore, jobs, config_path) -> RunSettings:
+def run_settings(paths, select, ignore, jobs, config_path, default_root=None) -> RunSettings:
     """The run's settings from the options every rule-running command shares; --shard and
-    --no-cache arrive through the click context (:func:`common_run_options`)."""
+    --no-cache arrive through the click context (:func:`common_run_options`);
+    ``default_root``: see :class:`RunSettings`."""
     meta = getattr(click.get_current_context(silent=True), "meta", {})
     try:
         return RunSettings(
@@ -29,6 +30,7 @@ def run_settings(paths, select, ignore, jobs, config_path) -> RunSettings:
             config_path,
             shard=meta.get(_SHARD_KEY),
             use_cache=not meta.get(_NO_CACHE_KEY, False),
+            default_root=default_root,
         )
     except SettingsError as error:
         raise click.UsageError(str(error)) from None

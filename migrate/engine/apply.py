@@ -8,9 +8,11 @@ fixable finding remains or a round changes nothing.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from kmigrate.engine.analyze import RULE_CRASHED, RuleSet, analyze_module_text
+from kmigrate.engine.import_layout import ImportLayout
 from kmigrate.engine.model import EnsureHelper, Finding
 from kmigrate.engine.project_index import ModuleFacts
 from kmigrate.engine.spec import ContextSpec
@@ -30,6 +32,7 @@ class FixOutcome:
     # the helper functions the fixes made call (EnsureHelper): the helper module beside
     # the file must define them (kmigrate.engine.helper_module writes it)
     helpers: list[EnsureHelper] = field(default_factory=list)
+    long_lines: list[int] = field(default_factory=list)  # rewritten, still over the limit
 
 
 def fix_module_text(
@@ -39,16 +42,19 @@ def fix_module_text(
     spec: ContextSpec,
     package: str = "",
     facts: ModuleFacts | None = None,
+    layout: ImportLayout | None = None,
 ) -> FixOutcome:
     """Apply every fix the rules offer for ``text``; never returns code that does not parse.
-    ``facts``: the project index's decisions about the module (see analyze_module_text).
+    ``facts``: the project index's decisions about the module (see analyze_module_text);
+    ``layout``: where the project sorts new imports (default: isort's sections, with the
+    module's own top-level package as first-party).
 
     A fix whose finding is still there after every round (it would be made again each
     round: a rule bug) is left out and the rewrite starts over without it; the finding
     stays, without its fix, with the reason."""
     skipped: dict[str, str] = {}
     for _ in range(_MAX_ATTEMPTS):
-        outcome, stuck = _fix_rounds(path, text, ruleset, spec, package, facts, skipped)
+        outcome, stuck = _fix_rounds(path, text, ruleset, spec, package, facts, skipped, layout)
         if not stuck:
             break
         skipped.update(dict.fromkeys(stuck, _STUCK))
@@ -57,7 +63,24 @@ def fix_module_text(
         if reason is not None and finding.fix is not None:
             finding.fix, finding.fixed_later = None, False
             finding.message += f" (not rewritten: {reason})"
+    if layout is not None and outcome.text != text and not path.endswith(".ipynb"):
+        from kmigrate.engine.line_wrap import wrap_long_lines
+
+        wrapped, outcome.long_lines = wrap_long_lines(text, outcome.text, layout.line_length)
+        if wrapped != outcome.text:  # the findings left, at their lines in the wrapped text
+            analysis = analyze_module_text(path, wrapped, ruleset, spec, package, facts)
+            if analysis.parsed:
+                outcome.text, outcome.remaining = wrapped, analysis.findings
     return outcome
+
+
+def _own_package_first(layout: ImportLayout | None, package: str) -> ImportLayout:
+    """The module's own top-level package is first-party whatever the settings found."""
+    layout = layout or ImportLayout()
+    top = package.split(".")[0]
+    if not top or top in layout.first_party or top in layout.third_party:
+        return layout
+    return dataclasses.replace(layout, first_party=layout.first_party | {top})
 
 
 _MAX_ATTEMPTS = 3
@@ -75,6 +98,7 @@ def _fix_rounds(
     package: str,
     facts: ModuleFacts | None,
     skipped: dict[str, str],
+    layout: ImportLayout | None = None,
 ) -> tuple[FixOutcome, set[str]]:
     """The rounds of one attempt, leaving out the fixes of ``skipped`` findings; and the
     findings whose fix was made and that were still fixable when the rounds ran out."""
@@ -109,7 +133,12 @@ def _fix_rounds(
 
         try:
             result = apply_plans(
-                current, [f.fix for f in fixable], spec.import_style, analysis.tree, exported
+                current,
+                [f.fix for f in fixable],
+                spec.import_style,
+                analysis.tree,
+                exported,
+                _own_package_first(layout, package),
             )
         except Exception as error:  # noqa: BLE001 - LibCST cannot parse something ast can
             outcome.error = f"could not edit this file: {type(error).__name__}: {error}"

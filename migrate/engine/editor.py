@@ -27,6 +27,7 @@ from kmigrate.engine.class_editor import ClassEditor
 from kmigrate.engine.cst_nodes import expression, statement, ws
 from kmigrate.engine.cst_positions import Located, LocatingState
 from kmigrate.engine.import_edits import fix_imports
+from kmigrate.engine.import_layout import ImportLayout
 from kmigrate.engine.model import (
     UNPLACED_EDITS,
     ArgOut,
@@ -59,6 +60,86 @@ def _key(span: Span) -> tuple[int, int, int, int]:
     return (span.line, span.column, span.end_line, span.end_column)
 
 
+def laid_out(call: cst.Call, new_args: Sequence[cst.Arg]) -> list[cst.Arg]:
+    """``new_args`` in the call's own layout: the separator after the n-th argument is
+    the one that followed the old n-th (one argument per line stays so, a hanging
+    indent keeps its column), an argument added at the end takes the separator between
+    the old last two (or, for a call of one argument on its own line, the line break
+    after the opening parenthesis), and the last keeps the old last one's comma and the
+    spacing before ``)``. Never a space before a line break."""
+    old = list(call.args)
+    if not old:
+        return _separated(new_args, [], _plain_separator(), None)
+    if len(old) >= 2:
+        extra = (old[-2].comma, old[-2].whitespace_after_arg)
+    elif isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace):
+        extra = (cst.Comma(whitespace_after=call.whitespace_before_args), ws(""))
+    else:
+        extra = _plain_separator()
+    separators = [(a.comma, a.whitespace_after_arg) for a in old[:-1]]
+    return _separated(new_args, separators, extra, old[-1])
+
+
+def _comment_words(text: str) -> str:
+    return " ".join("".join(c if c.isalnum() else " " for c in text.lower()).split())
+
+
+def _code_length(node: cst.CSTNode) -> int:
+    return len(cst.Module(body=[]).code_for_node(node))
+
+
+def _visual_indent_shifted(call: cst.Call, shift: int) -> cst.Call:
+    """Arguments aligned under the opening parenthesis (``f(a,`` / ``  b)``) stay aligned
+    when the callee's length changes by ``shift`` characters."""
+    if not shift or isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace):
+        return call
+
+    def moved(space):
+        if not isinstance(space, cst.ParenthesizedWhitespace):
+            return space
+        indent = space.last_line.value
+        if indent.strip(" ") or len(indent) + shift < 0:
+            return space
+        return space.with_changes(last_line=ws(" " * (len(indent) + shift)))
+
+    args = []
+    for arg in call.args:
+        if isinstance(arg.comma, cst.Comma):
+            arg = arg.with_changes(
+                comma=arg.comma.with_changes(whitespace_after=moved(arg.comma.whitespace_after))
+            )
+        args.append(arg.with_changes(whitespace_after_arg=moved(arg.whitespace_after_arg)))
+    return call.with_changes(args=args)
+
+
+def _plain_separator() -> tuple[cst.Comma, cst.SimpleWhitespace]:
+    return cst.Comma(whitespace_after=ws(" ")), ws("")
+
+
+def _separated(
+    args: Sequence[cst.Arg],
+    separators: list[tuple],
+    extra: tuple,
+    last: cst.Arg | None,
+) -> list[cst.Arg]:
+    fixed = []
+    for index, arg in enumerate(args):
+        if index == len(args) - 1:
+            if last is not None:
+                arg = arg.with_changes(
+                    comma=last.comma, whitespace_after_arg=last.whitespace_after_arg
+                )
+            else:
+                arg = arg.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=ws(""))
+        else:
+            comma, after = separators[index] if index < len(separators) else extra
+            if not isinstance(comma, cst.Comma):
+                comma, after = _plain_separator()
+            arg = arg.with_changes(comma=comma, whitespace_after_arg=after)
+        fixed.append(arg)
+    return fixed
+
+
 def _alias_texts(names: Sequence[cst.ImportAlias]) -> list[str]:
     module = cst.Module(body=[])
     return [
@@ -83,6 +164,8 @@ class PlanTransformer(cst.CSTTransformer):
                 self.by_span.setdefault(_key(edit.span), []).append((plan_index, edit))
         self.applied: Counter[int] = Counter()
         self.located = Located({}, set(), set())
+        # (last line, comments) of replaced expressions whose old value a comment may name
+        self.stale: list[tuple[int, tuple[str, ...]]] = []
 
     def locate(self, module: cst.Module) -> Located:
         """One position pass over ``module`` that also finds this transformer's targets."""
@@ -117,6 +200,10 @@ class PlanTransformer(cst.CSTTransformer):
         return self.by_span.get(self.located.ranges[key], [])
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
+        if self.stale and isinstance(original_node, cst.SimpleStatementLine):
+            updated_node = self._without_stale_comment(original_node, updated_node)
+        elif self.stale and isinstance(original_node, cst.BaseCompoundStatement):
+            self.stale = []  # a header's comment belongs to its block: left as it is
         if isinstance(original_node, cst.SimpleStatementLine) and self.by_span:
             replaced = self._statement_edit(original_node, updated_node)
             if replaced is not None:
@@ -139,6 +226,8 @@ class PlanTransformer(cst.CSTTransformer):
                 elif isinstance(edit, ReplaceNode) and edit.kind == "expr":
                     if isinstance(result, cst.BaseExpression):
                         result = self._replace_expr(result, edit)
+                        if edit.stale_comments:
+                            self.stale.append((edit.span.end_line, edit.stale_comments))
                     else:
                         continue
                 elif isinstance(edit, ReplaceNode) and isinstance(
@@ -157,6 +246,25 @@ class PlanTransformer(cst.CSTTransformer):
         return result
 
     # -- statements ---------------------------------------------------------------
+    def _without_stale_comment(
+        self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
+    ) -> cst.SimpleStatementLine:
+        """The line without its trailing comment when that comment only named the value
+        an edit on this same line replaced (``# HDF5`` beside what is now ``.keras``)."""
+        stale, self.stale = self.stale, []
+        where = self.located.ranges.get(id(original))
+        comment = updated.trailing_whitespace.comment
+        if comment is None or where is None:
+            return updated
+        said = _comment_words(comment.value)
+        if not any(
+            line == where[2] and said in {_comment_words(c) for c in comments}
+            for line, comments in stale
+        ):
+            return updated
+        trailing = updated.trailing_whitespace.with_changes(whitespace=ws(""), comment=None)
+        return updated.with_changes(trailing_whitespace=trailing)
+
     def _statement_edit(
         self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
     ) -> cst.FlattenSentinel | None:
@@ -191,7 +299,9 @@ class PlanTransformer(cst.CSTTransformer):
 
     def _call_edit(self, call: cst.Call, edit: CallEdit) -> cst.Call:
         if edit.callee is not None:
-            call = call.with_changes(func=expression(self.speller.spell(edit.callee)))
+            func = expression(self.speller.spell(edit.callee))
+            shift = _code_length(func) - _code_length(call.func)
+            call = _visual_indent_shifted(call.with_changes(func=func), shift)
         if edit.args is None:
             return call
         positional = [a for a in call.args if a.keyword is None and not a.star]
@@ -199,19 +309,7 @@ class PlanTransformer(cst.CSTTransformer):
         if any(a.star for a in call.args):
             raise ValueError("cannot rearrange arguments of a call with *args/**kwargs")
         new_args = [self._arg(out, positional, keyword) for out in edit.args]
-        last_comma = call.args[-1].comma if call.args else cst.MaybeSentinel.DEFAULT
-        last_space = call.args[-1].whitespace_after_arg if call.args else None
-        fixed: list[cst.Arg] = []
-        for index, arg in enumerate(new_args):
-            if index == len(new_args) - 1:
-                # The old last argument's comma and spacing (a line break before `)`).
-                arg = arg.with_changes(comma=last_comma)
-                if last_space is not None:
-                    arg = arg.with_changes(whitespace_after_arg=last_space)
-            elif arg.comma is cst.MaybeSentinel.DEFAULT or not isinstance(arg.comma, cst.Comma):
-                arg = arg.with_changes(comma=cst.Comma(whitespace_after=ws(" ")))
-            fixed.append(arg)
-        return call.with_changes(args=fixed)
+        return call.with_changes(args=laid_out(call, new_args))
 
     def _arg(self, out: ArgOut, positional: list[cst.Arg], keyword: dict[str, cst.Arg]) -> cst.Arg:
         if out.source is None:
@@ -300,10 +398,12 @@ def apply_plans(
     plans: Sequence[EditPlan],
     style: ImportStyle,
     keep: frozenset[str] = frozenset(),
+    layout: ImportLayout | None = None,
 ) -> EditResult:
     """Apply every plan that can be applied, all-or-nothing per plan; names that fixes
     introduce are spelled in ``style``; ``keep``: imported names other modules import
-    from this one, whose imports stay however little this module uses them.
+    from this one, whose imports stay however little this module uses them; ``layout``:
+    where new imports go (the project's isort sections).
 
     A plan whose edit fails (node not found, bad argument index) is dropped and
     the rest re-applied from the original text, so no plan is half-applied.
@@ -336,5 +436,5 @@ def apply_plans(
             continue
         new_text = new_module.code
         if new_text != text or speller.needed:
-            new_text = fix_imports(text, new_text, speller.needed, keep)
+            new_text = fix_imports(text, new_text, speller.needed, keep, layout)
         return EditResult(new_text, active, failed)

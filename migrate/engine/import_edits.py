@@ -10,7 +10,9 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from kmigrate.engine.cst_nodes import is_docstring, statement
+from kmigrate.engine.cst_nodes import is_docstring
+from kmigrate.engine.import_layout import ImportLayout
+from kmigrate.engine.import_placement import import_key, place_imports, replace_imports
 from kmigrate.engine.model import EnsureImport
 from kmigrate.engine.names import import_bindings, module_level_uses
 
@@ -46,10 +48,18 @@ class ImportFixer(cst.CSTTransformer):
     enters only what can hold such an import: never a function, a class or an
     expression."""
 
-    def __init__(self, unused: set[str], add: list[EnsureImport]) -> None:
+    def __init__(
+        self,
+        unused: set[str],
+        add: list[EnsureImport],
+        layout: ImportLayout | None = None,
+        moved: frozenset[str] = frozenset(),
+    ) -> None:
         super().__init__()
         self.unused = unused
         self.add = add
+        self.layout = layout or ImportLayout()
+        self.moved = moved  # rewritten import lines (see rewritten_imports): sorted again
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         return isinstance(node, _IMPORT_HOLDERS)
@@ -88,23 +98,18 @@ class ImportFixer(cst.CSTTransformer):
         return self._filter(updated_node, is_from=True)
 
     def leave_Module(self, original_node, updated_node):  # noqa: N802
-        if not self.add:
+        if not self.add and not self.moved:
             return _no_new_blank_start(original_node, updated_node)
-        lines = []
-        for wanted in sorted(self.add, key=lambda e: (e.name is not None, e.module, e.name or "")):
-            if wanted.name is not None:
-                text = f"from {wanted.module} import {wanted.name}"
-            elif wanted.asname is not None:
-                text = f"import {wanted.module} as {wanted.asname}"
-            else:
-                text = f"import {wanted.module}"
-            lines.append(statement(text + "\n"))
         body = list(updated_node.body)
         index = _import_insertion_index(body)
-        body[index:index] = lines
-        if index:
-            return _no_new_blank_start(original_node, updated_node.with_changes(body=body))
-        return updated_node.with_changes(body=body)
+        replace_imports(body, index, self.moved, self.layout)
+        had_imports = any(
+            isinstance(s, cst.SimpleStatementLine)
+            and any(isinstance(small, (cst.Import, cst.ImportFrom)) for small in s.body)
+            for s in original_node.body
+        )
+        place_imports(body, index, self.add, self.layout, new_block=not had_imports)
+        return _no_new_blank_start(original_node, updated_node.with_changes(body=body))
 
 
 def _no_new_blank_start(original: cst.Module, updated: cst.Module) -> cst.Module:
@@ -172,12 +177,26 @@ def fix_imports(
     new_text: str,
     needed: list[EnsureImport],
     keep: frozenset[str] = frozenset(),
+    layout: ImportLayout | None = None,
 ) -> str:
-    unused, add = import_changes(ast.parse(original_text), ast.parse(new_text), needed, keep)
-    if not unused and not add:
+    original, tree = ast.parse(original_text), ast.parse(new_text)
+    unused, add = import_changes(original, tree, needed, keep)
+    moved = rewritten_imports(original, tree)
+    if not unused and not add and not moved:
         return new_text
     module = cst.parse_module(new_text)
-    return module.visit(ImportFixer(unused, add)).code
+    return module.visit(ImportFixer(unused, add, layout, moved)).code
+
+
+def rewritten_imports(original: ast.Module, tree: ast.Module) -> frozenset[str]:
+    """The module-level import lines the edits rewrote (``tensorflow.keras`` became
+    ``keras``), by :func:`import_key`: they go where isort sorts their new module."""
+    before = {import_key(s) for s in original.body if isinstance(s, (ast.Import, ast.ImportFrom))}
+    return frozenset(
+        key
+        for s in tree.body
+        if isinstance(s, (ast.Import, ast.ImportFrom)) and (key := import_key(s)) not in before
+    )
 
 
 def import_changes(

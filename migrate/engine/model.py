@@ -139,11 +139,15 @@ class ReplaceNode:
     (``x.shape.as_list()`` -> ``list(x.shape)``). ``kind`` is ``"expr"``,
     ``"stmt"`` (a whole simple statement such as an import) or ``"decorator"``
     (``span`` is a decorator's expression; the decorator is removed, ``text`` unused).
+    ``stale_comments``: what a comment describing the old value says (``HDF5`` beside a
+    ``.h5`` path): a trailing comment on the line where the expression ends that says
+    exactly one of them (case, ``#`` and punctuation aside) goes with the old value.
     """
 
     span: Span
     text: str
     kind: str = "expr"
+    stale_comments: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

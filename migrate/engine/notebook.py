@@ -27,6 +27,9 @@ from json.decoder import scanstring
 
 from kmigrate.engine.model import Finding, Span
 
+# The module a masked IPython line imports: it holds the line's place, sorts nowhere.
+MASKED_PREFIX = "kmigrate_masked_"
+
 # Cell magics whose body is Python (the first line is masked, the body analysed).
 PYTHON_BODY_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 _LINE_MAGIC = re.compile(r"^\s*(?:[%!?]|\w[\w.]*\?\??\s*$)")
@@ -77,7 +80,7 @@ class Notebook:
     def placeholder(self, index: int, line: int) -> str:
         # An import statement, so that masked lines at the top of a cell (``%matplotlib
         # inline``) count as part of the import block the editor adds imports after.
-        return f"import kmigrate_masked_{self.token}_{index}_{line}"
+        return f"import {MASKED_PREFIX}{self.token}_{index}_{line}"
 
     @property
     def analysed(self) -> list[CodeCell]:
@@ -127,7 +130,7 @@ class Notebook:
             for alias in node.names
             if alias.name != "*"
         }
-        return sorted(n for n in words & bound if not n.startswith("kmigrate_masked_"))
+        return sorted(n for n in words & bound if not n.startswith(MASKED_PREFIX))
 
     # -- findings --------------------------------------------------------------
     def cell_findings(self, path: str) -> list[Finding]:
@@ -185,7 +188,33 @@ class Notebook:
         extra = {"cell": cell.number, "cell_line": line}
         if cell.cell_id is not None:
             extra["cell_id"] = cell.cell_id
+        stored = self._stored_line(cell, line)
+        if stored is not None:
+            extra["file_line"] = stored
         return extra
+
+    def _stored_line(self, cell: CodeCell, line: int) -> int | None:
+        """The line of the ``.ipynb`` file as stored that holds line ``line`` of the cell:
+        where annotations (SARIF, GitHub, GitLab) must point. A source stored as a list
+        with one element per line (nbformat's usual layout) has line k on the k-th line
+        after ``"source": [``; a source on one line of the file (a string, or compact
+        JSON) is that line."""
+        span = self.source_spans.get(cell.index)
+        if span is None:
+            return None
+        start, end = span
+        first = self.raw.count("\n", 0, start) + 1
+        value = self.raw[start:end]
+        if "\n" not in value:
+            return first
+        if not cell.as_list:
+            return None
+        rows = value.split("\n")
+        elements = cell.source.splitlines()
+        # `[`, one element per row, then the closing row: anything else is not that layout
+        if len(rows) != len(elements) + 2 or rows[0].strip() != "[":
+            return None
+        return first + line if 0 < line <= len(elements) else None
 
     # -- writing back ------------------------------------------------------------
     def rebuild(self, new_module: str) -> str:

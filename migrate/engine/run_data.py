@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from kmigrate.engine.model import Context, EnsureHelper, Finding, Severity
 
 if TYPE_CHECKING:
+    from kmigrate.engine.import_layout import ImportLayout
     from kmigrate.engine.project_index import LocalFactsFrom, ModuleFacts
 
 
@@ -178,6 +179,8 @@ class FixResult:
     # must define (kmigrate.run.helper_files adds that module's change to the run)
     helpers: list[EnsureHelper] = field(default_factory=list)
     location: str = ""  # where the file lies, for a file no job names (a helper module)
+    # lines the rewrite left longer than the project's line length (not wrapped safely)
+    long_lines: tuple[int, ...] = ()
 
 
 @dataclass
@@ -207,6 +210,8 @@ class Job:
     # the project's bytes), so that a save paired with a load elsewhere is right the
     # first time; a wrong guess costs only the second analysis it was meant to save
     shared_guess: tuple[tuple[str, str], ...] = ()
+    # apply only: where the project's isort/ruff put imports, its line length
+    import_layout: ImportLayout | None = None
 
 
 def package_of(path: Path, memo: dict[Path, str] | None = None) -> str:

@@ -33,7 +33,10 @@ from kmigrate.engine.import_edits import (
     fix_imports,
     import_changes,
     import_insertion_scan,
+    rewritten_imports,
 )
+from kmigrate.engine.import_layout import ImportLayout
+from kmigrate.engine.import_placement import import_key
 from kmigrate.engine.model import (
     UNPLACED_EDITS,
     ClassEdit,
@@ -465,16 +468,23 @@ def _local_name(alias: ast.alias, is_from: bool) -> str:
 
 
 def _fix_imports(
-    source: _Source, new_text: str, needed: list[EnsureImport], keep: frozenset[str]
+    source: _Source,
+    new_text: str,
+    needed: list[EnsureImport],
+    keep: frozenset[str],
+    layout: ImportLayout | None,
 ) -> tuple[str, ast.Module | None]:
     """The text with its imports fixed, and its ``ast`` tree when no import changed
     (the next analysis need not parse it again)."""
     new = _Source.of(new_text)
     unused, add = import_changes(source.tree, new.tree, needed, keep)
-    if not unused and not add:
+    moved = rewritten_imports(source.tree, new.tree)
+    if not unused and not add and not moved:
         return new_text, new.tree
     touched = 0  # last line of a top-level statement whose imports change
     for top in new.tree.body:
+        if isinstance(top, (ast.Import, ast.ImportFrom)) and import_key(top) in moved:
+            touched = top.end_lineno or top.lineno
         for stmt in _module_imports([top]):
             is_from = isinstance(stmt, ast.ImportFrom)
             if any(_local_name(a, is_from) in unused for a in stmt.names):
@@ -489,7 +499,7 @@ def _fix_imports(
         while cut < len(body) and not new.stands_alone(body[cut]):
             cut += 1
         if cut >= len(body):
-            return fix_imports(source.text, new_text, needed, keep), None
+            return fix_imports(source.text, new_text, needed, keep, layout), None
         # The statement after every change is parsed too (as a one-line stand-in), so
         # the lines between it and the changed ones are owned as in the whole module.
         first = _first_line(body[cut])
@@ -501,7 +511,7 @@ def _fix_imports(
         # `try` or an `if` (or the docstring, when it is the first statement).
         stops_there = last > 0 and not isinstance(body[cut], _IMPORT_SECTION)
         if stop < last or (stop == last and stops_there):
-            fixed = module.visit(ImportFixer(unused, add)).code
+            fixed = module.visit(ImportFixer(unused, add, layout, moved)).code
             if not fixed.endswith(stand_in):
                 raise _UnsafeError("the stand-in statement changed")
             return fixed[: -len(stand_in)] + "".join(new.lines[first - 1 :]), None
@@ -519,14 +529,15 @@ def apply_plans(
     style: ImportStyle,
     tree: ast.Module | None = None,
     keep: frozenset[str] = frozenset(),
+    layout: ImportLayout | None = None,
 ) -> EditResult:
     """``kmigrate.engine.editor.apply_plans``, with LibCST parsing only what changes.
     ``tree``: ``ast.parse(text)`` when the caller has it (the analysis does), never
     changed here."""
     try:
-        return _apply_in_pieces(text, plans, style, tree, keep)
+        return _apply_in_pieces(text, plans, style, tree, keep, layout)
     except _UnsafeError:
-        return editor.apply_plans(text, plans, style, keep)
+        return editor.apply_plans(text, plans, style, keep, layout)
 
 
 def _apply_in_pieces(
@@ -535,6 +546,7 @@ def _apply_in_pieces(
     style: ImportStyle,
     tree: ast.Module | None,
     keep: frozenset[str],
+    layout: ImportLayout | None,
 ) -> EditResult:
     source = _Source.of(text, tree)
     failed: dict[int, str] = {}
@@ -562,5 +574,5 @@ def _apply_in_pieces(
         new_text = _splice(source, 1, len(source.lines), pieces, texts)
         new_tree = None
         if new_text != text or speller.needed:
-            new_text, new_tree = _fix_imports(source, new_text, speller.needed, keep)
+            new_text, new_tree = _fix_imports(source, new_text, speller.needed, keep, layout)
         return EditResult(new_text, active, failed, new_tree)

@@ -10,6 +10,7 @@ Command-line options win over the file. Keys (all optional)::
     baseline = ".kmigrate-baseline.json"
     jobs = 2
     model-bases = ["params_flow.Layer"]   # other packages' Keras base classes
+    fail-on = "warning"              # `check`: lowest severity of a new finding that fails
 """
 
 from __future__ import annotations

@@ -59,11 +59,13 @@ def render(result: RunResult, fmt: str, **options: object) -> str:
 
 def one_line_summary(data: ReportData) -> str:
     """The headline, for a log line next to a report written to a file."""
-    from kmigrate.report.summary import format_minutes, format_score
+    from kmigrate.report.summary import SCORE_LABEL, format_minutes, format_score
 
     total = data.total
     return (
         f"{total.findings} findings ({total.fixable} fixable, {total.manual} manual, "
-        f"~{format_minutes(total.effort_minutes)}); portability {format_score(total.score_now)}"
-        f" now, {format_score(total.score)} after `kmigrate apply`"
+        f"~{format_minutes(total.effort_minutes)}); {SCORE_LABEL}: "
+        f"{format_score(total.score_now)} now, {format_score(total.score)} after `kmigrate apply`; "
+        f"{len(data.files_needing_tensorflow)} of {data.files_with_tensorflow} files still need "
+        "TensorFlow after apply"
     )

@@ -63,3 +63,22 @@ def printable(text: str) -> str:
 def one_line(text: str) -> str:
     """Messages are single lines in every format, without control characters."""
     return printable(" ".join(text.split()))
+
+
+def stored_lines(finding: Finding) -> tuple[int, int]:
+    """(first, last) line of the finding in the file as stored: for a notebook, the line
+    of the ``.ipynb`` JSON holding the cell's line (``extra["file_line"]``), not the line
+    inside the cell, which lands elsewhere in the file."""
+    span = finding.span
+    stored = finding.extra.get("file_line") if finding.extra else None
+    if isinstance(stored, int):
+        return stored, stored + max(span.end_line - span.line, 0)
+    return span.line, max(span.end_line, span.line)
+
+
+def cell_prefix(finding: Finding) -> str:
+    """``cell 3, line 2: `` for a notebook finding (how a reader finds it in Jupyter)."""
+    extra = finding.extra or {}
+    if "cell" not in extra:
+        return ""
+    return f"cell {extra['cell']}, line {extra.get('cell_line', finding.span.line)}: "

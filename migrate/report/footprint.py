@@ -146,12 +146,12 @@ def tensorflow_uses(tree: ast.AST, text: str, index: TreeIndex | None = None) ->
     index = index or TreeIndex(tree)  # type: ignore[arg-type]
     lines = text.splitlines()
     bound: dict[str, tuple[int, int]] = {}
-    imports: list[tuple[int, int, str]] = []
+    imports: list[tuple[int, int, str, str]] = []
     for stmt, names in _framework_imports(index, _TENSORFLOW_MODULES):
-        for local, _ in names:
+        for local, qualified in names:
             where = (stmt.lineno, _char_column(lines, stmt.lineno, stmt.col_offset))
             bound[local] = where
-            imports.append((*where, local))
+            imports.append((*where, local, _import_text(local, qualified)))
     if not bound:
         return []
     roots = [name for name in index.nodes(ast.Name) if name.id in bound]  # type: ignore[attr-defined]
@@ -169,13 +169,115 @@ def tensorflow_uses(tree: ast.AST, text: str, index: TreeIndex | None = None) ->
         column = _char_column(lines, node.lineno, node.col_offset)  # type: ignore[attr-defined]
         uses.append((node.lineno, column, ".".join(chain), *bound[root.id]))  # type: ignore[attr-defined]
         read.add(root.id)  # type: ignore[attr-defined]
-    for line, column, local in imports:
+    for line, column, local, written in imports:
         if local not in read:
-            uses.append((line, column, f"import {local}", line, column))
+            uses.append((line, column, written, line, column))
     return sorted(uses)
 
 
-def leftovers(uses: list[TfUse], fixed_starts: set[tuple[int, int]]) -> list[str]:
+def _import_text(local: str, qualified: str) -> str:
+    """The import as a reader knows it: ``import tensorflow as tf``, not ``import tf``."""
+    if qualified == local or qualified.startswith(local + "."):
+        return f"import {qualified}" if qualified == local else f"import {local}"
+    module, _, name = qualified.rpartition(".")
+    if module and name == local:
+        return f"from {module} import {name}"
+    return f"import {qualified} as {local}"
+
+
+Region = tuple[int, int, int, int]  # line, column, end line, end column (characters)
+
+
+def apply_effects(findings, tree: ast.AST, text: str) -> tuple[list[Region], set[str]]:
+    """What ``kmigrate apply`` does to TensorFlow names beyond the calls it rewrites: the
+    regions whose code its fixes replace (an expression, or an argument value it
+    translates: ``tf.float32`` -> ``"float32"``), and the TensorFlow names its fixes
+    write (a Keras 2 backend call rewritten to ``tf.reduce_sum`` outside model code)."""
+    from kmigrate.engine.model import CallEdit, ReplaceNode
+
+    lines = text.splitlines()
+    calls: dict[tuple[int, int], ast.Call] | None = None
+    regions: list[Region] = []
+    added: set[str] = set()
+    for finding in findings:
+        plan = getattr(finding, "fix", None)
+        if plan is None:
+            continue
+        for edit in plan.edits:
+            if isinstance(edit, ReplaceNode) and edit.kind == "expr":
+                span = edit.span
+                regions.append((span.line, span.column, span.end_line, span.end_column))
+                added.update(_tensorflow_names(edit.text))
+            elif isinstance(edit, CallEdit):
+                if edit.callee and edit.callee.split(".")[0] in _TENSORFLOW_MODULES:
+                    added.add("tf." + edit.callee.partition(".")[2])
+                if not edit.args:
+                    continue
+                if calls is None:
+                    calls = {
+                        (n.lineno, _char_column(lines, n.lineno, n.col_offset)): n
+                        for n in ast.walk(tree)
+                        if isinstance(n, ast.Call)
+                    }
+                call = calls.get((edit.span.line, edit.span.column))
+                for out in edit.args:
+                    added.update(_tensorflow_names(out.value or ""))
+                    node = _argument(call, out.source) if out.value is not None else None
+                    if node is not None:
+                        regions.append(_region(lines, node))
+                regions += [_region(lines, node) for node in _dropped(call, edit.args)]
+    return regions, added
+
+
+def _tensorflow_names(text: str) -> set[str]:
+    """``{name:tensorflow.x}`` placeholders of a fix's text, as ``tf.x``."""
+    names = set()
+    for part in text.split("{name:")[1:]:
+        qualified = part.partition("}")[0]
+        if qualified.split(".")[0] in _TENSORFLOW_MODULES:
+            names.add("tf." + qualified.partition(".")[2])
+    return names
+
+
+def _argument(call: ast.Call | None, source: int | str | None) -> ast.expr | None:
+    if call is None or source is None:
+        return None
+    if isinstance(source, int):
+        positional = [a for a in call.args if not isinstance(a, ast.Starred)]
+        return positional[source] if source < len(positional) else None
+    return next((k.value for k in call.keywords if k.arg == source), None)
+
+
+def _dropped(call: ast.Call | None, outs) -> list[ast.expr]:
+    """The arguments of ``call`` the new argument list leaves out (``name=``, a
+    ``synchronization=`` Keras 3 does not take): their TensorFlow names go with them."""
+    if call is None:
+        return []
+    kept = {out.source for out in outs}
+    positional = [a for a in call.args if not isinstance(a, ast.Starred)]
+    gone = [arg for index, arg in enumerate(positional) if index not in kept]
+    return gone + [k.value for k in call.keywords if k.arg is not None and k.arg not in kept]
+
+
+def _region(lines: list[str], node: ast.expr) -> Region:
+    end_line = node.end_lineno or node.lineno
+    return (
+        node.lineno,
+        _char_column(lines, node.lineno, node.col_offset),
+        end_line,
+        _char_column(lines, end_line, node.end_col_offset or 0),
+    )
+
+
+def _inside(line: int, column: int, regions: list[Region]) -> bool:
+    return any((a, b) <= (line, column) < (c, d) for a, b, c, d in regions)
+
+
+def leftovers(
+    uses: list[TfUse],
+    fixed_starts: set[tuple[int, int]],
+    effects: tuple[list[Region], set[str]] = ([], set()),
+) -> list[str]:
     """The TensorFlow names still used after ``kmigrate apply``, sorted and unique.
 
     A use is gone when a fixable finding starts where it starts (the rewrite replaces
@@ -183,12 +285,15 @@ def leftovers(uses: list[TfUse], fixed_starts: set[tuple[int, int]]) -> list[str
     so the name comes from Keras). An import no use is left of is removed by ``apply``
     as unused, or rewritten once the uses that blocked it are gone.
     """
+    regions, added = effects
     left = {
         name
         for line, column, name, import_line, import_column in uses
-        if (line, column) not in fixed_starts and (import_line, import_column) not in fixed_starts
+        if (line, column) not in fixed_starts
+        and (import_line, import_column) not in fixed_starts
+        and not _inside(line, column, regions)
     }
-    return sorted(left)
+    return sorted(left | added)
 
 
 def tensorflow_uses_of_text(text: str | None) -> list[TfUse] | None:

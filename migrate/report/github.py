@@ -11,8 +11,14 @@ last line is a notice with the totals; use SARIF for the full list in code scann
 from __future__ import annotations
 
 from kmigrate.engine.model import Finding
-from kmigrate.report.common import one_line, rule_class
-from kmigrate.report.summary import ReportData, format_minutes, format_score, remedy_text
+from kmigrate.report.common import cell_prefix, one_line, rule_class, stored_lines
+from kmigrate.report.summary import (
+    SCORE_LABEL,
+    ReportData,
+    format_minutes,
+    format_score,
+    remedy_text,
+)
 
 _COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -41,17 +47,19 @@ def level(finding: Finding) -> str:
 
 def annotation(finding: Finding) -> str:
     span = finding.span
-    single_line = span.end_line <= span.line
+    in_cell = cell_prefix(finding)  # a notebook: lines of the .ipynb as stored, no columns
+    single_line = span.end_line <= span.line and not in_cell
+    first, last = stored_lines(finding)
     rule = rule_class(finding.rule)
     title = f"{finding.rule} {rule.name}" if rule is not None else finding.rule
     how = remedy_text(finding)
     return command(
         level(finding),
-        f"{one_line(finding.message)} ({finding.context.value} code, {how})",
+        f"{in_cell}{one_line(finding.message)} ({finding.context.value} code, {how})",
         file=finding.path,
-        line=span.line,
+        line=first,
         col=span.column + 1 if single_line else None,
-        endLine=max(span.end_line, span.line),
+        endLine=last,
         endColumn=span.end_column + 1 if single_line else None,
         title=title,
     )
@@ -63,8 +71,10 @@ def render(data: ReportData, **_: object) -> str:
     lines.append(
         command(
             "notice",
-            f"Portability {format_score(total.score_now)} now, {format_score(total.score)} "
-            f"after `kmigrate apply`; {total.findings} findings, {total.fixable} fixable, "
+            f"{SCORE_LABEL}: {format_score(total.score_now)} now, {format_score(total.score)} "
+            f"after `kmigrate apply`; {len(data.files_needing_tensorflow)} of "
+            f"{data.files_with_tensorflow} files still need TensorFlow after apply; "
+            f"{total.findings} findings, {total.fixable} fixable, "
             f"{total.manual} manual (~{format_minutes(total.effort_minutes)}).",
             title="kmigrate",
         )

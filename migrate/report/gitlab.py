@@ -11,7 +11,7 @@ from typing import Any
 
 from kmigrate.engine.model import UNPARSEABLE, Finding
 from kmigrate.report import indented_json
-from kmigrate.report.common import fingerprint_of, one_line
+from kmigrate.report.common import cell_prefix, fingerprint_of, one_line, stored_lines
 from kmigrate.report.summary import ReportData, remedy_text
 
 _SEVERITY = {"error": "major", "warning": "minor", "info": "info"}
@@ -24,16 +24,13 @@ def issue(finding: Finding) -> dict[str, Any]:
     return {
         "type": "issue",
         "check_name": finding.rule,
-        "description": f"{finding.rule}: {one_line(finding.message)} ({how})",
+        "description": f"{finding.rule}: {cell_prefix(finding)}{one_line(finding.message)} ({how})",
         "categories": ["Compatibility"],
         "fingerprint": fingerprint_of(finding),
         "severity": severity,
         "location": {
             "path": finding.path,
-            "lines": {
-                "begin": finding.span.line,
-                "end": max(finding.span.end_line, finding.span.line),
-            },
+            "lines": dict(zip(("begin", "end"), stored_lines(finding), strict=True)),
         },
     }
 

@@ -9,12 +9,14 @@ finding (paths, messages, symbols, source lines) goes through :func:`html.escape
 from __future__ import annotations
 
 import html
+import re
 from itertools import groupby
 from pathlib import Path
 
 from kmigrate.engine.model import Finding
 from kmigrate.report.common import TOOL_NAME, TOOL_VERSION, one_line, rule_url
 from kmigrate.report.summary import (
+    SCORE_LABEL,
     FolderStats,
     ReportData,
     format_minutes,
@@ -45,7 +47,8 @@ h1 { font-size: 24px; margin: 0 0 4px; } h2 { font-size: 18px; margin: 32px 0 8p
 .advice.ok { border-color: var(--now); background: #dafbe1; }
 table { border-collapse: collapse; width: 100%; margin: 8px 0; }
 th, td { border-bottom: 1px solid var(--line); padding: 4px 8px; text-align: left;
-  vertical-align: top; }
+  vertical-align: top; overflow-wrap: anywhere; }
+nav { margin: 8px 0 0; } nav a { margin-right: 12px; }
 th { background: var(--soft); font-weight: 600; }
 td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 code, pre { font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
@@ -144,8 +147,13 @@ def _card(key: str, value: str, detail: str = "") -> str:
 def _summary(data: ReportData) -> str:
     total = data.total
     cards = [
-        _card("Portability now", format_score(total.score_now), "of TF/Keras statements"),
-        _card("After kmigrate apply", format_score(total.score), "manual findings left"),
+        _card(f"{SCORE_LABEL}: now", format_score(total.score_now), "any finding blocks"),
+        _card(f"{SCORE_LABEL}: after apply", format_score(total.score), "manual findings block"),
+        _card(
+            "Files still needing TensorFlow after apply",
+            str(len(data.files_needing_tensorflow)),
+            "why: " + (", ".join(list(data.tensorflow_leftovers())[:3]) or "nothing left"),
+        ),
         _card(
             "Files scanned",
             str(data.files_scanned),
@@ -159,9 +167,13 @@ def _summary(data: ReportData) -> str:
         _card("Manual effort", f"~{format_minutes(total.effort_minutes)}", "rough estimate"),
         _card(
             "TensorFlow-free after apply",
-            f"{data.files_with_tensorflow - len(data.files_needing_tensorflow)}"
-            f" of {data.files_with_tensorflow}",
-            "files with TF/Keras code",
+            f"{data.files_tensorflow_free} of {data.files_with_tensorflow}",
+            "files with TF/Keras code"
+            + (
+                f", {data.files_tensorflow_unknown} unknown"
+                if data.files_tensorflow_unknown
+                else ""
+            ),
         ),
     ]
     out = [f'<div class="cards">{"".join(cards)}</div>']
@@ -175,7 +187,7 @@ def _summary(data: ReportData) -> str:
         notes = "".join(f"<br>{e(n)}" for n in data.backend.advice())
         out.append(f'<p class="{css}"><b>Keras backend:</b> {e(data.backend.headline)}{notes}</p>')
     if data.files_with_tensorflow:
-        out.append(f'<p class="sub">TensorFlow: {e(data.tensorflow_headline())}</p>')
+        out.append(f'<p class="sub">TensorFlow: {_message(data.tensorflow_headline())}</p>')
     if data.by_context:
         where = ", ".join(f"{e(k)}: {v}" for k, v in data.by_context.items())
         out.append(f'<p class="sub">Findings by context: {where}</p>')
@@ -224,12 +236,34 @@ def _rules_table(data: ReportData) -> str:
     return f"<table>{head}{''.join(rows)}</table>"
 
 
+def _anchors(data: ReportData) -> dict[str, str]:
+    """Each file with findings: the id of its section (by position: a path may hold any
+    character, an id should not)."""
+    paths = sorted({f.path for f in data.findings})
+    return {path: f"f{number}" for number, path in enumerate(paths, start=1)}
+
+
+def _linked(path: str, anchors: dict[str, str]) -> str:
+    anchor = anchors.get(path)
+    code = f"<code>{e(path)}</code>"
+    return f'<a href="#{anchor}">{code}</a>' if anchor else code
+
+
+_BACKTICKS = re.compile(r"`([^`]+)`")
+
+
+def _message(text: str) -> str:
+    """The message escaped, its `code` spans shown as code (not as literal backticks)."""
+    return _BACKTICKS.sub(r"<code>\1</code>", e(text))
+
+
 def _files_table(data: ReportData) -> str:
     numeric = {1, 2, 3, 4, 5, 6}
+    anchors = _anchors(data)
     rows = [
         _row(
             [
-                f"<code>{e(f.path)}</code>",
+                _linked(f.path, anchors),
                 str(f.findings),
                 str(f.fixable),
                 str(f.manual),
@@ -269,7 +303,7 @@ def _finding_row(finding: Finding, lines: list[str] | None) -> str:
             f'<span class="sev-{e(severity)}">{e(finding.rule)}</span>',
             fix,
             e(finding.context.value),
-            f"{e(one_line(finding.message))}{symbol}{source}",
+            f"{_message(one_line(finding.message))}{symbol}{source}",
         ]
     )
 
@@ -277,12 +311,16 @@ def _finding_row(finding: Finding, lines: list[str] | None) -> str:
 def _findings(data: ReportData, root: object) -> str:
     out = []
     head = _head(["Line", "Rule", "Fix", "Context", "Message / code"])
+    anchors = _anchors(data)
     for path, group in groupby(data.findings, key=lambda f: f.path):
         items = list(group)
         lines = _source_lines(root, path)
         rows = "".join(_finding_row(f, lines) for f in items)
+        manual = sum(1 for f in items if remedy(f) == "manual")
+        # collapsed: a 1,000-file report opens on its summary; the Files table links here
         out.append(
-            f"<details open><summary><code>{e(path)}</code> ({len(items)})</summary>"
+            f'<details id="{anchors[path]}"><summary><code>{e(path)}</code> '
+            f"({len(items)} findings, {manual} manual)</summary>"
             f"<table>{head}{rows}</table></details>"
         )
     return "\n".join(out) or "<p>No findings.</p>"
@@ -295,15 +333,17 @@ def render(data: ReportData, root: object = None, **_: object) -> str:
         "<h1>Keras 3 portability report</h1>",
         f'<p class="sub">{e(TOOL_NAME)} {e(TOOL_VERSION)}: what keeps this code on TensorFlow, '
         "and what <code>kmigrate apply</code> fixes.</p>",
+        '<nav><a href="#folders">By folder</a><a href="#rules">By rule</a>'
+        '<a href="#files">Files</a><a href="#findings">Findings</a></nav>',
         _summary(data),
-        "<h2>Portability by folder</h2>",
+        '<h2 id="folders">Portability by folder</h2>',
         folder_chart(folders),
     ]
     if data.rules:
-        body += ["<h2>Findings by rule</h2>", _rules_table(data)]
+        body += ['<h2 id="rules">Findings by rule</h2>', _rules_table(data)]
     if data.findings:
-        body += ["<h2>Files</h2>", _files_table(data)]
-    body += ["<h2>Findings</h2>", _findings(data, root)]
+        body += ['<h2 id="files">Files</h2>', _files_table(data)]
+    body += ['<h2 id="findings">Findings</h2>', _findings(data, root)]
     body += [
         "<footer>Portability: share of TensorFlow/Keras statements with no blocking finding "
         "(now: any finding; after apply: manual findings only). Effort: a per-rule estimate "

@@ -71,7 +71,7 @@ def tensorflow_json(data: ReportData) -> dict[str, Any]:
     needing = data.files_needing_tensorflow
     unknown = data.files_tensorflow_unknown
     return {
-        "files_free": data.files_with_tensorflow - len(needing) - unknown,
+        "files_free": data.files_tensorflow_free,
         "files_needing_tensorflow": len(needing),
         "files_unknown": unknown,
         "leftovers": data.tensorflow_leftovers(),

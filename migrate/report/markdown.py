@@ -10,12 +10,22 @@ from __future__ import annotations
 
 import html
 import re
+from collections import Counter
 from itertools import groupby
 
-from kmigrate.report.common import one_line, printable, rule_url
-from kmigrate.report.summary import ReportData, format_minutes, format_score, is_manual
+from kmigrate.report.common import cell_prefix, one_line, printable, rule_url
+from kmigrate.report.summary import (
+    SCORE_LABEL,
+    ReportData,
+    format_minutes,
+    format_score,
+    is_manual,
+)
 
 MAX_ITEMS = 200
+# GitHub's limit for a pull-request comment; the checklist stops before the report reaches it.
+MAX_CHARACTERS = 65_536
+_MARGIN = 512  # room for the "... and N more" and notes lines
 # A code span as CommonMark reads one: a run of backticks, then the next run of exactly
 # the same length (a longer or shorter run does not close it).
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
@@ -70,9 +80,11 @@ def _table(headers: list[str], rows: list[list[str]], right: int = 1) -> list[st
 def _headline(data: ReportData) -> list[str]:
     total = data.total
     lines = [
-        f"**Portability: {format_score(total.score_now)} now, {format_score(total.score)} "
+        f"**{SCORE_LABEL}: {format_score(total.score_now)} now, {format_score(total.score)} "
         "after `kmigrate apply`**",
         "",
+        f"- Files still needing TensorFlow after apply: {len(data.files_needing_tensorflow)} "
+        f"of {data.files_with_tensorflow}",
         f"- {data.files_scanned} files scanned, {data.files_with_tensorflow} with "
         f"TensorFlow/Keras code, {data.files_portable} already portable"
         + (f", {data.files_unparsed} not parsed" if data.files_unparsed else ""),
@@ -91,40 +103,50 @@ def _headline(data: ReportData) -> list[str]:
     return lines
 
 
-def _checklist(data: ReportData, max_items: int) -> list[str]:
-    """Every finding `kmigrate apply` leaves: manual work first-class, notes marked."""
-    todo = [f for f in data.findings if not f.fixable]
-    if not todo:
-        return []
-    manual = sum(1 for f in todo if is_manual(f))
-    files = len({f.path for f in todo})
-    title = f"### Left for a person: {manual} manual findings"
-    if len(todo) > manual:
-        title += f" and {len(todo) - manual} notes"
-    lines = ["", f"{title} in {files} files", ""]
+def _checklist(data: ReportData, max_items: int, budget: int) -> list[str]:
+    """The manual findings as a checklist, file by file, within ``max_items`` items and
+    ``budget`` characters (a PR comment has a size limit); the notes summarised by rule,
+    never itemised: they ask nothing of a person."""
+    manual = [f for f in data.findings if is_manual(f)]
+    notes = Counter(f.rule for f in data.findings if not f.fixable and not is_manual(f))
+    lines: list[str] = []
+    if manual:
+        files = len({f.path for f in manual})
+        lines += ["", f"### Left for a person: {len(manual)} manual findings in {files} files", ""]
+    used = sum(len(line) + 1 for line in lines)
     shown = 0
-    for path, group in groupby(todo, key=lambda f: f.path):
-        if shown >= max_items:
-            break
+    for path, group in groupby(manual, key=lambda f: f.path):
         items = list(group)
-        lines += [
+        head = [
             "<details>",
             f"<summary>{html.escape(printable(path))} ({len(items)})</summary>",
             "",
         ]
+        body = []
         for finding in items[: max_items - shown]:
             where = f"{finding.span.line}:{finding.span.column + 1}"
-            label = finding.context.value
-            if not is_manual(finding):
-                label = f"note, {label}"
-            lines.append(
-                f"- [ ] {code(f'{path}:{where}')} **{finding.rule}** ({label}) "
+            if cell_prefix(finding):  # a notebook: the cell a reader looks for in Jupyter
+                where = f"cell {finding.extra['cell']}:{where}"
+            body.append(
+                f"- [ ] {code(f'{path}:{where}')} **{finding.rule}** ({finding.context.value}) "
                 f"{text(finding.message)}"
             )
-            shown += 1
-        lines += ["", "</details>"]
-    if shown < len(todo):
-        lines += ["", f"... and {len(todo) - shown} more (see the full report)."]
+        block = [*head, *body, "", "</details>"]
+        size = sum(len(line) + 1 for line in block)
+        if not body or used + size > budget:
+            break
+        lines += block
+        used += size
+        shown += len(body)
+    if shown < len(manual):
+        lines += ["", f"... and {len(manual) - shown} more (see the full report)."]
+    if notes:
+        listed = ", ".join(f"{rule} {count}" for rule, count in sorted(notes.items()))
+        lines += [
+            "",
+            f"Notes ({sum(notes.values())}, nothing to do where TensorFlow runs as it is): "
+            f"{listed}.",
+        ]
     return lines
 
 
@@ -177,11 +199,12 @@ def render(data: ReportData, max_items: int = MAX_ITEMS, **_: object) -> str:
                 for f in data.top_files
             ],
         )
-    lines += _checklist(data, max_items)
-    lines += [
+    footer = [
         "",
         "<sub>Generated by `kmigrate scan --format markdown`. Score: share of TensorFlow/Keras "
-        "statements with no blocking finding; effort: per-rule estimate for what `apply` leaves "
+        "statements with no blocking finding; effort: per-rule estimate for the manual findings "
         "(see docs/report.md).</sub>",
     ]
-    return "\n".join(lines) + "\n"
+    fixed = sum(len(line) + 1 for line in [*lines, *footer])
+    lines += _checklist(data, max_items, MAX_CHARACTERS - fixed - _MARGIN)
+    return "\n".join([*lines, *footer]) + "\n"

@@ -25,10 +25,12 @@ from kmigrate.report.common import (
     PROJECT_URL,
     TOOL_NAME,
     TOOL_VERSION,
+    cell_prefix,
     fingerprint_of,
     one_line,
     rule_class,
     rule_url,
+    stored_lines,
 )
 from kmigrate.report.summary import ReportData
 
@@ -103,6 +105,9 @@ def artifact_uri(path: str) -> str:
 
 def region(finding: Finding) -> dict[str, int]:
     span = finding.span
+    if cell_prefix(finding):  # a notebook: the lines of the .ipynb as stored, no columns
+        first, last = stored_lines(finding)
+        return {"startLine": max(first, 1), "endLine": max(last, first, 1)}
     start_line = max(span.line, 1)
     start_column = span.column + 1
     end_line = max(span.end_line, start_line)
@@ -119,7 +124,10 @@ def region(finding: Finding) -> dict[str, int]:
 
 def result_message(finding: Finding) -> str:
     suffix = "fixable by `kmigrate apply`" if finding.fixable else "manual"
-    return f"{one_line(finding.message)} [{finding.rule}, {finding.context.value} code, {suffix}]"
+    return (
+        f"{cell_prefix(finding)}{one_line(finding.message)} "
+        f"[{finding.rule}, {finding.context.value} code, {suffix}]"
+    )
 
 
 def sarif_result(finding: Finding, rule_index: int) -> dict[str, Any]:

@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 
 TOP_FILES = 10
 
+# What the score measures, in every format's label: a "portability" of 95% beside
+# "183 files still need TensorFlow" read as a contradiction.
+SCORE_LABEL = "TF/Keras statements without a blocking finding"
+
 
 def is_manual(finding: Finding) -> bool:
     """A finding a person has to act on: not rewritten by `apply`, not a mere note."""
@@ -66,7 +70,7 @@ def effort_of(finding: Finding, rule: type | None = None) -> float:
 def _kind_effort(
     rule_id: str, context: Context, severity: Severity, fixable: bool, rule: object | None
 ) -> float:
-    if fixable:
+    if fixable or severity is Severity.INFO:  # effort is a person's work: notes ask none
         return 0.0
     return minutes_for(rule_id, context.value, rule, severity.value)  # type: ignore[arg-type]
 
@@ -231,14 +235,23 @@ class ReportData:
 
     @property
     def files_tensorflow_unknown(self) -> int:
-        return sum(1 for f in self.files if f.uses_tensorflow and f.tf_leftovers is None)
+        """Files whose TensorFlow after `apply` is unknown: notebooks, and files that do
+        not parse or decode (one may import TensorFlow: it is never counted as free)."""
+        return sum(
+            1 for f in self.files if f.tf_leftovers is None and (f.uses_tensorflow or not f.parsed)
+        )
+
+    @property
+    def files_tensorflow_free(self) -> int:
+        """Files with TensorFlow/Keras code that import no TensorFlow after `apply`."""
+        return sum(1 for f in self.files if f.uses_tensorflow and f.tf_leftovers == [])
 
     def tensorflow_headline(self, shown: int = 5) -> str:
         """One sentence every format shows: does the code still need TensorFlow after
         `kmigrate apply`, and for which names."""
         needing = self.files_needing_tensorflow
         unknown = self.files_tensorflow_unknown
-        free = self.files_with_tensorflow - len(needing) - unknown
+        free = self.files_tensorflow_free
         sentence = (
             f"{free} of {self.files_with_tensorflow} files with TensorFlow/Keras code "
             "will be TensorFlow-free after `kmigrate apply`"
@@ -253,7 +266,8 @@ class ReportData:
             for name, count in list(left.items())[:shown]
         )
         more = f" and {len(left) - shown} more" if len(left) > shown else ""
-        return f"{sentence}; {len(needing)} still need it for {names}{more}"
+        verb = "still needs" if len(needing) == 1 else "still need"
+        return f"{sentence}; {len(needing)} {verb} it for {names}{more}"
 
     def tensorflow_leftovers(self) -> dict[str, int]:
         """Each TensorFlow name left after `apply` and in how many files, most files first."""
@@ -401,20 +415,23 @@ def _file_stats(
 def _tf_leftovers(report: FileReport, root: Path | None) -> list[str] | None:
     """TensorFlow names left after `apply`: as the worker (or a merged shard) worked them
     out, else read from the file; None for an unparsed file or notebook."""
+    if not report.parsed or report.path.endswith(".ipynb"):
+        return None  # unknown, never "free": an undecodable file may import TensorFlow
     if not report.uses_tensorflow:
         return []
-    if not report.parsed or report.path.endswith(".ipynb"):
-        return None
     known = getattr(report, "tf_leftovers", None)
     if known is not None:
         return known
-    from kmigrate.report.footprint import leftovers, tensorflow_uses_of_text
+    from kmigrate.engine.sources import parse_or_none
+    from kmigrate.report.footprint import apply_effects, leftovers, tensorflow_uses
 
-    uses = tensorflow_uses_of_text(_source_text(report, root))
-    if uses is None:
+    text = _source_text(report, root)
+    tree = parse_or_none(text) if text is not None else None
+    if tree is None or text is None:
         return None
-    fixed = {(f.span.line, f.span.column) for f in report.findings if f.fixable}
-    return leftovers(uses, fixed)
+    fixes = [f for f in report.findings if f.fixable]
+    fixed = {(f.span.line, f.span.column) for f in fixes}
+    return leftovers(tensorflow_uses(tree, text), fixed, apply_effects(fixes, tree, text))
 
 
 def _source_text(report: FileReport, root: Path | None) -> str | None:
@@ -485,7 +502,7 @@ def build_report(
             contexts[context] += count
             severities[severity] += count
 
-    offenders = [f for f in files if f.findings]
+    offenders = [f for f in files if f.manual]  # manual effort: notes and fixes ask none
     offenders.sort(key=lambda f: (-f.effort_minutes, -f.manual, -f.findings, f.path))
     return ReportData(
         files=files,

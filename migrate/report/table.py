@@ -17,7 +17,13 @@ from rich.text import Text
 
 from kmigrate.engine.model import Finding
 from kmigrate.report.common import one_line, printable
-from kmigrate.report.summary import ReportData, format_minutes, format_score, remedy
+from kmigrate.report.summary import (
+    SCORE_LABEL,
+    ReportData,
+    format_minutes,
+    format_score,
+    remedy,
+)
 
 _REMEDY_STYLE = {"fix": "green", "manual": "magenta", "note": "dim"}
 
@@ -106,7 +112,10 @@ def _folders_table(data: ReportData) -> Table:
 
 
 def _top_files_table(data: ReportData) -> Table:
-    table = _table(f"Top {len(data.top_files)} files by manual effort")
+    shown = len(data.top_files)
+    table = _table(
+        f"Top {shown} files by manual effort" if shown > 1 else "The file with manual work"
+    )
     table.add_column("file", overflow="fold", ratio=1)
     for header in ("findings", "manual", "score", "effort"):
         table.add_column(header, justify="right", no_wrap=True)
@@ -123,6 +132,12 @@ def _top_files_table(data: ReportData) -> Table:
     return table
 
 
+def _needing_text(data: ReportData) -> str:
+    needing = len(data.files_needing_tensorflow)
+    names = ", ".join(list(data.tensorflow_leftovers())[:3])
+    return f"{needing} of {data.files_with_tensorflow} files" + (f" (for {names})" if names else "")
+
+
 def _summary_panel(data: ReportData) -> Panel:
     total = data.total
     grid = Table.grid(padding=(0, 2))
@@ -132,8 +147,10 @@ def _summary_panel(data: ReportData) -> Panel:
     portability.append_text(_score_text(total.score_now))
     portability.append(" now, ")
     portability.append_text(_score_text(total.score))
-    portability.append(" after `kmigrate apply`")
-    grid.add_row("Portability", portability)
+    portability.append(f" after `kmigrate apply` ({SCORE_LABEL})")
+    grid.add_row("Score", portability)
+    if data.files_with_tensorflow:
+        grid.add_row("Still need TF after apply", _needing_text(data))
     files = (
         f"{data.files_scanned} scanned, {data.files_with_tensorflow} with TensorFlow/Keras, "
         f"{data.files_portable} already portable"
@@ -164,7 +181,20 @@ def _summary_panel(data: ReportData) -> Panel:
     )
 
 
-def render(data: ReportData, width: int | None = None, color: bool = False, **_: object) -> str:
+# Above this many findings the terminal shows the summary tables only (tensorflow/addons'
+# 4,224 findings made an 11,601-line listing); `scan --details` lists them all.
+MAX_LISTED = 200
+
+
+def render(
+    data: ReportData,
+    width: int | None = None,
+    color: bool = False,
+    details: bool | None = None,
+    **_: object,
+) -> str:
+    """``details``: list every finding file by file (None: when there are at most
+    :data:`MAX_LISTED`)."""
     if width is None:  # the terminal's width, or $COLUMNS, or 100 when piped
         width = shutil.get_terminal_size((100, 24)).columns
     buffer = io.StringIO()
@@ -178,7 +208,14 @@ def render(data: ReportData, width: int | None = None, color: bool = False, **_:
         markup=False,
     )
     if data.findings:
-        _findings_section(console, data)
+        listed = details if details is not None else len(data.findings) <= MAX_LISTED
+        if listed:
+            _findings_section(console, data)
+        else:
+            console.print(
+                f"{len(data.findings)} findings in {data.files_with_findings} files, not listed "
+                "one by one: `kmigrate scan --details` lists them (or -f html / -f json)."
+            )
         console.print()
         console.print(_rules_table(data))
         if any(f.files_with_tensorflow for f in data.folders):

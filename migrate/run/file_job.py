@@ -247,7 +247,12 @@ def _scan_unit(unit: _Unit) -> FileReport:
     report = FileReport(unit.job.display, uses_tensorflow=True, parsed=analysis.parsed)
     report.mentions_backend = mentions_backend(unit.data)  # for the report's backend pins
     if analysis.tree is not None:
-        from kmigrate.report.footprint import count_tf_statements, leftovers, tensorflow_uses
+        from kmigrate.report.footprint import (
+            apply_effects,
+            count_tf_statements,
+            leftovers,
+            tensorflow_uses,
+        )
 
         report.tf_statements = count_tf_statements(analysis.tree, analysis.tree_index)
     if unit.job.deferred:
@@ -259,7 +264,9 @@ def _scan_unit(unit: _Unit) -> FileReport:
         # worked out here, on the tree at hand: a warm re-scan reads it from the cache
         uses = tensorflow_uses(analysis.tree, unit.text, analysis.tree_index)
         fixed = {(f.span.line, f.span.column) for f in report.findings if f.fixable}
-        report.tf_leftovers = leftovers(uses, fixed)
+        fixes = [f for f in report.findings if f.fixable]
+        effects = apply_effects(fixes, analysis.tree, unit.text)
+        report.tf_leftovers = leftovers(uses, fixed, effects)
     if analysis.suppressions is not None and unit.notebook is None:
         report.unused_suppressions = analysis.suppressions.unused()
     return report
@@ -307,11 +314,12 @@ def _rewrite(unit: _Unit, result: FixResult) -> list[Finding]:
 
     job, text, notebook, source = unit.job, unit.text, unit.notebook, unit.source
     outcome = fix_module_text(
-        job.display, text, unit.ruleset, CONTEXT_SPEC, job.package, unit.facts
+        job.display, text, unit.ruleset, CONTEXT_SPEC, job.package, unit.facts, job.import_layout
     )
     findings = outcome.remaining
     result.error = outcome.error
     result.fixed = outcome.fixed
+    result.long_lines = tuple(outcome.long_lines)
     new_text = outcome.text if outcome.error is None and outcome.text != text else None
     if new_text and text.endswith(("\n", "\r")) and not new_text.endswith(("\n", "\r")):
         new_text += "\r\n" if text.endswith("\r\n") else text[-1]  # LibCST drops a last lone CR

@@ -55,6 +55,11 @@ def plan_jobs(
     each with what the project index decided about it (``index``; its entries cached
     under the project's cache folder unless ``index_cache`` is off)."""
     jobs = []
+    layout = None
+    if fix:
+        from kmigrate.project.import_settings import import_layout
+
+        layout = import_layout(config.root)
     walked = []  # every file found, also outside the shard: the index may reuse the walk
     packages: dict[Path, str] = {}
     folders: dict[Path, str] = {}
@@ -70,6 +75,7 @@ def plan_jobs(
                 package_of(path, packages),
                 _ignored_codes(display, config),
                 fix,
+                import_layout=layout,
             )
         )
     if index and jobs:

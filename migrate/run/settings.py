@@ -33,7 +33,10 @@ class RunSettings:
         config_path: str | Path | None = None,
         shard: tuple[int, int] | None = None,
         use_cache: bool = True,
+        default_root: Path | None = None,
     ) -> None:
+        """``default_root``: the project root when no pyproject.toml names one (``check``:
+        the repository's top, so its cache is one folder there, whatever files it gets)."""
         from kmigrate.project.config import ConfigError, load_config
 
         self.paths = [Path(p) for p in paths] or [Path(".")]
@@ -42,6 +45,8 @@ class RunSettings:
             self.config = load_config(start, Path(config_path) if config_path else None)
         except ConfigError as error:
             raise SettingsError(str(error)) from None
+        if self.config.source is None and default_root is not None:
+            self.config.root = default_root
         self.select = _codes(select) or self.config.select
         self.ignore = _codes(ignore) + self.config.ignore
         self.shard = shard

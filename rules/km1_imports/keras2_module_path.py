@@ -49,8 +49,8 @@ class Keras2ModulePath(Rule):
             from keras.utils.np_utils import to_categorical
             """,
             """
-            from keras.layers import Dense, Dropout
             from keras import Layer
+            from keras.layers import Dense, Dropout
             from keras.utils import to_categorical
             """,
         ),

@@ -50,8 +50,8 @@ class LegacyKerasPinned(KerasImportRewrite):
                     return x + tf.random.uniform(tf.shape(x), seed=1)
             """,
             """
-            import tensorflow as tf
             import keras
+            import tensorflow as tf
 
 
             class Noise(keras.layers.Layer):

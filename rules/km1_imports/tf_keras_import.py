@@ -63,8 +63,8 @@ class TfKerasImport(KerasImportRewrite):
             import tensorflow.keras as tfk
             """,
             """
-            from keras.layers import Rescaling
             import keras as tfk
+            from keras.layers import Rescaling
             """,
         ),
         Flagged("from tensorflow import keras, nn\n"),

@@ -53,8 +53,8 @@ class TfOpToKerasOps(CatalogRule):
                     return x * tf.math.rsqrt(ms + 1e-6)
             """,
             """
-            from tensorflow import keras
             from keras import ops
+            from tensorflow import keras
 
 
             class RMSNorm(keras.layers.Layer):
@@ -78,8 +78,8 @@ class TfOpToKerasOps(CatalogRule):
                     return tf.nn.gelu(scores), top, tf.cast(b, tf.float32)
             """,
             """
-            from tensorflow import keras
             from keras import ops
+            from tensorflow import keras
 
 
             class Heads(keras.layers.Layer):

@@ -14,6 +14,12 @@ from kmigrate.rules.common.scopes import single_assignment
 
 # Suffixes that name a legacy format and are replaced (not kept) by the new one.
 _MODEL_LEGACY_SUFFIXES = (".hdf5", ".h5", ".tf")
+# Trailing comments that only named the legacy format of a path whose suffix the fix
+# rewrites (by PathInfo.legacy_kind): beside `model.keras` they would be false.
+STALE_FORMAT_COMMENTS: dict[str, tuple[str, ...]] = {
+    "h5": ("HDF5", "h5", "HDF5 format", "h5 format", "HDF5 file", "h5 file", "legacy HDF5"),
+    "bare": ("SavedModel", "SavedModel format", "TF SavedModel", "SavedModel folder"),
+}
 _WEIGHTS_LEGACY_SUFFIXES = (".hdf5", ".h5", ".ckpt", ".tf", ".weights")
 MODEL_SUFFIX = ".keras"
 WEIGHTS_SUFFIX = ".weights.h5"

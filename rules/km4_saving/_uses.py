@@ -11,7 +11,12 @@ from dataclasses import dataclass, field
 from kmigrate.engine import CallSite, Context, ReplaceNode
 from kmigrate.rules.common.namespaces import KERAS_NAMESPACES, in_keras_namespaces
 from kmigrate.rules.common.scopes import single_assignment
-from kmigrate.rules.km4_saving._paths import PathAnalyzer, PathInfo, rewrite_literal_tail
+from kmigrate.rules.km4_saving._paths import (
+    STALE_FORMAT_COMMENTS,
+    PathAnalyzer,
+    PathInfo,
+    rewrite_literal_tail,
+)
 
 SAVE_MODEL_FUNCTIONS = in_keras_namespaces("models.save_model", "saving.save_model")
 LOAD_MODEL_FUNCTIONS = in_keras_namespaces("models.load_model", "saving.load_model")
@@ -51,7 +56,8 @@ class PathUse:
         new = rewrite_literal_tail(source, self.path.tail, new_tail)
         if new is None:
             return None
-        return ReplaceNode(self.site.module.span_of(literal), new)
+        stale = STALE_FORMAT_COMMENTS.get(self.path.legacy_kind() or "", ())
+        return ReplaceNode(self.site.module.span_of(literal), new, stale_comments=stale)
 
 
 def _imports_keras(site: CallSite) -> bool:
