@@ -1,5 +1,5 @@
 """No rewrite moves a use of a Keras name whose Keras 3 call computes something else
-(`rules/call_differences.py`: Lion's default rate, sparse_categorical_crossentropy's
+(`rules/common/call_differences.py`: Lion's default rate, sparse_categorical_crossentropy's
 fourth parameter) onto Keras 3, whichever route moves it: KM101's rename of `tf.keras.X`
 and of module values, and the import swaps of KM102 (`tensorflow.keras`,
 `tensorflow.python.keras`, TensorFlow 2's `tf.optimizers`), KM103 (standalone Keras 2

@@ -1,5 +1,5 @@
 """A `tf_keras` module using the two Keras 2 names whose Keras 3 call computes something
-else (`rules/call_differences.py`) keeps computing tf_keras's numbers after
+else (`rules/common/call_differences.py`) keeps computing tf_keras's numbers after
 `kmigrate apply`, on tensorflow, jax and torch.
 
 Two twin modules: `ready` writes what Keras 3 needs (`Lion(learning_rate=1e-4)`, `axis=`

@@ -434,13 +434,13 @@ def test_apply_exits_3_when_a_rule_crashed(tmp_path: Path, monkeypatch) -> None:
 
     from kmigrate.cli import main as cli
     from kmigrate.rules import registry
-    from kmigrate.run import runner
+    from kmigrate.run import file_job
 
     (tmp_path / "a.py").write_bytes(utf8(TF, LAYER))
     (tmp_path / "b.py").write_bytes(utf8(TF, "y = tf.keras.layers.Flatten()"))
     rules = (*registry.all_rules(), crashing_rule())
     monkeypatch.setattr(registry, "all_rules", lambda: rules)
-    monkeypatch.setattr(runner, "_RULESETS", {})
+    monkeypatch.setattr(file_job, "_RULESETS", {})
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(cli.main, ["apply", ".", "--jobs", "1", "--no-cache"])
     assert result.exit_code == 3, result.output

@@ -8,7 +8,7 @@ import importlib
 
 import pytest
 
-from kmigrate.rules.km2_ops._catalog_rule import KERAS3_BACKEND_NAMES
+from kmigrate.rules.common.catalog.catalog_rule import KERAS3_BACKEND_NAMES
 from kmigrate.rules.ops_catalog import lookup
 
 pytestmark = pytest.mark.backends

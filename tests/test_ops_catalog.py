@@ -15,9 +15,9 @@ import pytest
 
 from kmigrate.api import apply_to_text
 from kmigrate.engine.model import Severity
+from kmigrate.rules.common.catalog.builders import BUILDERS
+from kmigrate.rules.common.catalog.translators import TRANSLATORS
 from kmigrate.rules.context_spec import CONTEXT_SPEC
-from kmigrate.rules.km2_ops._builders import BUILDERS
-from kmigrate.rules.km2_ops._translators import TRANSLATORS
 from kmigrate.rules.ops_catalog import (
     CATALOG,
     REFUSING_TRANSLATORS,

@@ -3,7 +3,8 @@
 - flagged examples produce at least one finding of the rule;
 - flagged examples with an expected rewrite are rewritten to exactly that, and a
   second ``apply`` changes nothing (idempotence);
-- clean examples produce no finding of the rule.
+- clean examples produce no finding of the rule;
+- every example's findings match its rule's golden snapshot (tests/rule_snapshots.py).
 """
 
 from __future__ import annotations
@@ -74,3 +75,35 @@ def test_rule_ids_are_unique_and_well_formed() -> None:
     ids = [r.id for r in all_rules()]
     assert len(ids) == len(set(ids))
     assert all(len(i) == 5 and i.startswith("KM") and i[2:].isdigit() for i in ids)
+
+
+@pytest.mark.parametrize("rule", all_rules(), ids=lambda rule: rule.id)
+def test_rule_example_findings_match_the_snapshot(rule) -> None:
+    """Each example's findings (rule, span, severity, context, fix, message) are pinned in
+    tests/snapshots/rules/<id>.txt; a changed message, a moved span or a duplicated
+    finding fails here. After an intended change: scripts/update_rule_snapshots.py."""
+    from tests.rule_snapshots import render, snapshot_path
+
+    path = snapshot_path(rule)
+    assert path.exists(), f"no snapshot for {rule.id}: run scripts/update_rule_snapshots.py"
+    assert render(rule) == path.read_text(encoding="utf-8"), (
+        f"{rule.id}'s example findings changed: run scripts/update_rule_snapshots.py "
+        "and review the diff"
+    )
+
+
+def test_the_snapshot_catches_a_changed_message(monkeypatch) -> None:
+    """The comparison is not vacuous: a rule whose message changes renders differently."""
+    from kmigrate.engine.model import Finding
+    from tests.rule_snapshots import render
+
+    rule = next(r for r in all_rules() if r.id == "KM201")
+    before = render(rule)
+    original = Finding.__init__
+
+    def reworded(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        self.message = self.message.replace("TensorFlow-only", "TF-only")
+
+    monkeypatch.setattr(Finding, "__init__", reworded)
+    assert render(rule) != before

@@ -268,12 +268,13 @@ class CrashOnBar(Rule):
 
 def run_fix(tmp_path: Path, monkeypatch, text: bytes, *rule_classes):
     from kmigrate.engine.analyze import RuleSet
-    from kmigrate.run import runner
+    from kmigrate.engine.run_data import Job
+    from kmigrate.run import file_job
 
     path = tmp_path / "m.py"
     path.write_bytes(text)
-    monkeypatch.setattr(runner, "ruleset_for", lambda _ids: RuleSet(list(rule_classes)))
-    return runner.run_job(runner.Job(str(path), "m.py", "", (), True), ())
+    monkeypatch.setattr(file_job, "ruleset_for", lambda _ids: RuleSet(list(rule_classes)))
+    return file_job.run_job(Job(str(path), "m.py", "", (), True), ())
 
 
 def test_a_rewrite_that_makes_a_rule_crash_is_not_written(tmp_path, monkeypatch) -> None:

@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from kmigrate.api import apply_to_text
-from kmigrate.rules.keras_api import keras3_path
+from kmigrate.rules.common.keras_api import keras3_path
 from kmigrate.run.runner import scan_text
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 
 from kmigrate.engine import CallSite, ReferenceSite
-from kmigrate.rules.keras_api import keras3_reference
+from kmigrate.rules.common.keras_api import keras3_reference
 
 # Imports under which Keras 2's backend stays Keras 2 after the migration.
 _KERAS2_KEPT = ("tf_keras.", "tensorflow.python.keras.")

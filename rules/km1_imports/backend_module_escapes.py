@@ -6,8 +6,8 @@ from collections.abc import Iterable
 
 from kmigrate.engine import ReferenceSite
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
-from kmigrate.rules.km1_imports._helpers import PORT_CALLS
-from kmigrate.rules.module_escapes import escaping_reference
+from kmigrate.rules.common.keras_paths import PORT_CALLS
+from kmigrate.rules.common.module_escapes import escaping_reference
 
 
 class BackendModuleEscapes(Rule):

@@ -8,12 +8,12 @@ from collections.abc import Iterable
 
 from kmigrate.engine import CallSite, Context, ReferenceSite, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
+from kmigrate.rules.common.catalog.binding import ManualPortError
+from kmigrate.rules.common.catalog.builders import plan_call
+from kmigrate.rules.common.catalog.catalog_rule import CATALOG_SYMBOLS, plan_for
+from kmigrate.rules.common.catalog.plan import Rewrite, plain_names
 from kmigrate.rules.common.keras2_backend import removed_backend_function
 from kmigrate.rules.km1_imports.keras2_backend_tf import ENTRIES, tf_forms
-from kmigrate.rules.km2_ops._binding import ManualPortError
-from kmigrate.rules.km2_ops._builders import plan_call
-from kmigrate.rules.km2_ops._catalog_rule import CATALOG_SYMBOLS, plan_for
-from kmigrate.rules.km2_ops._plan import Rewrite, plain_names
 from kmigrate.rules.ops_catalog import lookup
 
 _OUTSIDE_MODEL = frozenset({Context.DATA, Context.TRAINING_LOOP, Context.OTHER})

@@ -7,15 +7,15 @@ from collections.abc import Iterable
 
 from kmigrate.engine import EditPlan, ImportSite, ReferenceSite, ReplaceNode
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
-from kmigrate.rules.call_differences import KERAS_2, SAFETY_NOTE, call_difference
-from kmigrate.rules.keras_api import keras3_path, keras3_reference, removal_note
-from kmigrate.rules.km1_imports._helpers import (
+from kmigrate.rules.common.call_differences import KERAS_2, SAFETY_NOTE, call_difference
+from kmigrate.rules.common.keras_api import keras3_path, keras3_reference, removal_note
+from kmigrate.rules.common.keras_paths import (
     LEFT_TO_OTHER_RULES,
     format_alias,
     keras_name,
     legacy_path,
 )
-from kmigrate.rules.module_escapes import differing_uses
+from kmigrate.rules.common.module_escapes import differing_uses
 
 # `keras.src` is Keras 3's own implementation package: code importing from it is already
 # Keras 3 code (often behind a version check), not a Keras 2 path.

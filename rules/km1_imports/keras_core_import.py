@@ -7,14 +7,14 @@ from collections.abc import Iterable
 
 from kmigrate.engine import EditPlan, ImportSite, ReplaceNode
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
-from kmigrate.rules.call_differences import KERAS_CORE
-from kmigrate.rules.km1_imports._helpers import (
+from kmigrate.rules.common.call_differences import KERAS_CORE
+from kmigrate.rules.common.keras_paths import (
     format_alias,
     keras_name,
     legacy_path,
     path_is_portable,
 )
-from kmigrate.rules.module_escapes import differing_uses
+from kmigrate.rules.common.module_escapes import differing_uses
 
 _KERAS_CORE = "keras_core"
 

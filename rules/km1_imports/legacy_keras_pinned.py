@@ -6,8 +6,8 @@ from collections.abc import Iterable
 
 from kmigrate.engine import ImportSite
 from kmigrate.rules.base import Clean, Flagged, Report
-from kmigrate.rules.call_differences import SAFETY_NOTE
-from kmigrate.rules.km1_imports._keras_import_rewrite import (
+from kmigrate.rules.common.call_differences import SAFETY_NOTE
+from kmigrate.rules.common.keras_import_rewrite import (
     REEXPORT_NOTE,
     TF_KERAS_PACKAGE,
     KerasImportRewrite,

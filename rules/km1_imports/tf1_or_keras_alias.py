@@ -8,8 +8,8 @@ from collections.abc import Iterable
 
 from kmigrate.engine import ReferenceSite
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
+from kmigrate.rules.common.keras_api import keras3_reference
 from kmigrate.rules.common.tf_keras_aliases import AMBIGUOUS_PREFIXES
-from kmigrate.rules.keras_api import keras3_reference
 from kmigrate.rules.ops_catalog import lookup
 
 # What the TensorFlow 1 function of each module is, and how its port differs.

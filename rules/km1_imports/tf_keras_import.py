@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from kmigrate.rules.base import Clean, Flagged
-from kmigrate.rules.call_differences import SAFETY_NOTE
-from kmigrate.rules.km1_imports._keras_import_rewrite import (
+from kmigrate.rules.common.call_differences import SAFETY_NOTE
+from kmigrate.rules.common.keras_import_rewrite import (
     REEXPORT_NOTE,
     TENSORFLOW_KERAS,
     TENSORFLOW_PYTHON_KERAS,

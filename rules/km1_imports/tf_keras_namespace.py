@@ -7,16 +7,16 @@ from collections.abc import Iterable
 
 from kmigrate.engine import EditPlan, ReferenceSite, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
-from kmigrate.rules.call_differences import KERAS_2, SAFETY_NOTE, call_difference
-from kmigrate.rules.keras_api import keras3_reference, removal_note
-from kmigrate.rules.km1_imports._helpers import (
+from kmigrate.rules.common.call_differences import KERAS_2, SAFETY_NOTE, call_difference
+from kmigrate.rules.common.keras_api import keras3_reference, removal_note
+from kmigrate.rules.common.keras_paths import (
     LEFT_TO_OTHER_RULES,
     PORT_ADVICE,
     TF_KERAS,
     keras_name,
     legacy_path,
 )
-from kmigrate.rules.module_escapes import escaping_reference
+from kmigrate.rules.common.module_escapes import escaping_reference
 
 
 class TfKerasNamespace(Rule):

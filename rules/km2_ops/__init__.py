@@ -16,7 +16,7 @@ as it is (TensorFlow stays installed for tf.data), so KM201/KM202 report an info
 finding without a fix in ``other`` code and nothing in ``data`` or ``training-loop``
 code.
 
-One rule per module; the interpreter is ``_binding`` (arguments), ``_translators``
-(values), ``_plan`` and ``_builders`` (rewrites), and ``_catalog_rule`` (what KM201 and
-KM202 share).
+One rule per module; the catalog's interpreter, which KM108 uses too, lives in
+:mod:`kmigrate.rules.common.catalog`: ``binding`` (arguments), ``translators`` (values),
+``plan`` and ``builders`` (rewrites), and ``catalog_rule`` (what KM201 and KM202 share).
 """

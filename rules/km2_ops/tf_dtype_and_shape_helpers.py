@@ -7,10 +7,10 @@ from collections.abc import Iterable
 
 from kmigrate.engine import CallSite, Context, EditPlan, ReferenceSite, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
+from kmigrate.rules.common.catalog.binding import ATOMS
 from kmigrate.rules.common.dtypes import dtype_of_symbol
-from kmigrate.rules.km2_ops._binding import ATOMS
+from kmigrate.rules.common.shape_uses import argument_of, as_list_call
 from kmigrate.rules.ops_catalog import by_symbol, py_literal
-from kmigrate.rules.shape_uses import argument_of, as_list_call
 
 _DTYPE_PREFIXES = (
     "tf.float",

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from kmigrate.engine import CallSite, Context, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
-from kmigrate.rules.keras_api import keras3_reference
+from kmigrate.rules.common.keras_api import keras3_reference
 from kmigrate.rules.ops_catalog import lookup
 
 # Spellings other rules own as references, not as calls: ``tf.keras.layers.Dense(...)``

@@ -6,9 +6,14 @@ from collections.abc import Iterable
 
 from kmigrate.engine import CallSite, Context, EditPlan, ReferenceSite, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report
+from kmigrate.rules.common.catalog.catalog_rule import (
+    OUTSIDE,
+    CatalogRule,
+    passed_function,
+    plan_for,
+)
+from kmigrate.rules.common.catalog.plan import Rewrite
 from kmigrate.rules.common.keras2_backend import removed_backend_function
-from kmigrate.rules.km2_ops._catalog_rule import OUTSIDE, CatalogRule, passed_function, plan_for
-from kmigrate.rules.km2_ops._plan import Rewrite
 
 
 class TfOpToKerasOps(CatalogRule):

@@ -7,11 +7,11 @@ from collections.abc import Iterable
 
 from kmigrate.engine import NOT_LITERAL, CallSite, Context, EditPlan, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
+from kmigrate.rules.common.catalog.binding import Binding, ManualPortError, bind
+from kmigrate.rules.common.catalog.builders import call_text
+from kmigrate.rules.common.catalog.catalog_rule import VARIABLE_SYMBOLS
+from kmigrate.rules.common.catalog.plan import Rewrite
 from kmigrate.rules.common.dtypes import dtype_name
-from kmigrate.rules.km2_ops._binding import Binding, ManualPortError, bind
-from kmigrate.rules.km2_ops._builders import call_text
-from kmigrate.rules.km2_ops._catalog_rule import VARIABLE_SYMBOLS
-from kmigrate.rules.km2_ops._plan import Rewrite
 from kmigrate.rules.ops_catalog import lookup, py_literal
 
 _LAYER_BASE_HINTS = ("Layer", "Model", "Sequential", "Metric", "Block")

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 
 from kmigrate.engine import ArgOut, CallEdit, CallSite, EditPlan, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
-from kmigrate.rules.km5_keras2._helpers import keywords_in_order
+from kmigrate.rules.common.keras2_classes import keywords_in_order
 
 
 def _is_stringish(node: ast.expr) -> bool:

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Iterator
 
 from kmigrate.engine import EditPlan, ModuleInfo, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
-from kmigrate.rules.keras_api import keras3_api
-from kmigrate.rules.km5_keras2._helpers import module_site
+from kmigrate.rules.common.keras2_classes import module_site
+from kmigrate.rules.common.keras_api import keras3_api
 
 # Where a string names an activation or a loss, and which table Keras 3 reads it from.
 _STRING_KEYWORDS = {"activation": "activations", "recurrent_activation": "activations"}

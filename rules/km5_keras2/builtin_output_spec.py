@@ -19,8 +19,8 @@ from collections.abc import Iterable
 
 from kmigrate.engine import ClassEdit, EditPlan, ModuleInfo, Severity, Span, code_walk
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
+from kmigrate.rules.common.keras2_classes import module_site
 from kmigrate.rules.common.namespaces import KERAS_NAMESPACES
-from kmigrate.rules.km5_keras2._helpers import module_site
 
 # Every public class of Keras 3.15's ``keras.layers`` whose ``compute_output_spec`` is not
 # ``keras.layers.Layer.compute_output_spec``, with the Keras 3 class that defines the one

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from kmigrate.engine import CallSite, EditPlan, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
-from kmigrate.rules.shape_uses import as_list_call
+from kmigrate.rules.common.shape_uses import as_list_call
 
 
 class ComputeOutputShapeTensorShape(Rule):

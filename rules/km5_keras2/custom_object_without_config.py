@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 
 from kmigrate.engine import Node, Severity, Span
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
-from kmigrate.rules.km5_keras2._helpers import class_methods, keras_classes
+from kmigrate.rules.common.keras2_classes import class_methods, keras_classes
 
 _BASE_INIT_PARAMS = frozenset({"self", "name", "trainable", "dtype", "dynamic", "autocast"})
 

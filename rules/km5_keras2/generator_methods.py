@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from kmigrate.engine import ArgOut, CallEdit, CallSite, EditPlan, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
-from kmigrate.rules.km5_keras2._helpers import keywords_in_order
+from kmigrate.rules.common.keras2_classes import keywords_in_order
 
 # tf_keras/src/engine/training.py, positional order after `self`.
 GENERATOR_METHODS: dict[str, tuple[str, tuple[str, ...]]] = {

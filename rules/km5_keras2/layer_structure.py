@@ -3,7 +3,7 @@ backends do not: attributes set before ``super().__init__()``, layers created in
 ``call``, and tensors updated in place inside ``call`` (``e -= m``).
 
 Each is a whole-class question, so the rules read the module's Keras classes once
-(:func:`kmigrate.rules.km5_keras2._helpers.keras_classes`).
+(:func:`kmigrate.rules.common.keras2_classes.keras_classes`).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from collections.abc import Iterable, Iterator
 
 from kmigrate.engine import ModuleInfo, Severity, code_walk
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
+from kmigrate.rules.common.keras2_classes import keras_classes
 from kmigrate.rules.common.namespaces import KERAS_NAMESPACES
 from kmigrate.rules.context_spec import CONTEXT_SPEC
-from kmigrate.rules.km5_keras2._helpers import keras_classes
 
 _LAYER_NAMESPACES = tuple(ns + "layers." for ns in KERAS_NAMESPACES)
 

@@ -6,8 +6,7 @@ from collections.abc import Iterable
 
 from kmigrate.engine import ArgOut, CallEdit, CallSite, EditPlan, ReferenceSite, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
-from kmigrate.rules.common.namespaces import KERAS_NAMESPACES
-from kmigrate.rules.km5_keras2._helpers import (
+from kmigrate.rules.common.keras2_classes import (
     KERAS3_SHARED_PREFIX,
     LEGACY_KWARGS,
     LEGACY_OPTIMIZER_SYMBOLS,
@@ -17,6 +16,7 @@ from kmigrate.rules.km5_keras2._helpers import (
     optimizer_name,
     zero_decay,
 )
+from kmigrate.rules.common.namespaces import KERAS_NAMESPACES
 
 
 class LegacyOptimizer(Rule):

@@ -8,8 +8,8 @@ from collections.abc import Iterable
 
 from kmigrate.engine import CallSite, EditPlan, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
+from kmigrate.rules.common.keras2_classes import class_methods
 from kmigrate.rules.common.scopes import own_nodes, single_assignment
-from kmigrate.rules.km5_keras2._helpers import class_methods
 
 
 class MetricResetStates(Rule):

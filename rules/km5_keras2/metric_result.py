@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from kmigrate.engine import EditPlan, ModuleInfo, ReplaceNode, Severity, code_walk
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
-from kmigrate.rules.km5_keras2._helpers import keras_classes
+from kmigrate.rules.common.keras2_classes import keras_classes
 
 # What creates a metric's state: Keras 2 and Keras 3 both have `add_weight`; Keras 2
 # also `add_variable`; Keras 3 code may build a `keras.Variable` itself.

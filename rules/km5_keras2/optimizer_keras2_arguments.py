@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from kmigrate.engine import ArgOut, CallEdit, CallSite, EditPlan, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
-from kmigrate.rules.km5_keras2._helpers import (
+from kmigrate.rules.common.keras2_classes import (
     CURRENT_OPTIMIZERS,
     keywords_in_order,
     optimizer_name,

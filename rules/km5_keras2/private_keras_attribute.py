@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from kmigrate.engine import Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
-from kmigrate.rules.km5_keras2._helpers import module_site
+from kmigrate.rules.common.keras2_classes import module_site
 
 # Private Keras 2 attributes and what to use instead.
 PRIVATE_ATTRIBUTES = {

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from kmigrate.engine import ClassEdit, EditPlan, ModuleInfo, ReplaceNode, Severity, code_walk
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
-from kmigrate.rules.km5_keras2._helpers import keras_classes
+from kmigrate.rules.common.keras2_classes import keras_classes
 
 
 def _training_reads(call: ast.FunctionDef, kwargs: str) -> list[ast.AST]:

@@ -7,5 +7,5 @@ JAX or PyTorch. What matters is *where* it is. In a data pipeline or a TF-only
 training script it is fine (info at most); inside a layer's ``call`` it breaks the
 model on the other backends (error). Each finding names the portable alternative.
 
-One rule per module; shared text in ``_helpers``.
+One rule per module; shared text in :mod:`kmigrate.rules.common.training_loop`.
 """

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from kmigrate.engine import CallSite, Context, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
-from kmigrate.rules.km6_backend._helpers import TRAINING_LOOP_ALTERNATIVE
+from kmigrate.rules.common.training_loop import TRAINING_LOOP_ALTERNATIVE
 
 
 class GradientTapeLoop(Rule):

@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from kmigrate.engine import Context, EditPlan, Node, ReferenceSite, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.common.scopes import own_nodes
+from kmigrate.rules.common.training_loop import TRAINING_LOOP_ALTERNATIVE
 from kmigrate.rules.context_spec import CONTEXT_SPEC
-from kmigrate.rules.km6_backend._helpers import TRAINING_LOOP_ALTERNATIVE
 
 
 def _decorated_function(site: ReferenceSite) -> tuple[ast.AST, ast.expr] | None:

@@ -32,7 +32,7 @@ An entry is written with three small strings, parsed once, when it is first used
 ``builder`` names the few entries whose mapping depends on argument values in a way
 the strings cannot say (``tf.matmul`` transpose flags, ``tf.shape``'s tensor-versus-
 tuple result, ``tf.linalg.band_part`` -> ``tril``/``triu`` ...); the builders live in
-``rules/km2_ops/_builders.py`` and each has an explanation here (``when``).
+``rules/common/catalog/builders.py`` and each has an explanation here (``when``).
 
 Layout: ``sections/`` holds the entries, one data-only module per section; ``_model``
 the vocabulary and the string parser; ``_wording`` the text sections share;

@@ -3,7 +3,7 @@
 For each translator: what it does (for ``docs/ops.md``) and, when it can refuse a value,
 the condition it imposes (an entry's "converts when" column); ``None`` means it never
 refuses (it translates literals and keeps any other expression as written). The
-translator functions are in ``rules/km2_ops/_translators.py``; a test checks that both
+translator functions are in ``rules/common/catalog/translators.py``; a test checks that both
 name the same translators.
 """
 

@@ -9,7 +9,7 @@ preview, shares one of them: before 0.1.6 its ``sparse_categorical_crossentropy`
 
 Every rewrite that moves such a name to Keras 3 asks here first: KM101 renaming
 ``tf.keras.optimizers.Lion``, and the import swaps (KM102, KM103, KM104, KM106) for each
-use of the name they bind (``rules/module_escapes.py``). The table is keyed by the Keras 3
+use of the name they bind (``rules/common/module_escapes.py``). The table is keyed by the Keras 3
 name, so every legacy spelling of it is covered (``optimizers.experimental.Lion``).
 Strings are not: Keras 2's ``optimizers.get`` knows no ``"lion"`` (it raises), and Keras
 calls a loss named by a string with two arguments only.

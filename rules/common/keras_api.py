@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-_API_FILE = Path(__file__).with_name("data") / "keras3_api.txt"
+_API_FILE = Path(__file__).parent.parent / "data" / "keras3_api.txt"
 
 # Keras 2 module paths that moved; first matching prefix wins. A target of None
 # means the namespace is gone in Keras 3 (the note says what replaces it).

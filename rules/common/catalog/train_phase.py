@@ -16,8 +16,8 @@ from __future__ import annotations
 import ast
 
 from kmigrate.engine import EditPlan, ModuleInfo, ReplaceNode
-from kmigrate.rules.km2_ops._binding import Binding, ManualPortError
-from kmigrate.rules.km2_ops._plan import Rewrite, check_conditions
+from kmigrate.rules.common.catalog.binding import Binding, ManualPortError
+from kmigrate.rules.common.catalog.plan import Rewrite, check_conditions
 
 # Expressions whose value is never a function: K.in_train_phase returns them as they are.
 _VALUES = (ast.BinOp, ast.UnaryOp, ast.Compare, ast.Subscript, ast.Constant, ast.BoolOp)

@@ -10,12 +10,12 @@ from dataclasses import replace
 from typing import Any
 
 from kmigrate.engine import MISSING, NOT_LITERAL, ArgOut, CallEdit, CallSite, EditPlan, ReplaceNode
-from kmigrate.rules.batch_dot import batch_dot_axes, einsum_subscripts, static_rank
-from kmigrate.rules.km2_ops._binding import Binding, ManualPortError, bind
-from kmigrate.rules.km2_ops._plan import Rewrite, check_conditions, plain_names, table_rewrite
-from kmigrate.rules.km2_ops._train_phase import build_train_phase
+from kmigrate.rules.common.batch_dot import batch_dot_axes, einsum_subscripts, static_rank
+from kmigrate.rules.common.catalog.binding import Binding, ManualPortError, bind
+from kmigrate.rules.common.catalog.plan import Rewrite, check_conditions, plain_names, table_rewrite
+from kmigrate.rules.common.catalog.train_phase import build_train_phase
+from kmigrate.rules.common.shape_uses import shape_use_ok
 from kmigrate.rules.ops_catalog import OpEntry, py_literal
-from kmigrate.rules.shape_uses import shape_use_ok
 
 
 def call_text(callee: str, items: Iterable[tuple[str | None, str]]) -> str:

@@ -19,10 +19,9 @@ from kmigrate.engine import (
     module_binding_counts,
 )
 from kmigrate.rules.base import Report, Rule
-from kmigrate.rules.call_differences import KERAS_2
-from kmigrate.rules.common.tf_keras_aliases import ALIAS_MODULES
-from kmigrate.rules.keras_api import keras3_path, keras3_reference, removal_note
-from kmigrate.rules.km1_imports._helpers import (
+from kmigrate.rules.common.call_differences import KERAS_2
+from kmigrate.rules.common.keras_api import keras3_path, keras3_reference, removal_note
+from kmigrate.rules.common.keras_paths import (
     LEFT_TO_OTHER_RULES,
     PORT_ADVICE,
     format_alias,
@@ -30,7 +29,8 @@ from kmigrate.rules.km1_imports._helpers import (
     legacy_path,
     path_is_portable,
 )
-from kmigrate.rules.module_escapes import check_module_uses, patched_attributes
+from kmigrate.rules.common.module_escapes import check_module_uses, patched_attributes
+from kmigrate.rules.common.tf_keras_aliases import ALIAS_MODULES
 
 # Appended to the fix safety of the rules built on this one.
 REEXPORT_NOTE = (

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kmigrate.engine import NOT_LITERAL, CallSite
+from kmigrate.rules.common.catalog.binding import Binding, ManualPortError
 from kmigrate.rules.common.dtypes import dtype_name
-from kmigrate.rules.km2_ops._binding import Binding, ManualPortError
 from kmigrate.rules.ops_catalog import py_literal
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kmigrate.rules.keras_api import keras3_reference
+from kmigrate.rules.common.keras_api import keras3_reference
 
 TF_KERAS = "tensorflow.keras"
 # Left to KM5xx, which knows the argument changes of the legacy optimizers.

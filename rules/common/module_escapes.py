@@ -9,7 +9,7 @@ This module follows the cases it can read in the same file (an assignment to a n
 parameter default, a keyword argument of a function defined here) and says which uses it
 cannot follow, so the import rules report instead of silently renaming into broken code.
 Asked for the Keras the import came from, it also says which uses exist in Keras 3 but
-would compute something else there (``rules/call_differences.py``).
+would compute something else there (``rules/common/call_differences.py``).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import ast
 from dataclasses import dataclass, field
 
 from kmigrate.engine import ModuleInfo, dotted_parts
-from kmigrate.rules.call_differences import call_difference
-from kmigrate.rules.keras_api import is_module, keras3_reference
+from kmigrate.rules.common.call_differences import call_difference
+from kmigrate.rules.common.keras_api import is_module, keras3_reference
 
 _MAX_DEPTH = 3  # name -> name -> name: beyond that, report rather than follow
 

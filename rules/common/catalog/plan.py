@@ -6,9 +6,9 @@ import re
 from dataclasses import dataclass
 
 from kmigrate.engine import NOT_LITERAL, ArgOut, CallEdit, EditPlan, ReplaceNode
+from kmigrate.rules.common.catalog.binding import Binding, ManualPortError
+from kmigrate.rules.common.catalog.translators import OMIT, TRANSLATORS, Translation, Value
 from kmigrate.rules.common.dtypes import dtype_name
-from kmigrate.rules.km2_ops._binding import Binding, ManualPortError
-from kmigrate.rules.km2_ops._translators import OMIT, TRANSLATORS, Translation, Value
 from kmigrate.rules.ops_catalog import OutArg, qualify_names
 
 

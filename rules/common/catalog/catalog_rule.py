@@ -7,9 +7,9 @@ from typing import Any
 
 from kmigrate.engine import CallSite, Context, ReferenceSite, Severity
 from kmigrate.rules.base import Rule
-from kmigrate.rules.km2_ops._binding import ManualPortError
-from kmigrate.rules.km2_ops._builders import plan_call
-from kmigrate.rules.km2_ops._plan import Rewrite
+from kmigrate.rules.common.catalog.binding import ManualPortError
+from kmigrate.rules.common.catalog.builders import plan_call
+from kmigrate.rules.common.catalog.plan import Rewrite
 from kmigrate.rules.ops_catalog import OpEntry, by_symbol, lookup
 
 CATALOG_SYMBOLS = frozenset(s for s in by_symbol() if lookup(s).builder != "variable")
