@@ -289,14 +289,14 @@ from kmigrate.engine import sources
 from kmigrate.cli.main import main
 
 denied = sys.argv.pop(1)
-real_open = open
+real_open = sources.open_for_reading
 
-def deny(file, *args, **kwargs):
+def deny(file):
     if str(file).endswith(denied):
         raise PermissionError(13, "Permission denied", str(file))
-    return real_open(file, *args, **kwargs)
+    return real_open(file)
 
-sources.open = deny
+sources.open_for_reading = deny
 main(sys.argv[1:])
 """
 
@@ -311,14 +311,14 @@ def test_unreadable_file_is_reported_and_skipped(tmp_path: Path, monkeypatch) ->
     path = tmp_path / "secret.py"
     path.write_bytes(utf8(TF, LAYER))
     job = Job(str(path), "secret.py", "", (), True)
-    real_open = open
+    real_open = sources.open_for_reading
 
-    def deny(file, *args, **kwargs):
+    def deny(file):
         if str(file) == str(path):
             raise PermissionError(13, "Permission denied", str(file))
-        return real_open(file, *args, **kwargs)
+        return real_open(file)
 
-    monkeypatch.setattr(sources, "open", deny, raising=False)
+    monkeypatch.setattr(sources, "open_for_reading", deny)
     report = run_job(job, select_ids(["KM1"], []))
     assert [f.rule for f in report.findings] == ["KM901"]
     assert "cannot read this file (Permission denied)" in report.findings[0].message

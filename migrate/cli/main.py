@@ -7,6 +7,7 @@ TensorFlow, Keras, JAX or PyTorch; commands that need them load them inside.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from kmigrate.cli.options import (
     run_with_progress,
 )
 from kmigrate.engine.model import RULE_CRASHED
+from kmigrate.report.common import printable
 from kmigrate.run.settings import RunSettings
 
 # Commands implemented in their own modules, imported only when invoked.
@@ -252,20 +254,17 @@ def apply(paths, select, ignore, jobs, config_path, quiet, diff, check_only, all
     changed = [r for r in result.files if r.new_text is not None]
     untouched = [r for r in result.files if r.error]
     for report in untouched:
-        click.echo(f"{report.path}: {report.error}", err=True)
+        click.echo(printable(f"{report.path}: {report.error}"), err=True)
+    locations = {job.display: Path(job.path) for job in planned}
     dry_run = diff or check_only  # like `black --check`: --check alone never writes
     if diff:
-        for report in changed:
-            click.echo(
-                unified_diff(report.path, report.old_text or "", report.new_text or ""), nl=False
-            )
+        _print_patch(settings, changed, locations)
     elif check_only:
         for report in changed:
-            click.echo(f"would rewrite {report.path}")
+            click.echo(printable(f"would rewrite {report.path}"))
     if dry_run:
         written = changed
     else:
-        locations = {job.display: Path(job.path) for job in planned}
         written = _write_changes(settings, changed, locations, allow_dirty)
     remaining = result.findings
     _say_long_lines(written, quiet)
@@ -359,13 +358,14 @@ def _write_changes(settings: RunSettings, changed, locations=None, allow_dirty=T
                     source = read_source(path)
                     if source.text != report.old_text:
                         click.echo(
-                            f"{report.path}: changed during the run; left untouched", err=True
+                            printable(f"{report.path}: changed during the run; left untouched"),
+                            err=True,
                         )
                         continue
                     write_atomic(path, source.encode(report.new_text))
                     written.append(report)
             except (OSError, SourceError, UnicodeError) as error:
-                click.echo(f"{report.path}: not written: {error}", err=True)
+                click.echo(printable(f"{report.path}: not written: {error}"), err=True)
     except KeyboardInterrupt:
         click.echo(
             f"kmigrate: interrupted after writing {len(written)} of {len(changed)} file(s); "
@@ -385,7 +385,7 @@ def _dirty(changed, paths) -> set[str]:
     dirty = {d.path: d for d in dirty_files([paths[r.path] for r in changed])}
     pairs = [(r, dirty[paths[r.path]]) for r in changed if paths[r.path] in dirty]
     if pairs:
-        listing = "".join(f"\n  {r.path} ({d.state})" for r, d in pairs)
+        listing = "".join(f"\n  {printable(r.path)} ({printable(d.state)})" for r, d in pairs)
         click.echo(
             f"kmigrate: {len(pairs)} file(s) with uncommitted changes left untouched "
             f"(commit or stash them, or pass --allow-dirty):{listing}",
@@ -394,18 +394,32 @@ def _dirty(changed, paths) -> set[str]:
     return {r.path for r, _ in pairs}
 
 
-def unified_diff(path: str, old: str, new: str) -> str:
-    """A diff `git apply` accepts (a/ and b/ prefixes, no missing-newline surprises)."""
-    import difflib  # only `apply --diff` needs it: scan starts without it
+def _print_patch(settings: RunSettings, changed, locations: dict[str, Path]) -> None:
+    """The rewrites as one patch: bytes unchanged when piped (``| git apply``), control
+    characters escaped on a terminal (see report.patch)."""
+    from kmigrate.engine.sources import SourceError, read_source
+    from kmigrate.project.discover import raw_display_path
+    from kmigrate.report.patch import terminal_view, unified_patch
 
-    old_lines = old.splitlines(keepends=True)
-    new_lines = new.splitlines(keepends=True)
-    lines = []
-    for line in difflib.unified_diff(old_lines, new_lines, f"a/{path}", f"b/{path}"):
-        if not line.endswith(("\n", "\r")):
-            line += "\n\\ No newline at end of file\n"
-        lines.append(line)
-    return "".join(lines)
+    root = settings.config.root
+    for report in changed:
+        location = locations.get(report.path)
+        old, new = report.old_text or "", report.new_text or ""
+        name = os.fsencode(raw_display_path(location, root) if location else report.path)
+        try:
+            source = read_source(location or root / report.path)
+            if source.text != old:
+                raise SourceError("changed since it was read")
+            old_bytes, new_bytes = source.data, source.encode(new)
+        except (SourceError, UnicodeError):  # as UTF-8, the best a patch can say then
+            old_bytes, new_bytes = (t.encode("utf-8", "surrogateescape") for t in (old, new))
+        patch = unified_patch(name, old_bytes, new_bytes)
+        if sys.stdout.isatty():
+            click.echo(terminal_view(patch), nl=False)
+        else:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(patch)
+            sys.stdout.buffer.flush()
 
 
 @main.command(name="rules")

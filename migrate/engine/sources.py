@@ -83,17 +83,68 @@ def megabytes(size: int) -> str:
     return f"{size / 1_000_000:.1f} MB"
 
 
-def read_bytes(path: Path | str) -> bytes:
+class FileTooLargeError(SourceError):
+    """A file above the size limit; it was not read (``size`` in bytes)."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"{megabytes(size)} is above the {megabytes(limit)} limit")
+        self.size = size
+        self.limit = limit
+
+
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+
+
+def open_for_reading(path: Path | str) -> int:
+    """A read handle that never blocks (the one place every source read opens a file)."""
+    return os.open(path, _READ_FLAGS)
+
+
+def read_bytes(path: Path | str, limit: int | None = None) -> bytes:
     """The bytes of a regular file; SourceError (with the reason) for FIFOs,
-    devices, folders and files that cannot be read."""
+    devices, folders and files that cannot be read.
+
+    The file is opened without blocking (a FIFO put in its place after a ``stat``
+    would otherwise hang the run) and checked with ``fstat`` on that handle, and no
+    more than the size limit is ever read: by default ``KMIGRATE_MAX_FILE_MB``, since
+    every caller would otherwise hold, and most parse, a file the scan refuses (a
+    12 MB generated module cost the project index 2.5 GB). FileTooLargeError says so
+    without reading it.
+    """
+    if limit is None:
+        limit = size_limit("KMIGRATE_MAX_FILE_MB", MAX_FILE_MB)
     try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode):
-            raise SourceError("a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file")
-        with open(path, "rb") as handle:
-            return handle.read()
+        handle = open_for_reading(path)
     except OSError as error:
         raise SourceError(error.strerror or str(error)) from None
+    try:
+        info = os.fstat(handle)
+        if not stat.S_ISREG(info.st_mode):
+            raise SourceError("a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file")
+        if info.st_size > limit:
+            raise FileTooLargeError(info.st_size, limit)
+        return _read_at_most(handle, info.st_size, limit)
+    except OSError as error:
+        raise SourceError(error.strerror or str(error)) from None
+    finally:
+        os.close(handle)
+
+
+def _read_at_most(handle: int, expected: int, limit: int) -> bytes:
+    """All of ``handle`` (``expected`` bytes by its fstat), or FileTooLargeError once it
+    holds more than ``limit``: a file still being written can grow past its fstat."""
+    chunks = []
+    total = 0
+    want = expected + 1  # one more than fstat said: 0 bytes then means the end
+    while True:
+        chunk = os.read(handle, max(1, min(want, limit + 1 - total, 1 << 24)))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > limit:
+            raise FileTooLargeError(total, limit)
+        want = 1 << 20
 
 
 def read_source(path: Path) -> SourceText:

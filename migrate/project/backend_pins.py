@@ -33,13 +33,14 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from kmigrate.engine.run_data import BackendPin
-from kmigrate.engine.sources import parse_or_none
+from kmigrate.engine.sources import SourceError, parse_or_none, read_bytes
 from kmigrate.project.backend_markers import (
     BACKEND_VARIABLE,
     mentions_backend,
 )
 from kmigrate.project.backend_markers import VARIABLES as _VARIABLES
 from kmigrate.project.discover import SKIPPED_DIRS
+from kmigrate.project.tree_files import read_tree_file, real_path
 
 # (glob on the file name, kind). Workflows are matched on their path below.
 _CONFIG_FILES: tuple[tuple[str, str], ...] = (
@@ -79,7 +80,6 @@ _MAGIC_ENV = re.compile(
     r"^\s*%env\s+(?P<var>KERAS_BACKEND|TF_USE_LEGACY_KERAS)(?:\s*=\s*|\s+)(?P<value>\S*)"
 )
 _SETTER_METHODS = frozenset({"setdefault", "putenv", "setenv"})
-_MAX_CONFIG_BYTES = 2_000_000
 
 
 def _unquote(value: str) -> str:
@@ -211,11 +211,26 @@ def _config_kind(relative: str) -> str | None:
 def _walk_config_files(folder: Path) -> Iterator[Path]:
     """The files under ``folder`` whose name may be a config file's (a ``Path`` is made
     only for those: most files of a tree are source files)."""
-    for current, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS or d in (".github", ".circleci"))
-        for name in sorted(files):
-            if _may_be_config(name):
-                yield Path(current, name)
+    stack = [os.fspath(folder)]  # not os.walk: it recursed (Python < 3.12), and a tree
+    while stack:  # 1,000 folders deep ended the run with a RecursionError
+        try:
+            entries = sorted(os.scandir(stack.pop()), key=lambda e: e.name)
+        except OSError:
+            continue
+        folders = []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                continue
+            if not is_dir:
+                if _may_be_config(entry.name):
+                    yield Path(entry.path)
+            elif not entry.is_symlink() and (
+                entry.name not in SKIPPED_DIRS or entry.name in (".github", ".circleci")
+            ):
+                folders.append(entry.path)
+        stack.extend(reversed(folders))
 
 
 def _relative(path: Path, resolved: Path, root: Path) -> str:
@@ -250,13 +265,11 @@ class _Resolver:
             return None
 
 
-def _read_text(path: Path) -> str | None:
-    try:
-        if path.stat().st_size > _MAX_CONFIG_BYTES:
-            return None
-        return path.read_bytes().decode("utf-8", errors="replace")
-    except OSError:
-        return None
+def _read_text(path: Path, inside: Sequence[Path]) -> str | None:
+    """The text of a config file: a small regular file inside the tree, else None (a
+    FIFO, a device, a link out of the tree are never opened for reading)."""
+    data = read_tree_file(path, inside)
+    return None if data is None else data.decode("utf-8", errors="replace")
 
 
 def _root_candidates(root: Path) -> Iterator[Path]:
@@ -296,6 +309,8 @@ def find_backend_pins(
             candidates.append(path)
     resolver = _Resolver()
     real_root = root.resolve()
+    # the tree: the project and the folders scanned (which may lie elsewhere)
+    inside = [real_root, *(r for r in map(real_path, paths) if r is not None and r.is_dir())]
     for candidate in candidates:
         if not _may_be_config(candidate.name):
             continue  # by its name alone, before resolving it: most files of a tree
@@ -307,7 +322,7 @@ def find_backend_pins(
         kind = _config_kind(relative)
         if kind is None:
             continue
-        text = _read_text(candidate)
+        text = _read_text(candidate, inside)
         if text and (kind == "keras-config" or any(v in text for v in _VARIABLES)):
             pins.update(pins_in_config_text(text, relative, kind))
     for display in source_files:
@@ -318,9 +333,8 @@ def find_backend_pins(
         if not os.path.isfile(location):
             location = display
         try:
-            with open(location, "rb") as handle:
-                data = handle.read()
-        except OSError:
+            data = read_bytes(location)  # never blocks, never above the size limit
+        except SourceError:
             continue
         if not mentions_backend(data):
             continue

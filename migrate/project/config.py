@@ -100,11 +100,17 @@ def load_config(start: Path, explicit: Path | None = None) -> Config:
         import tomllib
     else:  # pragma: no cover
         import tomli as tomllib
+    text = _read_pyproject(path, explicit is not None)
+    if text is None:  # the tree's file is a link out of it, a FIFO, a device: not used
+        return Config(root=path.parent.resolve())
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as error:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"cannot read {path}: {error}") from None
-    table = data.get("tool", {}).get("kmigrate", {})
+    except RecursionError:  # tomllib recurses into nested arrays and tables
+        raise ConfigError(f"cannot read {path}: nested too deeply") from None
+    tool = data.get("tool", {})
+    table = tool.get("kmigrate", {}) if isinstance(tool, dict) else {}
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.kmigrate] must be a table")
     ignores = table.get("per-file-ignores", {})
@@ -129,6 +135,28 @@ def load_config(start: Path, explicit: Path | None = None) -> Config:
         model_bases=_class_names(table, "model-bases", path),
         extra={k: v for k, v in table.items() if k not in known},
     )
+
+
+def _read_pyproject(path: Path, explicit: bool) -> str | None:
+    """The text of the config file; None for a found one that is not a small regular
+    file inside its own folder (the scanned tree's file must not pull in one of the
+    user's, nor block on a FIFO). ``--config`` is the user's choice: read wherever it is."""
+    from kmigrate.engine.sources import SourceError, read_bytes
+    from kmigrate.project.tree_files import CONFIG_LIMIT, read_tree_file
+
+    if explicit:
+        try:
+            data = read_bytes(path, CONFIG_LIMIT)
+        except SourceError as error:
+            raise ConfigError(f"cannot read {path}: {error}") from None
+    else:
+        data = read_tree_file(path, [path.parent.resolve()])
+        if data is None:
+            return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"cannot read {path}: not UTF-8 ({error})") from None
 
 
 def _baseline_inside(value: Any, root: Path, source: Path) -> str:

@@ -14,6 +14,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from kmigrate.project.glob_match import LinearGlob, tokenize, wildcard_count
+from kmigrate.project.tree_files import read_tree_file
+
 SKIPPED_DIRS = frozenset(
     {
         ".git",
@@ -49,20 +52,26 @@ class _Pattern:
     to set up; the others are regular expressions (compiling the sixty lines of the
     usual Python template as expressions took 3 ms of every run)."""
 
-    regex: re.Pattern[str] | None  # None: ``text`` says what matches
+    regex: re.Pattern[str] | None  # None: ``text`` or ``glob`` says what matches
     negated: bool
     dir_only: bool
     text: str = ""  # the last part of the path, or its end when ``suffix``
     suffix: bool = False
+    glob: LinearGlob | None = None  # a line with more wildcards than a regex can take
 
     def matches(self, relative: str) -> bool:
         if self.regex is not None:
             return self.regex.match(relative) is not None
+        if self.glob is not None:
+            return self.glob.matches(relative)
         name = relative.rpartition("/")[2]
         return name.endswith(self.text) if self.suffix else name == self.text
 
 
 _GLOB_CHARS = frozenset("*?[\\")
+# A regex with this many unbounded wildcards backtracks at most quadratically in the
+# path; more, and a hostile line takes exponential time (see glob_match).
+_REGEX_WILDCARDS = 2
 
 
 def _plain(text: str) -> bool:
@@ -75,7 +84,8 @@ def _glob_to_regex(pattern: str) -> str:
     while i < len(pattern):
         char = pattern[i]
         if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
+            if not out or out[-1] != "(?:.*/)?":  # ``**/**/`` is ``**/``
+                out.append("(?:.*/)?")
             i += 3
             continue
         if pattern.startswith("**", i):
@@ -133,9 +143,14 @@ def parse_gitignore(text: str) -> list[_Pattern]:
         body = _glob_to_regex(line)
         regex = f"^{body}$" if anchored else f"^(?:.*/)?{body}$"
         try:
-            patterns.append(_Pattern(re.compile(regex), negated, dir_only))
+            compiled = re.compile(regex)
         except re.error:  # a range such as [z-a]: git ignores the line, so do we
             continue
+        tokens = tokenize(line, _bracket, unanchored=not anchored)
+        if wildcard_count(tokens) > _REGEX_WILDCARDS:  # would backtrack: linear instead
+            patterns.append(_Pattern(None, negated, dir_only, glob=LinearGlob(tokens)))
+        else:
+            patterns.append(_Pattern(compiled, negated, dir_only))
     return patterns
 
 
@@ -191,88 +206,136 @@ def _resolve(path: Path) -> Path | None:
         return None
 
 
-def _read_gitignore(path: Path) -> list[_Pattern]:
-    try:
-        return parse_gitignore(path.read_text(encoding="utf-8", errors="replace"))
-    except OSError:  # unreadable: as if absent
-        return []
+def _read_gitignore(path: Path, tree: tuple[Path, ...]) -> list[_Pattern]:
+    """The patterns of a ``.gitignore`` that is a small regular file inside the ``tree``
+    (its real folders); one that is not (unreadable, a FIFO, a link out of the tree) is
+    as if absent."""
+    data = read_tree_file(path, tree)
+    return [] if data is None else parse_gitignore(data.decode("utf-8", errors="replace"))
 
 
 def _walk(start: Path, root: Path, exclude: list[str], seen: set[Path]) -> Iterator[Path]:
     top = start.resolve()
+    tree = (root, top)
     gitignores: list[tuple[Path, list[_Pattern]]] = []
     for parent in [*reversed(top.parents), top]:
         if parent == root or root in parent.parents or parent == top:
             ignore_file = parent / ".gitignore"
             if ignore_file.is_file():
-                gitignores.append((parent, _read_gitignore(ignore_file)))
-    visited_dirs: set[Path] = set()
-    # Symlinked entries wait until every real file and folder was seen, so a file
-    # reached both directly and through a link is reported under its real path.
-    deferred: list[tuple[os.DirEntry, list]] = []
+                gitignores.append((parent, _read_gitignore(ignore_file, tree)))
+    walker = _Walker(start, top, root, tree, exclude, seen)
+    yield from walker.walk(start, gitignores, top)
+    while walker.deferred:
+        entry, local = walker.deferred.pop(0)
+        found = walker.visit(entry, local)
+        if isinstance(found, Path):
+            yield found
+        elif found is not None:
+            yield from walker.walk(*found)
 
-    def walk(folder: Path, depth_patterns: list, real: Path) -> Iterator[Path]:
+
+class _Walker:
+    """One walk of a folder tree, depth first in name order, with an explicit stack
+    (a tree 600 folders deep exceeded Python's recursion limit)."""
+
+    def __init__(
+        self,
+        start: Path,
+        top: Path,
+        root: Path,
+        tree: tuple[Path, ...],
+        exclude: list[str],
+        seen: set[Path],
+    ) -> None:
+        self.start, self.top, self.root, self.tree = start, top, root, tree
+        self.exclude = exclude
+        self.seen = seen
+        self.visited_dirs: set[Path] = set()
+        # Symlinked entries wait until every real file and folder was seen, so a file
+        # reached both directly and through a link is reported under its real path.
+        self.deferred: list[tuple[os.DirEntry, list]] = []
+
+    def walk(self, folder: Path, patterns: list, real: Path) -> Iterator[Path]:
         """The files under ``folder``, whose real path is ``real``."""
-        if real in visited_dirs or (real != top and top not in real.parents):
-            return  # a symlink loop or a link out of the tree
-        visited_dirs.add(real)
-        local = list(depth_patterns)
+        first = self._open(folder, patterns, real)
+        stack = [first] if first is not None else []
+        while stack:
+            entries, local, real_folder = stack[-1]
+            entry = next(entries, None)
+            if entry is None:
+                stack.pop()
+                continue
+            if entry.is_symlink():
+                self.deferred.append((entry, local))
+                continue
+            found = self.visit(entry, local, real_folder)
+            if isinstance(found, Path):
+                yield found
+            elif found is not None:
+                opened = self._open(*found)
+                if opened is not None:
+                    stack.append(opened)
+
+    def _open(
+        self, folder: Path, patterns: list, real: Path
+    ) -> tuple[Iterator[os.DirEntry], list, Path] | None:
+        """A folder's sorted entries and its ignore patterns; None for a folder seen
+        already (a symlink loop), out of the tree, or unreadable."""
+        top = self.top
+        if real in self.visited_dirs or (real != top and top not in real.parents):
+            return None
+        self.visited_dirs.add(real)
+        local = list(patterns)
         ignore_file = folder / ".gitignore"
-        if folder != start and ignore_file.is_file():
-            local.append((real, _read_gitignore(ignore_file)))
+        if folder != self.start and ignore_file.is_file():
+            local.append((real, _read_gitignore(ignore_file, self.tree)))
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError:
-            return
-        for entry in entries:
-            if entry.is_symlink():
-                deferred.append((entry, local))
-                continue
-            yield from visit(entry, local, real)
+            return None
+        return iter(entries), local, real
 
-    def excluded(real_path: Path) -> bool:
-        return bool(exclude) and _matches_any(_relative(real_path, root), exclude)
+    def _excluded(self, real_path: Path) -> bool:
+        return bool(self.exclude) and _matches_any(_relative(real_path, self.root), self.exclude)
 
-    def visit(entry: os.DirEntry, local: list, real_folder: Path | None = None) -> Iterator[Path]:
-        """``real_folder``: the real path of the entry's folder, given when the entry is
-        not a symlink; the entry's real path is then that folder and its name, with no
-        ``resolve`` (a system call per path component) for each file of the tree."""
+    def visit(
+        self, entry: os.DirEntry, local: list, real_folder: Path | None = None
+    ) -> Path | tuple[Path, list, Path] | None:
+        """A source file to yield, a folder to walk (its path, patterns and real path),
+        or None. ``real_folder``: the real path of the entry's folder, given when the
+        entry is not a symlink; the entry's real path is then that folder and its name,
+        with no ``resolve`` (a system call per path component) for each file."""
         try:
             is_dir = entry.is_dir()
             is_file = not is_dir and entry.is_file()
         except OSError:
-            return  # a symlink loop, an unreadable entry
+            return None  # a symlink loop, an unreadable entry
         if not is_dir and not (is_file and entry.name.endswith(SOURCE_SUFFIXES)):
-            return  # not a source file (a FIFO, a broken link ...)
+            return None  # not a source file (a FIFO, a broken link ...)
         path = Path(entry.path)
         real_path = real_folder / entry.name if real_folder is not None else _resolve(path)
         if real_path is None:
-            return  # a symlink loop
+            return None  # a symlink loop
         if is_dir:
             if (
                 entry.name in SKIPPED_DIRS
                 or entry.name.endswith(".egg-info")
                 or _is_virtualenv(path)
             ):
-                return
-            if _ignored(local, real_path, True) or excluded(real_path):
-                return
-            yield from walk(path, local, real_path)
-        else:
-            # Only a link can lead out of the tree: other entries lie in a folder inside it.
-            if real_folder is None and real_path != top and top not in real_path.parents:
-                return  # a file link out of the tree
-            if _ignored(local, real_path, False) or excluded(real_path):
-                return
-            if real_path in seen:
-                return
-            seen.add(real_path)
-            yield path
-
-    yield from walk(start, gitignores, top)
-    while deferred:
-        entry, local = deferred.pop(0)
-        yield from visit(entry, local)
+                return None
+            if _ignored(local, real_path, True) or self._excluded(real_path):
+                return None
+            return path, local, real_path
+        # Only a link can lead out of the tree: other entries lie in a folder inside it.
+        top = self.top
+        if real_folder is None and real_path != top and top not in real_path.parents:
+            return None  # a file link out of the tree
+        if _ignored(local, real_path, False) or self._excluded(real_path):
+            return None
+        if real_path in self.seen:
+            return None
+        self.seen.add(real_path)
+        return path
 
 
 def _relative(path: Path, root: Path) -> str:
@@ -283,7 +346,14 @@ def _relative(path: Path, root: Path) -> str:
 
 
 def display_path(path: Path, root: Path) -> str:
-    """The path as reports show it: relative to the project root when inside it."""
+    """The path as reports show it: relative to the project root when inside it, with
+    bytes that are not UTF-8 written ``\\xff`` (see :func:`printable_name`)."""
+    return printable_name(raw_display_path(path, root))
+
+
+def raw_display_path(path: Path, root: Path) -> str:
+    """:func:`display_path` with the name's bytes as the file system has them (a name
+    that is not UTF-8 holds surrogates: ``os.fsencode`` gives its bytes back)."""
     resolved = path.absolute()
     try:
         return resolved.relative_to(root).as_posix()
@@ -292,3 +362,14 @@ def display_path(path: Path, root: Path) -> str:
             return Path(os.path.relpath(resolved, Path.cwd())).as_posix()
         except ValueError:
             return path.as_posix()
+
+
+def printable_name(name: str) -> str:
+    """``name`` as valid Unicode: a file name that is not UTF-8 (``bad_\\xff.py``) reaches
+    Python with its bad bytes as lone surrogates, which no report format, hash or
+    terminal can encode; each such byte becomes the text ``\\xff``, as Python writes it."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(name).decode("utf-8", "backslashreplace")
+    return name

@@ -97,10 +97,12 @@ def rule_descriptor(rule_id: str) -> dict[str, Any]:
 
 
 def artifact_uri(path: str) -> str:
-    """A relative URI reference: forward slashes, percent-encoded, no leading ``./``."""
+    """A relative URI reference: percent-encoded, no leading ``./``. Report paths use
+    ``/`` already; a backslash is part of a name (``back\\slash.py`` is one file on
+    POSIX), so it is encoded (``%5C``), never turned into a folder separator."""
     while path.startswith("./"):
         path = path[2:]
-    return quote(path.replace("\\", "/"), safe="/")
+    return quote(path, safe="/")
 
 
 def region(finding: Finding) -> dict[str, int]:

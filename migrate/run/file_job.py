@@ -189,27 +189,31 @@ def _load(job: Job, rule_ids: tuple[str, ...], data: bytes | None) -> _Unit | Fi
     """Read, pre-filter, size-check and decode the file (and open a notebook): a
     :class:`_Unit`, or the file's final report when there is nothing to analyse
     (empty) or the file cannot be used (a KM901 finding says why)."""
-    from kmigrate.engine.sources import MAX_FILE_MB, megabytes, read_bytes, size_limit
+    from kmigrate.engine.sources import (
+        MAX_FILE_MB,
+        FileTooLargeError,
+        read_bytes,
+        size_limit,
+    )
     from kmigrate.rules.context_spec import SOURCE_MARKERS
 
     def unusable(message: str) -> FileReport:
         finding = _file_finding(job.display, message + "; the file is left untouched")
         return FileReport(job.display, [finding], parsed=False)
 
+    limit = size_limit("KMIGRATE_MAX_FILE_MB", MAX_FILE_MB)
     try:
         if data is None:
-            data = read_bytes(job.path)
+            data = read_bytes(job.path, limit)  # a file above the limit is never read
+        elif len(data) > limit:
+            raise FileTooLargeError(len(data), limit)
+    except FileTooLargeError as error:
+        return unusable(f"not analysed: {error} (generated code?; KMIGRATE_MAX_FILE_MB raises it)")
     except SourceError as error:
         return unusable(f"cannot read this file ({error})")
     if not _reaches_framework(job) and not any(marker in data for marker in SOURCE_MARKERS):
         # cannot contain TensorFlow or Keras code
         return FileReport(job.display, mentions_backend=mentions_backend(data))
-    limit = size_limit("KMIGRATE_MAX_FILE_MB", MAX_FILE_MB)
-    if len(data) > limit:
-        return unusable(
-            f"not analysed: {megabytes(len(data))} is above the {megabytes(limit)} limit "
-            "(generated code?; KMIGRATE_MAX_FILE_MB raises it)"
-        )
     try:
         source = decode_source(data)
     except SourceError as error:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kmigrate.engine.run_data import Job, package_of
-from kmigrate.project.discover import discover, display_path
+from kmigrate.project.discover import discover, display_path, printable_name
 
 if TYPE_CHECKING:
     from kmigrate.project.config import Config
@@ -106,7 +106,7 @@ def _display_path(path: Path, root: Path, folders: dict[Path, str]) -> str:
     if folder is None:
         shown = display_path(path.parent, root)
         folder = folders[path.parent] = "" if shown == "." else shown.rstrip("/") + "/"
-    return folder + path.name
+    return folder + printable_name(path.name)
 
 
 def default_jobs() -> int:
