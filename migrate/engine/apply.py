@@ -83,6 +83,21 @@ def _own_package_first(layout: ImportLayout | None, package: str) -> ImportLayou
     return dataclasses.replace(layout, first_party=layout.first_party | {top})
 
 
+def _helpers_first_party(layout: ImportLayout, fixable: list[Finding]) -> ImportLayout:
+    """A helper module the fixes write beside the file (``EnsureHelper``) is the
+    project's own code: its import joins the first-party block, as isort sorts it once
+    the module exists."""
+    helpers = {
+        e.import_from.lstrip(".").split(".")[0]
+        for f in fixable
+        for e in (f.fix.edits if f.fix else ())
+        if isinstance(e, EnsureHelper) and not e.import_from.startswith(".")
+    }
+    if not helpers - layout.first_party:
+        return layout
+    return dataclasses.replace(layout, first_party=layout.first_party | helpers)
+
+
 _MAX_ATTEMPTS = 3
 _STUCK = (
     "its fix did not remove the finding, so kmigrate would make it again and again; "
@@ -138,7 +153,7 @@ def _fix_rounds(
                 spec.import_style,
                 analysis.tree,
                 exported,
-                _own_package_first(layout, package),
+                _helpers_first_party(_own_package_first(layout, package), fixable),
             )
         except Exception as error:  # noqa: BLE001 - LibCST cannot parse something ast can
             outcome.error = f"could not edit this file: {type(error).__name__}: {error}"

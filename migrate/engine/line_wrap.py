@@ -15,31 +15,36 @@ import ast
 import io
 import tokenize
 
+# How many times a line the wrap made may be wrapped again (nested calls).
+_PASSES = 4
+
 
 def wrap_long_lines(original: str, text: str, limit: int) -> tuple[str, list[int]]:
     """``text`` with its new over-long lines wrapped; and the (1-based, in the returned
     text) lines still over ``limit`` that the rewrite made so."""
     old_lines = set(original.splitlines())
     lines = text.splitlines(keepends=True)
-    candidates = [
-        index
-        for index, line in enumerate(lines)
-        if _too_long(line, limit) and line.rstrip("\r\n") not in old_lines
-    ]
-    if not candidates:
-        return text, []
     try:
         expected = ast.dump(ast.parse(text))
     except SyntaxError:
         return text, []
-    for index in reversed(candidates):  # bottom up: the indices above stay valid
-        for wrapped in (_wrapped(lines[index], limit), _items(lines[index], limit)):
-            if wrapped is None:
-                continue
-            trial = [*lines[:index], *wrapped, *lines[index + 1 :]]
-            if _same_tree("".join(trial), expected):  # never a change of meaning
-                lines = trial
-                break
+    for _ in range(_PASSES):  # a wrapped call's inner line may be long in its turn
+        candidates = [
+            index
+            for index, line in enumerate(lines)
+            if _too_long(line, limit) and line.rstrip("\r\n") not in old_lines
+        ]
+        changed = False
+        for index in reversed(candidates):  # bottom up: the indices above stay valid
+            for wrapped in (_wrapped(lines[index], limit), _items(lines[index], limit)):
+                if wrapped is None:
+                    continue
+                trial = [*lines[:index], *wrapped, *lines[index + 1 :]]
+                if _same_tree("".join(trial), expected):  # never a change of meaning
+                    lines, changed = trial, True
+                    break
+        if not changed:
+            break
     new_text = "".join(lines)
     still = [
         number

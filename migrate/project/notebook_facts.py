@@ -180,7 +180,13 @@ def notebook_record(
 # (the project's key, the notebooks' paths, packages and bytes, kmigrate's build).
 
 NOTEBOOKS = "notebooks"  # the index store's namespace; the key is the project root's
-_NAME_FIELDS = ("model_classes", "model_functions", "data_functions", "mixed_functions")
+_NAME_FIELDS = (
+    "model_classes",
+    "model_functions",
+    "data_functions",
+    "mixed_functions",
+    "model_methods",
+)
 _PAIR_FIELDS = (
     "bindings",
     "notes",

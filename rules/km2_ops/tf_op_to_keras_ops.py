@@ -152,8 +152,7 @@ class TfOpToKerasOps(CatalogRule):
             """,
             """
             import keras
-            from _keras2_compat import batch_dot
-            from _keras2_compat import cast_to_floatx
+            from _keras2_compat import batch_dot, cast_to_floatx
 
 
             class Attention(keras.layers.Layer):
