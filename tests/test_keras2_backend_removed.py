@@ -127,7 +127,7 @@ def test_int_shape_calls_the_keras2_helper_outside_model_code_too() -> None:
     (found,) = km108(code)
     assert found.fix is not None and "`int_shape` from `_keras2_compat.py`" in found.message
     assert apply_to_text(code) == (
-        "import tensorflow as tf\nfrom _keras2_compat import int_shape\n\n\n"
+        "import tensorflow as tf\n\nfrom _keras2_compat import int_shape\n\n\n"
         "def size(x):\n    return int_shape(x)[1]\n\n\ntf.data.Dataset.range(3).map(size)\n"
     )
 

@@ -152,6 +152,7 @@ class TfOpToKerasOps(CatalogRule):
             """,
             """
             import keras
+
             from _keras2_compat import batch_dot, cast_to_floatx
 
 
