@@ -4,7 +4,6 @@ computes them. Run after an intended change; review ``git diff`` of the goldens.
 
 from __future__ import annotations
 
-import difflib
 import sys
 import tempfile
 from pathlib import Path
@@ -12,7 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.repo_fixtures import apply_repo, copy_repo, run_repo  # noqa: E402
+from tests.repo_fixtures import apply_diff, apply_repo, copy_repo, run_repo  # noqa: E402
 from tests.test_project_index import EXPECTED, REPO_NAMES, REPOS, finding_lines  # noqa: E402
 
 
@@ -22,13 +21,7 @@ def main() -> int:
             root = copy_repo(name, Path(folder))
             (EXPECTED / f"{name}.scan").write_text("\n".join(finding_lines(run_repo(root))) + "\n")
             apply_repo(root)
-            diff: list[str] = []
-            for path in sorted((REPOS / name).rglob("*.py")):
-                rel = path.relative_to(REPOS / name).as_posix()
-                before = path.read_text().splitlines(True)
-                after = (root / rel).read_text().splitlines(True)
-                diff += difflib.unified_diff(before, after, f"a/{rel}", f"b/{rel}")
-            (EXPECTED / f"{name}.diff").write_text("".join(diff))
+            (EXPECTED / f"{name}.diff").write_text(apply_diff(REPOS / name, root))
     print(f"{len(REPO_NAMES)} fixture repositories written")
     return 0
 

@@ -65,3 +65,17 @@ def finding_lines(result: RunResult) -> list[str]:
         f"{f.path}:{f.span.line} {f.rule} {f.context.value} {'fixable' if f.fixable else 'manual'}"
         for f in result.findings
     ]
+
+
+def apply_diff(source: Path, applied: Path) -> str:
+    """The unified diff of every ``.py`` file of fixture ``source`` against its copy
+    ``applied`` after ``apply``: the golden ``repos_expected/<name>.diff``."""
+    import difflib
+
+    diff: list[str] = []
+    for path in sorted(source.rglob("*.py")):
+        rel = path.relative_to(source).as_posix()
+        before = path.read_text().splitlines(True)
+        after = (applied / rel).read_text().splitlines(True)
+        diff += difflib.unified_diff(before, after, f"a/{rel}", f"b/{rel}")
+    return "".join(diff)

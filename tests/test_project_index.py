@@ -4,7 +4,6 @@ apply make of the fixture repositories (tests/fixtures/repos/, written for these
 from __future__ import annotations
 
 import ast
-import difflib
 import json
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from kmigrate.rules.context_spec import CONTEXT_SPEC
 from tests.repo_fixtures import (
     REPO_NAMES,
     REPOS,
+    apply_diff,
     apply_repo,
     copy_repo,
     finding_lines,
@@ -248,13 +248,7 @@ def test_fixture_repo_findings_and_contexts(name: str, tmp_path: Path) -> None:
 def test_fixture_repo_apply_output(name: str, tmp_path: Path) -> None:
     root = copy_repo(name, tmp_path)
     apply_repo(root)
-    diff: list[str] = []
-    for path in sorted((REPOS / name).rglob("*.py")):
-        rel = path.relative_to(REPOS / name).as_posix()
-        before = path.read_text().splitlines(True)
-        after = (root / rel).read_text().splitlines(True)
-        diff += difflib.unified_diff(before, after, f"a/{rel}", f"b/{rel}")
-    assert "".join(diff) == (EXPECTED / f"{name}.diff").read_text()
+    assert apply_diff(REPOS / name, root) == (EXPECTED / f"{name}.diff").read_text()
     assert apply_repo(root) == 0  # a second apply changes nothing
 
 

@@ -20,17 +20,18 @@ import ast
 
 from kmigrate.engine import CallSite, ModuleInfo
 from kmigrate.rules.common.batch_dot import single_binding
+from kmigrate.rules.common.shape_uses import SHAPE_ARGUMENTS
 
-# Catalog symbol -> (position, keyword) of the argument that is a shape or counts.
+# Catalog symbol -> (position, keyword) of the argument that is a shape or counts: the
+# shape arguments of the catalog's ops (shape_uses) and tile's repetitions.
 STATIC_SHAPE_ARGUMENTS: dict[str, tuple[int, str]] = {
     "tf.tile": (1, "multiples"),
     "K.tile": (1, "n"),
-    "tf.reshape": (1, "shape"),
-    "K.reshape": (1, "shape"),
-    "tf.zeros": (0, "shape"),
-    "tf.ones": (0, "shape"),
-    "tf.fill": (0, "dims"),
-    "tf.broadcast_to": (1, "shape"),
+    **{
+        symbol: SHAPE_ARGUMENTS[symbol]
+        for symbol in ("tf.reshape", "K.reshape", "tf.zeros", "tf.ones", "tf.fill")
+        + ("tf.broadcast_to",)
+    },
 }
 STACKS = frozenset({"tf.stack", "K.stack"})
 # Calls whose result is a tensor whatever their arguments (a stack only where it is not
