@@ -34,28 +34,20 @@ def _env() -> dict[str, str]:
     return env
 
 
+def _run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Python in ``cwd`` on the TensorFlow backend, output as text."""
+    command = [sys.executable, *args]
+    return subprocess.run(command, cwd=cwd, env=_env(), capture_output=True, text=True, timeout=600)
+
+
 def _convert(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kmigrate", "convert-weights", *args],
-        cwd=cwd,
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return _run(cwd, "-m", "kmigrate", "convert-weights", *args)
 
 
 @pytest.fixture(scope="module")
 def tf_ops_file(tmp_path_factory) -> Path:
     work = tmp_path_factory.mktemp("tf_ops_h5")
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(WRITE_TF_OPS)],
-        cwd=work,
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = _run(work, "-c", textwrap.dedent(WRITE_TF_OPS))
     assert done.returncode == 0, done.stderr[-3000:]
     return work / "tf_ops.h5"
 
