@@ -250,3 +250,212 @@ def test_no_file_above_the_size_limit_is_ever_parsed(tmp_path, monkeypatch, comm
     assert result.exit_code in (0, 1), result.output
     if command[0] == "scan":
         assert "generated.py" in result.output and "0.1 MB limit" in result.output
+
+
+# 5. a named path that resolves outside the repository it sits in
+@pytest.mark.parametrize("named", ["src/", "src/model.py", "linked.py"])
+def test_apply_refuses_a_named_path_leading_out_of_its_repository(tmp_path, named) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "model.py").write_text(LAYER)
+    root = tmp_path / "tree"
+    root.mkdir()
+    (root / "own.py").write_text(LAYER)
+    (root / "src").symlink_to("../outside")
+    (root / "linked.py").symlink_to("../outside/model.py")
+    committed(root)
+    result = kmigrate("apply", named, cwd=root)
+    no_traceback(result)
+    assert result.returncode == 2, result.stderr
+    assert b"outside the repository it sits in" in result.stderr
+    assert b"--follow-outside" in result.stderr
+    assert (outside / "model.py").read_text() == LAYER
+    assert kmigrate("apply", ".", cwd=root).returncode == 0  # `.` skips the link
+    assert (outside / "model.py").read_text() == LAYER
+    assert b"import keras" in (root / "own.py").read_bytes()
+    result = kmigrate("apply", "--follow-outside", named, cwd=root)  # the user says so
+    assert result.returncode == 0, result.stderr
+    assert "import keras" in (outside / "model.py").read_text()
+
+
+def test_apply_help_documents_follow_outside(tree: Path) -> None:
+    assert b"--follow-outside" in kmigrate("apply", "--help", cwd=tree).stdout
+
+
+# 7. malformed notebooks are KM901 each; the rest of the run goes on
+CODE_CELL = {
+    "cell_type": "code",
+    "metadata": {},
+    "source": ["import tensorflow as tf\n", "x = tf.keras.layers.Dense(3)\n"],
+    "outputs": [],
+    "execution_count": None,
+}
+MALFORMED_CELLS = {
+    "int_cell.ipynb": [1, CODE_CELL],
+    "list_cell.ipynb": [CODE_CELL, ["x"]],
+    "string_cell.ipynb": [CODE_CELL, "cell"],
+    "number_source.ipynb": [CODE_CELL, {"cell_type": "code", "source": 5, "metadata": {}}],
+    "mixed_source.ipynb": [CODE_CELL, {"cell_type": "code", "source": ["a", 1]}],
+    "cells_not_a_list.ipynb": {"0": CODE_CELL},
+}
+
+
+def test_a_malformed_notebook_is_km901_and_the_other_files_are_written(tree: Path) -> None:
+    (tree / "layer.py").write_text(LAYER)
+    for name, cells in MALFORMED_CELLS.items():
+        notebook = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+        (tree / name).write_text(json.dumps(notebook, indent=1))
+    before = {name: (tree / name).read_bytes() for name in MALFORMED_CELLS}
+    data = report(kmigrate("scan", ".", "-f", "json", "-q", cwd=tree))
+    unusable = {f["path"] for f in data["findings"] if f["rule"] == "KM901"}
+    assert unusable == set(MALFORMED_CELLS)
+    result = kmigrate("apply", ".", cwd=tree)
+    no_traceback(result)
+    assert result.returncode == 0, result.stderr
+    assert b"import keras" in (tree / "layer.py").read_bytes()
+    assert {name: (tree / name).read_bytes() for name in MALFORMED_CELLS} == before
+
+
+# 9. a link anywhere in the cache chain
+@pytest.mark.parametrize("link", [".index", ".rules"])
+def test_a_linked_cache_folder_gets_nothing_created_in_its_target(tmp_path, link) -> None:
+    root = tmp_path / "tree"
+    root.mkdir()
+    (root / "model.py").write_text(LEGACY)
+    (root / "helper.py").write_text("def helper():\n    return 1\n")
+    target = tmp_path / "target"
+    target.mkdir()
+    (root / ".kmigrate_cache").mkdir()
+    (root / ".kmigrate_cache" / link).symlink_to(target)
+    for _ in range(2):  # cold, then warm
+        assert kmigrate("scan", ".", "-q", cwd=root).returncode == 0
+    assert list(target.iterdir()) == []
+    assert (root / ".kmigrate_cache" / link).is_symlink()
+
+
+# 14. Ctrl-C while the project is indexed
+INTERRUPT_WHILE_INDEXING = """
+import os, signal, sys
+
+import kmigrate.project.index_pass as index_pass
+from kmigrate.cli.main import main
+
+original = index_pass.entry_for_bytes
+calls = []
+
+
+def interrupted(data):
+    # a real SIGINT, sent by the process to itself in the middle of the index: no race
+    calls.append(data)
+    if len(calls) == 3:
+        os.kill(os.getpid(), signal.SIGINT)
+    return original(data)
+
+
+index_pass.entry_for_bytes = interrupted
+sys.argv[0] = "kmigrate"
+main()
+"""
+
+
+@pytest.mark.parametrize("command", [("scan", "."), ("apply", "."), ("check",)])
+def test_ctrl_c_while_indexing_exits_130(tmp_path: Path, command) -> None:
+    root = tmp_path / "tree"
+    root.mkdir()
+    for number in range(12):  # modules without TensorFlow: the index parses them itself
+        (root / f"plain_{number}.py").write_text(f"def f{number}():\n    return {number}\n")
+        (root / f"model_{number}.py").write_text(f"from plain_{number} import f{number}\n{LEGACY}")
+    script = tmp_path / "interrupting.py"
+    script.write_text(INTERRUPT_WHILE_INDEXING)
+    environment = dict(os.environ, HOME=str(tmp_path / "home"))
+    environment["XDG_CACHE_HOME"] = str(tmp_path / "user-cache")
+    result = subprocess.run(
+        [sys.executable, str(script), *command, "--no-cache", "-j", "1"],
+        cwd=root,
+        capture_output=True,
+        timeout=120,
+        env=environment,
+    )
+    assert result.returncode == 130, result.stderr
+    assert b"Aborted!" not in result.stderr and b"Traceback" not in result.stderr
+    assert result.stderr.strip().endswith(b"kmigrate: interrupted")
+    assert (root / "model_0.py").read_text().endswith(LEGACY)  # nothing written
+
+
+# 15. reports and baselines are written atomically
+def _findings_tree(root: Path, count: int) -> None:
+    root.mkdir()
+    for number in range(count):
+        (root / f"model_{number}.py").write_text(LEGACY)
+
+
+def _limited(*args: str, cwd: Path, limit: int):
+    """kmigrate with files capped at ``limit`` bytes (RLIMIT_FSIZE): a write past it fails
+    with EFBIG as a full disk fails with ENOSPC (Python ignores SIGXFSZ)."""
+    import resource
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    environment = dict(os.environ, HOME=str(cwd.parent / "home"))
+    environment["XDG_CACHE_HOME"] = str(cwd.parent / "user-cache")
+    return subprocess.run(
+        [sys.executable, "-m", "kmigrate", *args, "--no-cache"],
+        cwd=cwd,
+        capture_output=True,
+        timeout=60,
+        env=environment,
+        preexec_fn=cap,
+    )
+
+
+def _leftovers(root: Path) -> list[str]:
+    return [p.name for p in root.iterdir() if p.name.endswith(".kmigrate")]
+
+
+@pytest.mark.parametrize("old", [None, "the old report\n"])
+def test_scan_output_on_a_full_disk_keeps_the_old_report(tmp_path: Path, old) -> None:
+    root = tmp_path / "tree"
+    _findings_tree(root, 30)
+    if old is not None:
+        (root / "report.json").write_text(old)
+    result = _limited("scan", ".", "-f", "json", "-o", "report.json", cwd=root, limit=4096)
+    no_traceback(result)
+    assert result.returncode == 2, result.stderr
+    assert b"cannot write report.json" in result.stderr
+    if old is None:
+        assert not (root / "report.json").exists()
+    else:
+        assert (root / "report.json").read_text() == old
+    assert _leftovers(root) == []
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_a_baseline_on_a_full_disk_keeps_the_old_one(tmp_path: Path, existing) -> None:
+    root = tmp_path / "tree"
+    _findings_tree(root, 2)
+    baseline = root / ".kmigrate-baseline.json"
+    if existing:
+        assert kmigrate("baseline", ".", cwd=root).returncode == 0
+        old = baseline.read_bytes()
+    for number in range(2, 40):
+        (root / f"model_{number}.py").write_text(LEGACY)
+    result = _limited("baseline", ".", cwd=root, limit=len(old) + 1 if existing else 1024)
+    no_traceback(result)
+    assert result.returncode == 2, result.stderr
+    assert b"cannot write baseline" in result.stderr
+    if existing:
+        assert baseline.read_bytes() == old
+        assert kmigrate("check", "model_0.py", cwd=root).returncode == 0  # still a baseline
+    else:
+        assert not baseline.exists()
+    assert _leftovers(root) == []
+
+
+# 16. apply --parity runs the repository's code: said where the user decides
+def test_apply_parity_says_it_runs_the_repositorys_code(tree: Path) -> None:
+    help_text = b" ".join(kmigrate("apply", "--help", cwd=tree).stdout.split())
+    assert b"It runs the repository's own code" in help_text
+    result = kmigrate("apply", "--parity", ".", cwd=tree)  # no factory here: nothing runs
+    first = result.stderr.decode().splitlines()[0]
+    assert first.startswith("kmigrate: --parity will run this repository's own code"), first

@@ -15,7 +15,12 @@ from pathlib import Path
 
 import click
 
-from kmigrate.cli.options import common_run_options, run_settings, run_with_progress
+from kmigrate.cli.options import (
+    OutputError,
+    common_run_options,
+    run_settings,
+    run_with_progress,
+)
 from kmigrate.engine.model import RULE_CRASHED, UNUSED_SUPPRESSION
 from kmigrate.run.settings import RunSettings
 
@@ -361,7 +366,7 @@ def check_command(
         new += unused_suppression_findings(settings, planned, result)
     updated = None
     if update_baseline and match.fixed_total and baseline_path.exists():
-        baseline.without(match.fixed).write(baseline_path)
+        _write_baseline(baseline.without(match.fixed), baseline_path)
         updated = match.fixed_total
     summary_data = {
         "new": len(new),
@@ -378,6 +383,17 @@ def check_command(
     )
     _emit(fmt, new, match.baselined, show_baselined, summary, summary_data)
     sys.exit(1 if failing else 0)
+
+
+def _write_baseline(baseline, path: Path) -> None:
+    """Write it atomically; a write that fails (full disk) is exit 2 with the reason, the
+    old baseline intact."""
+    from kmigrate.project.baseline import BaselineError
+
+    try:
+        baseline.write(path)
+    except BaselineError as error:
+        raise OutputError(str(error)) from None
 
 
 @click.command(name="baseline")
@@ -410,7 +426,7 @@ def baseline_command(paths, select, ignore, jobs, config_path, quiet, baseline_o
         return gone or (entry.path in scanned and entry.rule in rule_ids)
 
     new = old.replace_paths(replaced, result.findings)
-    new.write(baseline_path)
+    _write_baseline(new, baseline_path)
     if not quiet:
         files = len({e.path for e in new.entries.values()})
         click.echo(

@@ -10,6 +10,7 @@ import importlib
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -19,10 +20,18 @@ from kmigrate.cli.options import (
     common_run_options,
     run_settings,
     run_with_progress,
+    write_output,
 )
 from kmigrate.engine.model import RULE_CRASHED
 from kmigrate.report.common import printable
 from kmigrate.run.settings import RunSettings
+
+INTERRUPTED = 130  # the shell's status for a process ended by SIGINT (128 + 2)
+
+PARITY_RUNS_CODE = (
+    "kmigrate: --parity will run this repository's own code (each rewritten model factory "
+    "and the modules it imports, on every backend) after rewriting"
+)
 
 # Commands implemented in their own modules, imported only when invoked.
 LAZY_COMMANDS: dict[str, str] = {
@@ -67,6 +76,16 @@ class LazyGroup(click.Group):
             module_name, _, attr = target.partition(":")
             return getattr(importlib.import_module(module_name), attr)
         return super().get_command(ctx, cmd_name)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Ctrl-C anywhere (discovery, the project index, a report) exits 130 like any
+        interrupted program, not click's "Aborted!" with 1, which for ``apply`` and
+        ``check`` means something else. ``apply`` says more where it writes."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("kmigrate: interrupted", err=True)
+            raise click.exceptions.Exit(INTERRUPTED) from None
 
 
 def _module_exists(target: str) -> bool:
@@ -200,7 +219,7 @@ def _output_target(output: str | None) -> str | None:
 
 def _emit(text: str, output: str | None) -> None:
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        write_output(output, text)
     else:
         click.echo(text, nl=False)
 
@@ -224,9 +243,30 @@ def _emit(text: str, output: str | None) -> None:
     "--parity",
     is_flag=True,
     help="Then run `kmigrate parity` on each rewritten model factory (build_model...) "
-    "against its original, on every installed backend; exit 1 on a mismatch.",
+    "against its original, on every installed backend; exit 1 on a mismatch. It runs "
+    "the repository's own code (the factories and every module they import, in "
+    "subprocesses; entry points may come from the tree's [tool.kmigrate.parity]): use it "
+    "only on code you trust, or in a sandbox.",
 )
-def apply(paths, select, ignore, jobs, config_path, quiet, diff, check_only, allow_dirty, parity):
+@click.option(
+    "--follow-outside",
+    is_flag=True,
+    help="Also rewrite a named path that resolves outside the repository it sits in (a "
+    "committed symlink such as src -> ../elsewhere); refused by default (exit 2).",
+)
+def apply(
+    paths,
+    select,
+    ignore,
+    jobs,
+    config_path,
+    quiet,
+    diff,
+    check_only,
+    allow_dirty,
+    parity,
+    follow_outside,
+):
     """Rewrite PATHS in place: tf.keras -> keras, tf ops in model code -> keras.ops,
     tf.random -> keras.random, legacy saving and Keras 2 APIs.
 
@@ -244,13 +284,17 @@ def apply(paths, select, ignore, jobs, config_path, quiet, diff, check_only, all
         raise click.UsageError(
             "--parity checks the rewritten files: run it without --diff or --check"
         )
+    if not (follow_outside or diff or check_only):
+        _refuse_paths_leaving_their_repository(paths)
+    if parity:  # said before anything runs, where the user can still stop it
+        click.echo(PARITY_RUNS_CODE, err=True)
     settings = run_settings(paths, select, ignore, jobs, config_path)
     planned = settings.jobs_for(fix=True)
     try:
         result = run_with_progress(settings, planned, quiet, "rewriting")
     except KeyboardInterrupt:
         click.echo("kmigrate: interrupted; no file was written", err=True)
-        sys.exit(130)
+        sys.exit(INTERRUPTED)
     changed = [r for r in result.files if r.new_text is not None]
     untouched = [r for r in result.files if r.error]
     for report in untouched:
@@ -301,6 +345,24 @@ def _say_long_lines(written, quiet: bool) -> None:
             f"length and could not be wrapped safely (run your formatter): {', '.join(places[:10])}"
             + (" ..." if len(places) > 10 else ""),
             err=True,
+        )
+
+
+def _refuse_paths_leaving_their_repository(paths) -> None:
+    """A named path whose real path lies outside the repository it is named in would
+    have apply rewrite files no uncommitted-changes check sees: a usage error."""
+    from kmigrate.project.named_paths import leaving_paths
+
+    leaving = leaving_paths(Path(p) for p in paths or (".",))
+    if leaving:
+        first = leaving[0]
+        raise click.UsageError(
+            printable(
+                f"{first.named} resolves to {first.target}, outside the repository it sits "
+                f"in ({first.repository}); apply would rewrite files there. Name the target "
+                "itself, or pass --follow-outside"
+                + (f" ({len(leaving) - 1} more path(s) like it)" if len(leaving) > 1 else "")
+            )
         )
 
 
@@ -372,7 +434,7 @@ def _write_changes(settings: RunSettings, changed, locations=None, allow_dirty=T
             "every file is either fully rewritten or untouched (run apply again to finish)",
             err=True,
         )
-        sys.exit(130)
+        sys.exit(INTERRUPTED)
     return written
 
 

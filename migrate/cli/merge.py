@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
+from kmigrate.cli.options import write_output
 from kmigrate.report.merge import MergeError, load_report, merge_data, parse_input, render_merged
 
 # `scan --format`'s formats (kmigrate.cli.main.REPORT_FORMATS, not imported: main loads this)
@@ -47,6 +47,6 @@ def merge_command(reports: tuple[str, ...], output: str | None, fmt: str) -> Non
         raise click.UsageError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
     text = render_merged(merge_data(loaded), fmt)
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        write_output(output, text)
     else:
         sys.stdout.write(text)

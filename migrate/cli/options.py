@@ -9,7 +9,9 @@ importing the command line that loads it.
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 
 import click
 
@@ -58,6 +60,26 @@ def run_with_progress(settings: RunSettings, jobs, quiet: bool, label: str):
         return run_jobs(
             jobs, settings.rule_ids, settings.jobs, lambda n: progress.advance(task, n), cache
         )
+
+
+class OutputError(click.ClickException):
+    """A report or baseline that cannot be written (full disk, permissions): exit 2,
+    like a usage error, without the usage text."""
+
+    exit_code = 2
+
+
+def write_output(output: str, text: str) -> None:
+    """Write a report to ``output`` atomically (temporary file in the same folder, then
+    a rename): on a full disk the old report is intact and no empty file is left."""
+    from kmigrate.engine.sources import write_whole
+
+    existed = os.path.lexists(output)
+    try:
+        write_whole(Path(output), text.encode("utf-8"))
+    except OSError as error:
+        kept = "the old file is unchanged" if existed else "nothing was written"
+        raise OutputError(f"cannot write {output}: {error.strerror or error}; {kept}") from None
 
 
 def _stderr_console():

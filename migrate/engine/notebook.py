@@ -383,13 +383,21 @@ def load_notebook(raw: str) -> Notebook | None:
     token = hashlib.sha1(raw.encode("utf-8", "surrogatepass")).hexdigest()[:10]
     notebook = Notebook(raw=raw, cells=[], source_spans=spans, token=token)
     for index, cell in enumerate(cells):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+        # a malformed cell makes the whole notebook KM901: writing back around it could
+        # not be verified, and nbformat itself would refuse the file
+        if not isinstance(cell, dict):
+            raise NotebookError(f"not a notebook: cell {index + 1} is not a JSON object")
+        if cell.get("cell_type") != "code":
             continue
         source = cell.get("source", "")
         as_list = isinstance(source, list)
         if as_list and all(isinstance(s, str) for s in source):
             source = "".join(source)
-        if not isinstance(source, str) or index not in spans:
+        if not isinstance(source, str):
+            raise NotebookError(
+                f"not a notebook: the source of cell {index + 1} is not text or a list of lines"
+            )
+        if index not in spans:
             continue
         code = CodeCell(index, source, as_list, cell_id=_cell_id(cell))
         _prepare(code, notebook)

@@ -255,6 +255,17 @@ def write_new(path: Path, data: bytes) -> None:
         _fsync_folder(path.parent)
 
 
+def write_whole(path: Path, data: bytes) -> None:
+    """Write a file kmigrate owns (a report, a baseline) so that it is either the old
+    file or the whole new one: :func:`write_atomic` when it exists, :func:`write_new`
+    otherwise. On a full disk the old file is intact and no empty file is left; the
+    OSError is the caller's to report."""
+    if os.path.lexists(path):
+        write_atomic(path, data)
+    else:
+        write_new(path, data)
+
+
 def _owner(name: str) -> tuple[int, int]:
     info = os.stat(name)
     return info.st_uid, info.st_gid

@@ -44,7 +44,7 @@ def carried_code(path: Path, kind: str) -> list[str]:
                 continue
             try:
                 config = json.loads(raw.decode("utf-8") if hasattr(raw, "decode") else raw)
-            except ValueError:
+            except (ValueError, RecursionError):  # nested absurdly deep: not checkable
                 reasons.append(f"its {attribute} is not JSON, so it cannot be checked")
                 continue
             reasons += [

@@ -47,6 +47,14 @@ class ConversionError(click.ClickException):
     """A conversion that cannot proceed; exit status 1 with the message."""
 
 
+class UnreadableModelError(click.ClickException):
+    """OLD is an HDF5 model Keras 3 cannot rebuild (a config nested absurdly deep, Keras
+    2 TFOpLambda layers): exit status 2 with the reason, found before TensorFlow is
+    imported, instead of Keras's traceback."""
+
+    exit_code = 2
+
+
 # ---------------------------------------------------------------------------
 # Inputs: what OLD is, and the user's module.
 # ---------------------------------------------------------------------------
@@ -224,6 +232,16 @@ def _refuse_early(path: Path, kind: str, module_spec: str | None) -> None:
         raise click.UsageError(
             f"{path} holds weights only: pass --module pkg.models:build_model to build "
             "the model they belong to"
+        )
+
+
+def _refuse_unreadable(path: Path, kind: str) -> None:
+    from kmigrate.parity.legacy_config import config_problems
+
+    problems = config_problems(path) if kind == "h5-model" else []
+    if problems:
+        raise UnreadableModelError(
+            f"Keras 3 cannot rebuild the model in {path}: {'; '.join(problems)}"
         )
 
 
@@ -456,7 +474,8 @@ Examples:
 
 \b
 Exit status: 0 converted (and every check agreed); 1 a check disagreed or the input
-cannot be converted; 2 a usage error.
+cannot be converted; 2 a usage error, or an OLD Keras 3 cannot rebuild (a config
+nested absurdly deep, Keras 2 TFOpLambda layers: TF ops applied to Keras tensors).
 """
 
 
@@ -511,6 +530,7 @@ def convert_weights_command(
     shape = _parse_shape(input_shape)
     kind = detect_kind(old)
     _refuse_early(old, kind, module_spec)
+    _refuse_unreadable(old, kind)
     refuse_code(old, kind, trust)  # before TensorFlow or the user's module is imported
     _use_tensorflow_backend()
     user = UserModule.load(module_spec) if module_spec else None

@@ -167,16 +167,20 @@ class Baseline:
         """Write the baseline to ``path``, never through a symlink: a repository could
         commit ``.kmigrate-baseline.json`` as a link to a file of the user's, and the
         baseline holds text the repository chose (file names, messages)."""
-        from kmigrate.engine.sources import write_atomic
+        from kmigrate.engine.sources import write_whole
 
         if os.path.islink(path):
             raise BaselineError(_LINK_REFUSED.format(path=path))
         data = self.dumps().encode("utf-8")
-        if path.exists():
-            write_atomic(path, data)
-        else:
+        existed = path.exists()
+        try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
+            write_whole(path, data)  # a full disk leaves the old baseline, never an empty one
+        except OSError as error:
+            kept = "the old baseline is unchanged" if existed else "no baseline was written"
+            raise BaselineError(
+                f"cannot write baseline {path}: {error.strerror or error}; {kept}"
+            ) from None
 
     def counts(self) -> Counter[str]:
         return Counter({fp: e.count for fp, e in self.entries.items()})

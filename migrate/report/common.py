@@ -50,14 +50,20 @@ def _unprintable() -> re.Pattern[str]:
     return re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
-def printable(text: str) -> str:
+def printable(text: str, keep: str = "") -> str:
     """Text from the scanned tree (a file name, a message quoting code) with control and
     direction-changing characters shown as escapes (``\\x1b``, ``\\n``, ``\\u202e``), so
-    it can neither drive a terminal nor break out of the line or cell it is shown in."""
+    it can neither drive a terminal nor break out of the line or cell it is shown in.
+    ``keep``: characters left as they are (tabs in a line of code shown in HTML)."""
     unprintable = _unprintable()
     if unprintable.search(text) is None:
         return text
-    return unprintable.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+    def shown(match: re.Match[str]) -> str:
+        found = match.group()
+        return found if found in keep else found.encode("unicode_escape").decode("ascii")
+
+    return unprintable.sub(shown, text)
 
 
 def one_line(text: str) -> str:

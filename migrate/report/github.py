@@ -3,7 +3,8 @@
 ``::error file=src/m.py,line=3,col=5,endLine=3,endColumn=20,title=KM201 name::message``
 
 Escaping follows the Actions runner: in the message, ``%``, ``\\r`` and ``\\n`` are
-percent-encoded; in property values ``:`` and ``,`` are too. GitHub shows a limited
+percent-encoded; in property values ``:`` and ``,`` are too, and other control
+characters of a file name are shown as escapes (``\\x1b``). GitHub shows a limited
 number of annotations per step (10 of each level at the time of writing), so the
 last line is a notice with the totals; use SARIF for the full list in code scanning.
 """
@@ -11,7 +12,7 @@ last line is a notice with the totals; use SARIF for the full list in code scann
 from __future__ import annotations
 
 from kmigrate.engine.model import Finding
-from kmigrate.report.common import cell_prefix, one_line, rule_class, stored_lines
+from kmigrate.report.common import cell_prefix, one_line, printable, rule_class, stored_lines
 from kmigrate.report.summary import (
     SCORE_LABEL,
     ReportData,
@@ -28,7 +29,10 @@ def escape_data(text: str) -> str:
 
 
 def escape_property(text: str) -> str:
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+    """A property value (a file name): CR and LF percent-encoded, which the runner turns
+    back into the name's own characters; other controls (an ESC would drive the log's
+    ANSI rendering) shown as escapes, as in every other format."""
+    return escape_data(printable(text, keep="\r\n")).replace(":", "%3A").replace(",", "%2C")
 
 
 def command(name: str, message: str, **properties: object) -> str:

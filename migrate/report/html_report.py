@@ -14,7 +14,7 @@ from itertools import groupby
 from pathlib import Path
 
 from kmigrate.engine.model import Finding
-from kmigrate.report.common import TOOL_NAME, TOOL_VERSION, one_line, rule_url
+from kmigrate.report.common import TOOL_NAME, TOOL_VERSION, one_line, printable, rule_url
 from kmigrate.report.summary import (
     SCORE_LABEL,
     FolderStats,
@@ -66,8 +66,16 @@ footer { color: var(--muted); margin-top: 32px; font-size: 12px; }
 
 
 def e(value: object) -> str:
-    """Escape for text and attribute values (quotes included)."""
-    return html.escape(str(value), quote=True)
+    """Escape for text and attribute values (quotes included). Control characters and
+    direction overrides (from file names, source lines) are shown as escapes like in
+    every other format: a raw ESC or CR in a name would otherwise reach the page (and a
+    terminal the file is printed on), and the name shown would not be the file's."""
+    return html.escape(printable(str(value), keep="\n"), quote=True)
+
+
+def _code_line(text: str) -> str:
+    """A line of source: escaped like :func:`e`, its tabs kept (indentation is code)."""
+    return html.escape(printable(text, keep="\t"), quote=True)
 
 
 def _source_lines(root: object, path: str) -> list[str] | None:
@@ -290,7 +298,7 @@ def _finding_row(finding: Finding, lines: list[str] | None) -> str:
         text = lines[line - 1].strip()
         if len(text) > MAX_SOURCE_CHARS:
             text = text[: MAX_SOURCE_CHARS - 1] + "\u2026"
-        source = f"<pre>{e(text)}</pre>"
+        source = f"<pre>{_code_line(text)}</pre>"
     label = remedy(finding)
     fix = f'<span class="{label}">{label}</span>'
     symbol = f"<br><code>{e(finding.symbol)}</code>" if finding.symbol else ""

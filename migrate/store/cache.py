@@ -269,17 +269,27 @@ def side_store(project_root: Path, *folders: str) -> ResultCache | None:
     if secret is None:
         return None
     root_folder = cache_root(project_root)
-    folder = root_folder.joinpath(*folders)
-    if os.path.lexists(root_folder) and not is_real_dir(root_folder):
-        return None
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return None
     chain = [root_folder, *(root_folder.joinpath(*folders[:n]) for n in range(1, len(folders) + 1))]
-    if not all(is_real_dir(f) for f in chain):
+    if not make_real_dirs(chain):
         return None
-    return ResultCache(folder, secret=secret)
+    return ResultCache(chain[-1], secret=secret)
+
+
+def make_real_dirs(chain: list[Path]) -> bool:
+    """Make each folder of ``chain`` (each one the parent of the next) unless it is
+    there, checking every link of the chain before the next ``mkdir``: a symlink
+    planted anywhere in it (``.kmigrate_cache/.index -> /elsewhere``) stops the walk
+    before anything is created in its target. False when a folder is a link, not a
+    folder, or cannot be made."""
+    for number, folder in enumerate(chain):
+        if not os.path.lexists(folder):
+            try:  # only the first (the cache root, maybe $KMIGRATE_CACHE_DIR) gets parents
+                folder.mkdir(parents=number == 0, exist_ok=True)
+            except OSError:
+                return False
+        if not is_real_dir(folder):
+            return False
+    return True
 
 
 def _write_atomic(folder: Path, name: str, data: bytes) -> bool:
@@ -430,13 +440,8 @@ class ResultCache:
             self.writable = False
             return False
         root = self.folder.parent
-        if os.path.lexists(root) and not is_real_dir(root):
+        if not make_real_dirs([root, self.folder]):
             self.writable = False  # a link (planted by the tree?): not followed
-            return False
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-        except OSError:
-            self.writable = False
             return False
         self._safe = None
         if not self._folder_is_safe():
