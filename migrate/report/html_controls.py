@@ -40,7 +40,7 @@ th[aria-sort="descending"] button::after { content: " \\25BC"; font-size: 10px; 
 @cache
 def script() -> str:
     """The script's text, exactly as it goes between ``<script>`` and ``</script>``."""
-    text = files("kmigrate.report").joinpath(SCRIPT_ASSET).read_text(encoding="utf-8")
+    text = files(__package__).joinpath(SCRIPT_ASSET).read_text(encoding="utf-8")
     if "</script" in text.lower() or not text.isascii():
         raise ValueError(f"{SCRIPT_ASSET} must be ASCII and cannot hold '</script'")
     return text
