@@ -1,9 +1,11 @@
 """One self-contained HTML file: summary, a bar chart of portability per folder (inline
 SVG), the tables by rule and by file, and every finding with its source line.
 
-No JavaScript, no external resource (a Content-Security-Policy forbids both), no
-inline event handler. Every piece of text that comes from the scanned code or from a
-finding (paths, messages, symbols, source lines) goes through :func:`html.escape`.
+No external resource and no inline event handler; one script, shipped with the package
+and allowed by its hash (see :mod:`kmigrate.report.html_controls`), sorts and filters
+the tables. Without it the page reads the same (sections collapsed, anchors, table of
+contents). Every piece of text that comes from the scanned code or from a finding
+(paths, messages, symbols, source lines) goes through :func:`html.escape`.
 """
 
 from __future__ import annotations
@@ -15,10 +17,17 @@ from pathlib import Path
 
 from kmigrate.engine.model import Finding
 from kmigrate.report.common import TOOL_NAME, TOOL_VERSION, one_line, printable, rule_url
+from kmigrate.report.html_controls import (
+    CONTROLS_CSS,
+    content_security_policy,
+    filter_bar,
+    script_element,
+)
 from kmigrate.report.summary import (
     SCORE_LABEL,
     FolderStats,
     ReportData,
+    folder_of,
     format_minutes,
     format_score,
     remedy,
@@ -26,7 +35,6 @@ from kmigrate.report.summary import (
 
 MAX_CHART_FOLDERS = 40
 MAX_SOURCE_CHARS = 240
-_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 _CSS = """
 :root { --fg: #1f2328; --muted: #656d76; --line: #d0d7de; --bg: #ffffff; --soft: #f6f8fa;
@@ -202,26 +210,31 @@ def _summary(data: ReportData) -> str:
     return "\n".join(out)
 
 
-def _row(cells: list[str], numeric: set[int] = frozenset()) -> str:
-    return (
-        "<tr>"
-        + "".join(
-            f'<td class="n">{c}</td>' if i in numeric else f"<td>{c}</td>"
-            for i, c in enumerate(cells)
-        )
-        + "</tr>"
-    )
+# A cell: its markup, or its markup and the value it sorts by (a score, minutes) when
+# the text shown is not that value ("85.5%", "3.5 h", "n/a" as "").
+Cell = str | tuple[str, object]
+_NUMERIC = ' class="n"'
 
 
-def _head(headers: list[str], numeric: set[int] = frozenset()) -> str:
-    return (
-        "<tr>"
-        + "".join(
-            f'<th class="n">{e(h)}</th>' if i in numeric else f"<th>{e(h)}</th>"
-            for i, h in enumerate(headers)
-        )
-        + "</tr>"
+def _td(cell: Cell, numeric: bool) -> str:
+    markup, value = cell if isinstance(cell, tuple) else (cell, None)
+    attrs = _NUMERIC if numeric else ""
+    if isinstance(cell, tuple):
+        attrs += f' data-v="{e("" if value is None else value)}"'
+    return f"<td{attrs}>{markup}</td>"
+
+
+def _row(cells: list[Cell], numeric: set[int] = frozenset(), attrs: str = "") -> str:
+    return f"<tr{attrs}>" + "".join(_td(c, i in numeric) for i, c in enumerate(cells)) + "</tr>"
+
+
+def _table(name: str, columns: dict[str, str], rows: str, numeric: set[int] = frozenset()) -> str:
+    """A table the script can sort: its name and each column's key (``files.after``)."""
+    head = "".join(
+        f'<th{_NUMERIC if i in numeric else ""} data-key="{key}">{e(label)}</th>'
+        for i, (key, label) in enumerate(columns.items())
     )
+    return f'<table data-table="{name}"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
 
 
 def _rules_table(data: ReportData) -> str:
@@ -234,14 +247,25 @@ def _rules_table(data: ReportData) -> str:
                 str(r.count),
                 str(r.fixable),
                 str(r.manual),
-                e(format_minutes(r.effort_minutes)) if r.effort_minutes else "",
+                _effort(r.effort_minutes),
             ],
             numeric,
         )
         for r in data.rules
     ]
-    head = _head(["Rule", "Name", "Findings", "Fixable", "Manual", "Effort"], numeric)
-    return f"<table>{head}{''.join(rows)}</table>"
+    columns = {
+        "rule": "Rule",
+        "name": "Name",
+        "findings": "Findings",
+        "fixable": "Fixable",
+        "manual": "Manual",
+        "effort": "Effort",
+    }
+    return _table("rules", columns, "".join(rows), numeric)
+
+
+def _effort(minutes: float) -> Cell:
+    return (e(format_minutes(minutes)) if minutes else "", minutes)
 
 
 def _anchors(data: ReportData) -> dict[str, str]:
@@ -275,19 +299,28 @@ def _files_table(data: ReportData) -> str:
                 str(f.findings),
                 str(f.fixable),
                 str(f.manual),
-                e(format_score(f.score_now)),
-                e(format_score(f.score)),
-                e(format_minutes(f.effort_minutes)) if f.effort_minutes else "",
+                (e(format_score(f.score_now)), f.score_now),
+                (e(format_score(f.score)), f.score),
+                _effort(f.effort_minutes),
                 e(f.leftovers_text(shown=6)),
             ],
             numeric,
+            f' data-folder="{e(f.folder)}" data-section="{anchors.get(f.path, "")}"',
         )
         for f in data.files
         if f.findings or not f.parsed or f.tf_leftovers
     ]
-    headers = ["File", "Findings", "Fixable", "Manual", "Now", "After", "Effort"]
-    head = _head([*headers, "TF-free after apply"], numeric)
-    return f"<table>{head}{''.join(rows)}</table>"
+    columns = {
+        "file": "File",
+        "findings": "Findings",
+        "fixable": "Fixable",
+        "manual": "Manual",
+        "now": "Now",
+        "after": "After",
+        "effort": "Effort",
+        "tf-free": "TF-free after apply",
+    }
+    return _table("files", columns, "".join(rows), numeric)
 
 
 def _finding_row(finding: Finding, lines: list[str] | None) -> str:
@@ -305,20 +338,33 @@ def _finding_row(finding: Finding, lines: list[str] | None) -> str:
     where = f"{line}:{finding.span.column + 1}"
     if finding.extra.get("cell") is not None:
         where = f"cell {finding.extra['cell']}, {where}"
+    context = finding.context.value
     return _row(
         [
             e(where),
             f'<span class="sev-{e(severity)}">{e(finding.rule)}</span>',
             fix,
-            e(finding.context.value),
+            e(context),
             f"{_message(one_line(finding.message))}{symbol}{source}",
-        ]
+        ],
+        attrs=(
+            f' data-rule="{e(finding.rule)}" data-severity="{e(severity)}" data-fix="{label}"'
+            f' data-context="{e(context)}"'
+        ),
     )
+
+
+_FINDING_COLUMNS = {
+    "line": "Line",
+    "rule": "Rule",
+    "fix": "Fix",
+    "context": "Context",
+    "message": "Message / code",
+}
 
 
 def _findings(data: ReportData, root: object) -> str:
     out = []
-    head = _head(["Line", "Rule", "Fix", "Context", "Message / code"])
     anchors = _anchors(data)
     for path, group in groupby(data.findings, key=lambda f: f.path):
         items = list(group)
@@ -327,9 +373,10 @@ def _findings(data: ReportData, root: object) -> str:
         manual = sum(1 for f in items if remedy(f) == "manual")
         # collapsed: a 1,000-file report opens on its summary; the Files table links here
         out.append(
-            f'<details id="{anchors[path]}"><summary><code>{e(path)}</code> '
+            f'<details id="{anchors[path]}" data-path="{e(path)}" '
+            f'data-folder="{e(folder_of(path))}"><summary><code>{e(path)}</code> '
             f"({len(items)} findings, {manual} manual)</summary>"
-            f"<table>{head}{rows}</table></details>"
+            f"{_table('findings', _FINDING_COLUMNS, rows)}</details>"
         )
     return "\n".join(out) or "<p>No findings.</p>"
 
@@ -350,7 +397,7 @@ def render(data: ReportData, root: object = None, **_: object) -> str:
     if data.rules:
         body += ['<h2 id="rules">Findings by rule</h2>', _rules_table(data)]
     if data.findings:
-        body += ['<h2 id="files">Files</h2>', _files_table(data)]
+        body += [filter_bar(data), '<h2 id="files">Files</h2>', _files_table(data)]
     body += ['<h2 id="findings">Findings</h2>', _findings(data, root)]
     body += [
         "<footer>Portability: share of TensorFlow/Keras statements with no blocking finding "
@@ -361,8 +408,10 @@ def render(data: ReportData, root: object = None, **_: object) -> str:
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{content_security_policy()}">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         "<title>kmigrate portability report</title>\n"
-        f"<style>{_CSS}</style>\n</head>\n<body>\n" + "\n".join(body) + "\n</body>\n</html>\n"
+        f"<style>{_CSS}{CONTROLS_CSS}</style>\n</head>\n<body>\n"
+        + "\n".join(body)
+        + f"\n{script_element()}\n</body>\n</html>\n"
     )
