@@ -13,6 +13,7 @@ from kmigrate.engine import MISSING, NOT_LITERAL, ArgOut, CallEdit, CallSite, Ed
 from kmigrate.rules.common.batch_dot import batch_dot_axes, einsum_subscripts, static_rank
 from kmigrate.rules.common.catalog.binding import Binding, ManualPortError, bind
 from kmigrate.rules.common.catalog.plan import Rewrite, check_conditions, plain_names, table_rewrite
+from kmigrate.rules.common.catalog.tensor_array import build_tensor_array
 from kmigrate.rules.common.catalog.train_phase import build_train_phase
 from kmigrate.rules.common.compat_helpers import (
     HELPER_FILE,
@@ -379,6 +380,7 @@ def _build_slice(binding: Binding) -> Rewrite:
 
 BUILDERS: dict[str, Callable[[Binding], Rewrite]] = {
     "train_phase": build_train_phase,
+    "tensor_array": build_tensor_array,
     "slice": _build_slice,
     "batch_dot": _build_batch_dot,
     "stack": _build_stack,
