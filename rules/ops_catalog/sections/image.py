@@ -12,8 +12,11 @@ IMAGE = [
         "image.resize",
         "images, size, interpolation=resize_method(method), antialias=antialias, "
         "data_format='channels_last'",
-        note="TF returns float32 for every method but nearest; cast integer images first. "
-        + CHANNELS_LAST,
+        builder="image_resize",
+        accept={"preserve_aspect_ratio": [False]},
+        note="TF returns float32 for every method but nearest, whatever the image dtype: "
+        "the image is cast to float32 first (refused when it is a TensorFlow call the "
+        "cast would hide). " + CHANNELS_LAST,
     ),
     op(
         "tf.image.rgb_to_grayscale",
