@@ -103,3 +103,21 @@ def test_evident_dtypes_are_written(statement: str, after: str) -> None:
 def test_dtypes_that_are_not_evident_stay(statement: str) -> None:
     (found,) = _km203(_layer(statement))
     assert found.fix is None and "dtype is not written" in found.message, found.message
+
+
+@pytest.mark.parametrize(
+    ("statement", "converts"),
+    [
+        ("self.step = tf.Variable(0)", False),  # Keras 2: trainable, listed first
+        ("self.step = tf.Variable(tf.constant([1, 2]))", False),
+        ("self.step = tf.Variable(0, trainable=False)", True),  # the same list in both
+    ],
+)
+def test_integer_state_that_would_reorder_the_weights_stays(statement: str, converts) -> None:
+    code = _layer(statement, "self.w = self.add_weight(name='w', shape=(2,))")
+    (found,) = _km203(code)
+    assert (found.fix is not None) is converts, found.message
+    if not converts:
+        assert "order of the layer's weights" in found.message, found.message
+    (alone,) = _km203(_layer(statement))  # a layer's only weight has one order
+    assert alone.fix is not None, alone.message

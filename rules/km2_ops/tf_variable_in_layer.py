@@ -270,6 +270,7 @@ def _plan_alone(site: CallSite) -> Rewrite | ManualPortError:
             '"float64"',
             '"bfloat16"',
         ):
+            _check_untrained_order(site)
             trainable = "False"  # TF variables of ints are never trained
         items = [("shape", shape), ("initializer", init)]
         items += [(k, v) for k, v in (("dtype", dtype), ("trainable", trainable)) if v]
@@ -324,6 +325,7 @@ def _keras_variable(binding: Binding, value_name: str, underivable: ManualPortEr
     )
     trainable = binding.text("trainable") if binding.given("trainable") else None
     if trainable in (None, "None") and dtype not in _FLOAT_DTYPES | {"floatx"}:
+        _check_untrained_order(binding.site)
         trainable = "False"  # TF never trains integer or bool variables
     if trainable not in (None, "None"):
         items.append(("trainable", trainable))
@@ -350,6 +352,32 @@ def _keras_variable(binding: Binding, value_name: str, underivable: ManualPortEr
     return Rewrite(EditPlan((edit,)), "keras.Variable")
 
 
+def _check_untrained_order(site: CallSite) -> None:
+    """Refuse an int/bool variable whose `trainable` is not written when its layer has
+    other weights: Keras 2 lists it among the trainable weights (TensorFlow never trains
+    it), Keras 3 only among the non-trainable ones, so the layer's weight order changes
+    and the original's saved weights would load into the wrong variables (or not at all)."""
+    owner = site.scope.class_node
+    others = [
+        call
+        for call in (site.module.nodes_in(owner, ast.Call) if owner is not None else ())
+        if call is not site.node
+        and (
+            site.module.resolve(call.func) in VARIABLE_SYMBOLS  # type: ignore[attr-defined]
+            or (isinstance(call.func, ast.Attribute) and call.func.attr == "add_weight")  # type: ignore[attr-defined]
+        )
+    ]
+    if others:
+        raise ManualPortError(
+            "it holds integers or bools and `trainable` is not written: Keras 2 lists it "
+            "among the layer's trainable weights, Keras 3 among the non-trainable ones, so "
+            "the order of the layer's weights changes and the original's saved weights "
+            "would load into the wrong variables",
+            "write trainable=False in the original (Keras 2 then lists it where Keras 3 "
+            "will), then convert",
+        )
+
+
 class TfVariableInLayer(Rule):
     id = "KM203"
     name = "tf-variable-in-layer"
@@ -371,7 +399,9 @@ class TfVariableInLayer(Rule):
         "value with a number); a name must be a literal without '/'; it then follows "
         "the layer's `trainable` as Keras 2 did (a frozen layer does not train it). "
         "Integer and bool variables get trainable=False (TensorFlow computes no gradient "
-        "for them). A layer's variables convert all or nothing: when one of them stays, "
+        "for them); one with `trainable` unwritten in a layer with other weights is "
+        "reported instead (Keras 2 lists it as trainable, so the weight order would "
+        "change). A layer's variables convert all or nothing: when one of them stays, "
         "none is rewritten (the converted layer would hold fewer weights, and the "
         "original's saved weights would not load); each is reported with why."
     )
