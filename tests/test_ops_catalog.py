@@ -150,6 +150,7 @@ PROVEN_BY_OWN_TEST = {
     "K.cast_to_floatx": "test_keras2_helpers_backends.py",
     "K.resize_images": "test_resize_images_backends.py",
     "tf.TensorArray": "test_tensor_array_backends.py",
+    "K.rnn": "test_keras2_rnn_backends.py",
 }
 
 
