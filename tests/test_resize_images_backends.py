@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from kmigrate.rules.common.compat_helpers import HELPER_FILE
-from tests.backend_run import run_on_backend
+from tests.backend_run import saved_outputs
 from tests.test_keras2_helpers_backends import _float64_on, _same
 
 pytestmark = pytest.mark.backends
@@ -90,13 +90,7 @@ def runs(tmp_path_factory) -> dict[str, dict[str, np.ndarray]]:
     (work / "worker.py").write_text(WORKER)
     (work / "cases.json").write_text(json.dumps(RESIZE))
     np.savez(work / "inputs.npz", **_inputs())
-    argv = [sys.executable, "worker.py", str(HELPER_FILE)]
-    run_on_backend(argv, "tensorflow", work, legacy_keras=True)
-    found = {"reference": dict(np.load(work / "out_tensorflow_1.npz"))}
-    for backend in BACKENDS:
-        run_on_backend(argv, backend, work)
-        found[backend] = dict(np.load(work / f"out_{backend}_0.npz"))
-    return found
+    return saved_outputs(work, [sys.executable, "worker.py", str(HELPER_FILE)], BACKENDS)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
