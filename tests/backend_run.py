@@ -85,3 +85,16 @@ def project_runs_on_backends(
     for backend in backends:
         runs[backend] = run_on_backend(argv, backend, converted)
     return written, runs
+
+
+def saved_outputs(work: Path, argv: list[str], backends: tuple[str, ...]) -> dict[str, dict]:
+    """The arrays a worker saved as ``out_<backend>_<1 if reference else 0>.npz`` in
+    ``work``: once under Keras 2 (tf_keras, key ``"reference"``), then on each backend."""
+    import numpy as np
+
+    run_on_backend(argv, "tensorflow", work, legacy_keras=True)
+    found = {"reference": dict(np.load(work / "out_tensorflow_1.npz"))}
+    for backend in backends:
+        run_on_backend(argv, backend, work)
+        found[backend] = dict(np.load(work / f"out_{backend}_0.npz"))
+    return found

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from kmigrate.rules.common.compat_helpers import HELPER_FILE
-from tests.backend_run import project_runs_on_backends, run_on_backend
+from tests.backend_run import project_runs_on_backends, saved_outputs
 
 pytestmark = pytest.mark.backends
 
@@ -189,13 +189,7 @@ def loop_runs(tmp_path_factory) -> dict[str, dict[str, np.ndarray]]:
     (work / "worker.py").write_text(WORKER)
     (work / "cases.json").write_text(json.dumps(CASES))
     (work / "in_a_model.json").write_text(json.dumps(IN_A_MODEL))
-    argv = [sys.executable, "worker.py", str(HELPER_FILE)]
-    run_on_backend(argv, "tensorflow", work, legacy_keras=True)
-    runs = {"reference": dict(np.load(work / "out_tensorflow_1.npz"))}
-    for backend in BACKENDS:
-        run_on_backend(argv, backend, work)
-        runs[backend] = dict(np.load(work / f"out_{backend}_0.npz"))
-    return runs
+    return saved_outputs(work, [sys.executable, "worker.py", str(HELPER_FILE)], BACKENDS)
 
 
 def _same(expected: np.ndarray, got: np.ndarray, what: str) -> None:

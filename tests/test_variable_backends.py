@@ -32,7 +32,7 @@ class Mixed(keras.layers.Layer):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.table = tf.Variable(np.arange(4.0), dtype=tf.float32, trainable=False, name="table")
-        self.steps = tf.Variable(np.zeros(2), dtype="int32", name="steps")
+        self.steps = tf.Variable(np.zeros(2), dtype="int32", trainable=False, name="steps")
 
     def build(self, input_shape):
         self.kernel = self.add_weight(name="kernel", shape=(input_shape[-1], 4), initializer="ones")

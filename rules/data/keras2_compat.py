@@ -66,6 +66,40 @@ def int_shape(x):
         return None
 
 
+def resize_images(x, height_factor, width_factor, data_format, interpolation="nearest"):
+    """Keras 2's ``K.resize_images``: a 4D batch of images made ``height_factor`` times
+    taller and ``width_factor`` times wider (rows and columns are axes 1, 2 for
+    ``"channels_last"``, 2, 3 for ``"channels_first"``), for the two interpolations
+    Keras 3 computes like TensorFlow on every backend.
+
+    ``"nearest"`` (the default) repeats each pixel: TensorFlow's half-pixel nearest
+    neighbour does exactly that for an integer factor, and the dtype is kept.
+    ``"bilinear"`` is ``keras.ops.image.resize`` to the new size; TensorFlow returns
+    float32 for it whatever the input dtype, so the input is cast to float32 first.
+    The factors are ints (Keras 2 truncates them with NumPy's int32 cast).
+    """
+    if data_format == "channels_first":
+        rows, cols = 2, 3
+    elif data_format == "channels_last":
+        rows, cols = 1, 2
+    else:
+        raise ValueError(f"Invalid `data_format` argument: {data_format}")
+    height_factor, width_factor = int(height_factor), int(width_factor)
+    if height_factor < 1 or width_factor < 1:
+        raise ValueError(f"The factors must be positive: {height_factor}, {width_factor}")
+    if interpolation == "nearest":
+        return ops.repeat(ops.repeat(x, height_factor, axis=rows), width_factor, axis=cols)
+    if interpolation == "bilinear":
+        shape = ops.shape(x)
+        size = (shape[rows] * height_factor, shape[cols] * width_factor)
+        x = ops.cast(x, "float32")
+        return ops.image.resize(x, size, interpolation="bilinear", data_format=data_format)
+    raise ValueError(
+        f'`interpolation` must be "nearest" or "bilinear" here (Keras 3 computes the '
+        f'others differently on some backends). Received: "{interpolation}".'
+    )
+
+
 def rnn(
     step_function,
     inputs,

@@ -9,7 +9,9 @@ and either builds an edit plan or says why the call must be ported by hand:
 - KM202 ``tf-op-manual-port``: a call with no rewrite at this site, with the reason;
 - KM203 ``tf-variable-in-layer``: ``tf.Variable`` / ``K.variable`` state in a layer;
 - KM204 ``tf-dtype-and-shape-helpers``: ``tf.float32`` constants, ``x.shape.as_list()``,
-  ``x.get_shape()``.
+  ``x.get_shape()``;
+- KM207 ``tensor-array-use``: each use of a ``tf.TensorArray`` that stays (the static
+  loop form is KM201's, with every use in one fix).
 
 Rewrites happen in model code only (``Context.MODEL``: in a project that uses Keras,
 all code not proven TensorFlow by design). In ``undecided`` code (reached from model code

@@ -55,9 +55,9 @@ class TfOpNotInCatalog(Rule):
             from tensorflow import keras
 
 
-            class Resize(keras.layers.Layer):
-                def call(self, x):
-                    return tf.compat.v1.image.resize_images(x, (8, 8))
+            class Glimpse(keras.layers.Layer):
+                def call(self, x, offsets):
+                    return tf.image.extract_glimpse(x, (8, 8), offsets)
             """
         ),
         Clean(
@@ -66,7 +66,7 @@ class TfOpNotInCatalog(Rule):
 
 
             def load(path):
-                return tf.compat.v1.image.resize_images(tf.io.decode_png(path), (8, 8))
+                return tf.image.extract_glimpse(tf.io.decode_png(path)[None], (8, 8), [[0.0, 0.0]])
             """
         ),
         Clean(

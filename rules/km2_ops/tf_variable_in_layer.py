@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
+from dataclasses import replace
 
 from kmigrate.engine import NOT_LITERAL, CallSite, Context, EditPlan, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
@@ -12,6 +13,7 @@ from kmigrate.rules.common.catalog.builders import call_text
 from kmigrate.rules.common.catalog.catalog_rule import VARIABLE_SYMBOLS
 from kmigrate.rules.common.catalog.plan import Rewrite
 from kmigrate.rules.common.dtypes import dtype_name
+from kmigrate.rules.common.evident_dtype import evident_dtype
 from kmigrate.rules.ops_catalog import lookup, py_literal
 
 _LAYER_BASE_HINTS = ("Layer", "Model", "Sequential", "Metric", "Block")
@@ -141,7 +143,88 @@ def _initializer(site: CallSite, node: ast.expr) -> tuple[str, str, str | None]:
 
 
 def plan_variable(site: CallSite) -> Rewrite | ManualPortError:
-    """``self.w = tf.Variable(...)`` in a layer's __init__/build -> ``self.add_weight``."""
+    """``self.w = tf.Variable(...)`` in a layer -> ``self.add_weight`` / ``keras.Variable``,
+    only when every other tf.Variable / K.variable of the same layer converts too: one
+    left behind would make the converted layer hold fewer weights than the original, in
+    another order, so the original's weights (``set_weights``, checkpoints) no longer load."""
+    own = _plan_alone(site)
+    owner = site.scope.class_node
+    if isinstance(own, ManualPortError) or owner is None:
+        return own
+    refused = site.module.memo(("KM203-refused", id(owner)), lambda: _refused_state(site))
+    others = [(line, why) for node_id, line, why in refused if node_id != id(site.node)]
+    if not others:
+        return own
+    lines = ", ".join(str(line) for line, _ in others)
+    return ManualPortError(
+        f"a layer's state converts all or nothing, and the variable at line {lines} "
+        f"cannot be converted ({others[0][1]}); converting only this one would leave the "
+        "layer with fewer weights than the original, so its saved weights would not load",
+        f"port line {lines} by hand first (see its finding); this one then converts",
+    )
+
+
+def _refused_state(site: CallSite) -> list[tuple[int, int, str]]:
+    """(node id, line, reason) of each variable of ``site``'s class that stays alone."""
+    refused = []
+    for sibling in _layer_variable_sites(site):
+        result = _plan_alone(sibling)
+        if isinstance(result, ManualPortError):
+            refused.append((id(sibling.node), sibling.span.line, result.reason))
+    return refused
+
+
+def _layer_variable_sites(site: CallSite) -> list[CallSite]:
+    """Every tf.Variable / K.variable call in the methods of ``site``'s class (a nested
+    class's excepted), each as a site of its own, in source order."""
+    owner = site.scope.class_node
+    module = site.module
+    sites = []
+    for call in module.nodes_in(owner, ast.Call):
+        symbol = module.resolve(call.func)
+        if symbol not in VARIABLE_SYMBOLS:
+            continue
+        function = _enclosing_function(site, call)
+        if function is False:
+            continue
+        scope = replace(site.scope, function_name=getattr(function, "name", None))
+        scope.function_node = function
+        sites.append(
+            replace(
+                site,
+                node=call,
+                span=module.span_of(call),
+                scope=scope,
+                symbol=symbol,
+                args=list(call.args),
+                keywords={k.arg: k.value for k in call.keywords if k.arg is not None},
+                has_star_args=any(isinstance(a, ast.Starred) for a in call.args)
+                or any(k.arg is None for k in call.keywords),
+                receiver=None,
+            )
+        )
+    return sites
+
+
+def _enclosing_function(site: CallSite, node: ast.AST) -> ast.AST | None | bool:
+    """The innermost function around ``node`` inside ``site``'s class (None: the class
+    body), or False when a nested class owns it."""
+    owner = site.scope.class_node
+    function = None
+    parent = site.module.parent_of(node)
+    while parent is not None and parent is not owner:
+        if isinstance(parent, ast.ClassDef):
+            return False
+        if function is None and isinstance(
+            parent, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+        ):
+            function = parent
+        parent = site.module.parent_of(parent)
+    return function
+
+
+def _plan_alone(site: CallSite) -> Rewrite | ManualPortError:
+    """The rewrite of one variable, its layer's other variables aside."""
     entry = lookup(site.symbol)
     assert entry is not None
     suggestion = "self.w = self.add_weight(shape=..., initializer=..., trainable=...) in build()"
@@ -187,6 +270,7 @@ def plan_variable(site: CallSite) -> Rewrite | ManualPortError:
             '"float64"',
             '"bfloat16"',
         ):
+            _check_untrained_order(site)
             trainable = "False"  # TF variables of ints are never trained
         items = [("shape", shape), ("initializer", init)]
         items += [(k, v) for k, v in (("dtype", dtype), ("trainable", trainable)) if v]
@@ -218,10 +302,7 @@ def _variable_dtype(binding: Binding) -> str | None:
     if binding.entry.symbol == "K.variable":
         return "floatx"
     value = binding.node("initial_value")
-    if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
-        if binding.site.module.resolve(value.func) in ("tf.zeros", "tf.ones"):
-            return "float32"  # their default dtype
-    return None
+    return evident_dtype(binding.site, value) if value is not None else None
 
 
 def _keras_variable(binding: Binding, value_name: str, underivable: ManualPortError) -> Rewrite:
@@ -244,6 +325,7 @@ def _keras_variable(binding: Binding, value_name: str, underivable: ManualPortEr
     )
     trainable = binding.text("trainable") if binding.given("trainable") else None
     if trainable in (None, "None") and dtype not in _FLOAT_DTYPES | {"floatx"}:
+        _check_untrained_order(binding.site)
         trainable = "False"  # TF never trains integer or bool variables
     if trainable not in (None, "None"):
         items.append(("trainable", trainable))
@@ -270,6 +352,32 @@ def _keras_variable(binding: Binding, value_name: str, underivable: ManualPortEr
     return Rewrite(EditPlan((edit,)), "keras.Variable")
 
 
+def _check_untrained_order(site: CallSite) -> None:
+    """Refuse an int/bool variable whose `trainable` is not written when its layer has
+    other weights: Keras 2 lists it among the trainable weights (TensorFlow never trains
+    it), Keras 3 only among the non-trainable ones, so the layer's weight order changes
+    and the original's saved weights would load into the wrong variables (or not at all)."""
+    owner = site.scope.class_node
+    others = [
+        call
+        for call in (site.module.nodes_in(owner, ast.Call) if owner is not None else ())
+        if call is not site.node
+        and (
+            site.module.resolve(call.func) in VARIABLE_SYMBOLS  # type: ignore[attr-defined]
+            or (isinstance(call.func, ast.Attribute) and call.func.attr == "add_weight")  # type: ignore[attr-defined]
+        )
+    ]
+    if others:
+        raise ManualPortError(
+            "it holds integers or bools and `trainable` is not written: Keras 2 lists it "
+            "among the layer's trainable weights, Keras 3 among the non-trainable ones, so "
+            "the order of the layer's weights changes and the original's saved weights "
+            "would load into the wrong variables",
+            "write trainable=False in the original (Keras 2 then lists it where Keras 3 "
+            "will), then convert",
+        )
+
+
 class TfVariableInLayer(Rule):
     id = "KM203"
     name = "tf-variable-in-layer"
@@ -286,10 +394,16 @@ class TfVariableInLayer(Rule):
         "same initial value, trainability, name, dtype and constraint. Any other value "
         "becomes `keras.Variable(value, dtype=...)` (tracked, trained and saved by the "
         "layer like an add_weight weight) when the dtype is known: written in the call, "
-        "floatx for K.variable; a name must be a literal without '/'; it then follows "
+        "floatx for K.variable, or evident from the value as TensorFlow types it (number "
+        "literals and lists of them, tf.zeros/tf.ones/tf.constant, and +, -, * of such a "
+        "value with a number); a name must be a literal without '/'; it then follows "
         "the layer's `trainable` as Keras 2 did (a frozen layer does not train it). "
         "Integer and bool variables get trainable=False (TensorFlow computes no gradient "
-        "for them). Other variables are reported."
+        "for them); one with `trainable` unwritten in a layer with other weights is "
+        "reported instead (Keras 2 lists it as trainable, so the weight order would "
+        "change). A layer's variables convert all or nothing: when one of them stays, "
+        "none is rewritten (the converted layer would hold fewer weights, and the "
+        "original's saved weights would not load); each is reported with why."
     )
     severity = Severity.ERROR
     contexts = frozenset({Context.MODEL})
@@ -358,6 +472,47 @@ class TfVariableInLayer(Rule):
                 def call(self, x):
                     return x * self.table + self.bias
             """,
+        ),
+        Flagged(
+            """
+            import tensorflow as tf
+            from tensorflow import keras
+
+
+            class Scaled(keras.layers.Layer):
+                def build(self, input_shape):
+                    self.bias = tf.Variable(tf.ones((4,)) * 1.5, name="bias")
+                    self.steps = tf.Variable(tf.constant(3), trainable=False)
+
+                def call(self, x):
+                    return x * self.bias
+            """,
+            """
+            import tensorflow as tf
+            from tensorflow import keras
+
+
+            class Scaled(keras.layers.Layer):
+                def build(self, input_shape):
+                    self.bias = keras.Variable(tf.ones((4,)) * 1.5, dtype="float32", name="bias")
+                    self.bias.trainable = self.trainable
+                    self.steps = keras.Variable(tf.constant(3), dtype="int32", trainable=False)
+
+                def call(self, x):
+                    return x * self.bias
+            """,
+        ),
+        Flagged(
+            """
+            import tensorflow as tf
+            from tensorflow import keras
+
+
+            class AllOrNothing(keras.layers.Layer):
+                def build(self, input_shape):
+                    self.gain = tf.Variable(tf.ones((4,)), name="gain")
+                    self.table = tf.Variable(self.make_table(input_shape))
+            """
         ),
         Flagged(
             """

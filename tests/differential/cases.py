@@ -535,6 +535,10 @@ IMAGE = [
     C("tf.image.resize(x, [16, 16], method='nearest')", x=IMG),
     C("tf.image.resize(x, (5, 5), method=tf.image.ResizeMethod.BILINEAR)", x=IMG, atol=1e-5),
     C("tf.image.resize(x, (5, 5), antialias=True)", x=IMG, atol=1e-5),
+    # TensorFlow returns float32 for every method but nearest, whatever the image dtype
+    C("tf.image.resize(x, (6, 5))", x="i32[2,4,4,3]:0:200", atol=1e-4),
+    C("tf.image.resize(x, (6, 5), method='bilinear')", x="f64[2,4,4,3]", atol=1e-5),
+    C("tf.image.resize(x, (8, 8), method='nearest')", x="i32[2,4,4,3]:0:200"),
     C("tf.image.rgb_to_grayscale(x)", x=IMG),
     C("tf.image.rgb_to_hsv(x)", x=IMG, atol=1e-5),
     C("tf.image.hsv_to_rgb(x)", x=IMG, atol=1e-5),

@@ -13,6 +13,7 @@ from kmigrate.engine import MISSING, NOT_LITERAL, ArgOut, CallEdit, CallSite, Ed
 from kmigrate.rules.common.batch_dot import batch_dot_axes, einsum_subscripts, static_rank
 from kmigrate.rules.common.catalog.binding import Binding, ManualPortError, bind
 from kmigrate.rules.common.catalog.plan import Rewrite, check_conditions, plain_names, table_rewrite
+from kmigrate.rules.common.catalog.tensor_array import build_tensor_array
 from kmigrate.rules.common.catalog.train_phase import build_train_phase
 from kmigrate.rules.common.compat_helpers import (
     HELPER_FILE,
@@ -377,8 +378,40 @@ def _build_slice(binding: Binding) -> Rewrite:
     return Rewrite(EditPlan((ReplaceNode(site.span, text),)), text)
 
 
+_NEAREST = frozenset({"nearest", "nearest_neighbor", "tf.image.ResizeMethod.NEAREST_NEIGHBOR"})
+
+
+def _build_image_resize(binding: Binding) -> Rewrite:
+    """tf.image.resize returns float32 for every method but nearest, whatever the image
+    dtype; ops.image.resize keeps the image's dtype (int32 images come back rounded): the
+    image is cast to float32 first, unless the method is nearest (dtype kept by both)."""
+    rewrite = table_rewrite(binding)
+    method = binding.literal("method")
+    if binding.given("method") and not isinstance(method, str):
+        method = binding.site.module.resolve(binding.node("method"))  # type: ignore[arg-type]
+    if isinstance(method, str) and method.lower() in {m.lower() for m in _NEAREST}:
+        return rewrite
+    site, images = binding.site, binding.node("images")
+    assert images is not None  # required: table_rewrite bound it
+    if any(site.module.resolve(c.func) for c in site.module.nodes_in(images, ast.Call)):  # type: ignore[attr-defined]
+        raise ManualPortError(
+            "TensorFlow returns float32 here whatever the image dtype, so the image needs "
+            "a cast, and it is a TensorFlow call the cast would hide from its own rewrite",
+            "compute the image in its own statement, then "
+            'ops.image.resize(ops.cast(image, "float32"), size)',
+        )
+    cast = "{name:keras.ops.cast}(" + site.text(images) + ', "float32")'
+    source = binding.source("images")
+    (edit,) = rewrite.plan.edits
+    assert isinstance(edit, CallEdit) and edit.args is not None
+    args = tuple(ArgOut(a.source, a.keyword, cast) if a.source == source else a for a in edit.args)
+    return Rewrite(EditPlan((replace(edit, args=args),)), rewrite.target)
+
+
 BUILDERS: dict[str, Callable[[Binding], Rewrite]] = {
+    "image_resize": _build_image_resize,
     "train_phase": build_train_phase,
+    "tensor_array": build_tensor_array,
     "slice": _build_slice,
     "batch_dot": _build_batch_dot,
     "stack": _build_stack,

@@ -108,9 +108,15 @@ CONTROL_FLOW = [
         GRAPH_ONLY,
         "differentiate in a train_step override or a backend-specific training loop",
     ),
-    manual(
+    op(
         "tf.TensorArray",
-        "TensorArray is TensorFlow's loop accumulator",
-        "collect results in a Python list and ops.stack them, or return them from ops.scan",
+        "dtype, size=None, dynamic_size=None, clear_after_read=None, "
+        "tensor_array_name=None, handle=None, flow=None, infer_shape=True, "
+        "element_shape=None, colocate_with_first_write_call=True, name=None",
+        builder="tensor_array",
+        when="`ta = tf.TensorArray(dtype, size=n)` is written once per step of a Python "
+        "`for i in range(n)` loop in the same function (`ta = ta.write(i, value)`) and "
+        "read only by `ta.stack()` after it: a list, keras.ops.convert_to_tensor(value, "
+        "dtype) appended, keras.ops.stack; every other use is reported (rule KM207)",
     ),
 ]

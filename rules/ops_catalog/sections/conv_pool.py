@@ -154,10 +154,27 @@ CONV_POOL = [
         "morphological ops have no keras.ops equivalent",
         "ops.image.extract_patches + ops.max over the patch axis",
     ),
+    op(
+        "K.resize_images",
+        "x, height_factor, width_factor, data_format, interpolation='nearest'",
+        builder="keras2_helper",
+        accept={"interpolation": ["nearest", "bilinear"]},
+        reason="Keras 3 computes the other interpolations differently on some backends "
+        "(bicubic: TensorFlow's Keys kernel a=-0.5, PyTorch's a=-0.75; no area on JAX; no "
+        "lanczos on PyTorch)",
+        suggestion="ops.image.resize(x, (h * height_factor, w * width_factor), "
+        "interpolation=...) where the backends you run agree, checked with kmigrate parity",
+        note="A call to `resize_images`, Keras 2's K.resize_images on keras.ops (nearest: "
+        "each pixel repeated, as TensorFlow's half-pixel nearest neighbour does for an "
+        "integer factor, dtype kept; bilinear: ops.image.resize of the float32 input, "
+        "TensorFlow's output dtype), which apply writes into `_keras2_compat.py` beside "
+        "the file (unless the module uses the name itself).",
+    ),
     manual(
-        "K.resize_images K.resize_volumes",
+        "K.resize_volumes",
         "Keras 2 backend resize",
-        'ops.repeat(ops.repeat(x, h, axis=1), w, axis=2) for "nearest", or ops.image.resize',
+        "ops.repeat(ops.repeat(ops.repeat(x, d, axis=1), h, axis=2), w, axis=3) "
+        "(channels_last; axes 2, 3, 4 for channels_first)",
     ),
     manual(
         "K.spatial_2d_padding K.spatial_3d_padding K.temporal_padding",

@@ -23,7 +23,8 @@ GRAPH_AND_STATE = [
         when="it is assigned to self.<attr> in __init__ or build of a layer; an initial "
         "value that is tf.zeros(shape)/tf.ones(shape), a number, or an initializer called "
         "with a shape becomes self.add_weight, any other keras.Variable(value, dtype=...) "
-        "when the dtype is written (rule KM203)",
+        "when the dtype is written or evident from the value; all of a layer's variables "
+        "or none (rule KM203)",
     ),
     op(
         "K.variable",

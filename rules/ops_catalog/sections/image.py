@@ -12,8 +12,11 @@ IMAGE = [
         "image.resize",
         "images, size, interpolation=resize_method(method), antialias=antialias, "
         "data_format='channels_last'",
-        note="TF returns float32 for every method but nearest; cast integer images first. "
-        + CHANNELS_LAST,
+        builder="image_resize",
+        accept={"preserve_aspect_ratio": [False]},
+        note="TF returns float32 for every method but nearest, whatever the image dtype: "
+        "the image is cast to float32 first (refused when it is a TensorFlow call the "
+        "cast would hide). " + CHANNELS_LAST,
     ),
     op(
         "tf.image.rgb_to_grayscale",
@@ -59,6 +62,19 @@ IMAGE = [
         "images, window(sizes, 2), strides=window(strides, 2), "
         "dilation_rate=window(rates, 2), padding=padding(padding), "
         "data_format='channels_last'",
+    ),
+    manual(
+        "tf.compat.v1.image.resize_images tf.compat.v1.image.resize tf.image.resize_images "
+        "tf.compat.v1.image.resize_bilinear tf.image.resize_bilinear "
+        "tf.compat.v1.image.resize_nearest_neighbor tf.image.resize_nearest_neighbor",
+        "TensorFlow 1's resize maps output pixels to input pixels without half-pixel "
+        "centers (corner to corner with align_corners=True); keras.ops.image.resize and "
+        "keras.layers.Resizing use half-pixel centers, so the values differ for most size "
+        "changes (nearest with an integer upscale is the exception, which the size alone "
+        "does not show); TensorFlow 1 also returns float32 for bilinear",
+        "keep TensorFlow 1's pixel mapping with ops.take of the source rows and columns "
+        "(nearest: floor(i * in / out)) or their interpolation (bilinear); "
+        "ops.image.resize(x, size, interpolation=...) only where the model is retrained",
     ),
     manual(
         "tf.image.resize_with_pad tf.image.resize_with_crop_or_pad tf.image.central_crop",
