@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from kmigrate.api import apply_to_text
 from kmigrate.run.runner import scan_text
 
@@ -71,6 +73,55 @@ def test_attribute_before_super_init_names_every_early_object():
     assert "`self.dense`, `self.inner`" in finding.message
     assert "self.w" not in finding.message
     assert finding.span.line == 6
+
+
+KM516_CASES = {
+    # a layer built before super().__init__() moves too: its constructor is pure
+    "moved": ("self.dense = keras.layers.Dense(units)", "keras.layers.Layer", None),
+    "name set by Layer.__init__": (
+        "self.dense = keras.layers.Dense(units)\n            self.trainable = False",
+        "keras.layers.Layer",
+        "`Layer.__init__` sets `self.trainable` too",
+    ),
+    "a base whose __init__ is not known": (
+        "self.dense = keras.layers.Dense(units)",
+        "keras.Model",
+        "base class's `__init__`",
+    ),
+    "kwargs consumed first": (
+        "self.dense = keras.layers.Dense(units)\n            self.rate = kwargs.pop('rate')",
+        "keras.layers.Layer",
+        "calls a function",
+    ),
+    "arguments read a local set before": (
+        "self.dense = keras.layers.Dense(units)\n            name = 'block'",
+        "keras.layers.Layer",
+        "its arguments depend on the assignments",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(KM516_CASES))
+def test_super_init_moves_only_when_nothing_can_differ(case):
+    body, base, refusal = KM516_CASES[case]
+    text = f"""
+    import keras
+
+    class Block({base}):
+        def __init__(self, units, **kwargs):
+            {body}
+            super().__init__(name=locals().get("name"), **kwargs)
+    """
+    if "name = " not in body:
+        text = text.replace('name=locals().get("name"), ', "")
+    else:
+        text = text.replace('locals().get("name")', "name")
+    (finding,) = found(text, "KM516")
+    if refusal is None:
+        assert finding.fix is not None and "moved first" in finding.message
+        assert "    super().__init__(**kwargs)\n        self.dense" in apply_to_text(_code(text))
+    else:
+        assert finding.fix is None and refusal in finding.message, finding.message
 
 
 def test_layer_created_in_a_function_nested_in_call():
