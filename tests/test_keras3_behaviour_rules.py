@@ -283,3 +283,47 @@ def test_training_reads_stay_manual_when_one_is_not_exact():
     """
     findings = found(text, "KM515")
     assert len(findings) == 2 and not any(f.fixable for f in findings)
+
+
+# -- KM526 read-only weight properties, KM527 node API --------------------------------------
+
+
+def test_weight_property_through_a_local_base_and_an_own_property():
+    text = """
+    from keras.layers import Conv2D, Embedding
+
+    class Base(Conv2D):
+        pass
+
+    class Tied(Base):
+        def build(self, input_shape):
+            self.kernel = self.add_weight(shape=(3, 3, 1, 1))
+            self.bias = None
+
+    class Owned(Embedding):
+        @property
+        def embeddings(self):
+            return self._table
+
+        @embeddings.setter
+        def embeddings(self, value):
+            self._table = value
+
+        def build(self, input_shape=None):
+            self.embeddings = self.add_weight(shape=(4, 2))
+    """
+    (finding,) = found(text, "KM526")
+    assert finding.span.line == 8 and "subclass of `Conv2D`" in finding.message
+    assert "`self._kernel = ...`" in finding.message
+
+
+def test_node_api_rewrites_only_node_zero():
+    text = """
+    def tensors(layer, i):
+        return layer.get_output_at(i), layer.get_output_at(0), layer.get_input_shape_at(0)
+    """
+    findings = found(text, "KM527")
+    assert [f.fix is not None for f in findings] == [False, True, False]
+    assert "layer.get_output_at(i), layer.output, layer.get_input_shape_at(0)" in apply_to_text(
+        _code(text)
+    )
