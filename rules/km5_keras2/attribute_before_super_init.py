@@ -17,29 +17,19 @@ from pathlib import Path
 from kmigrate.engine import EditPlan, ModuleInfo, ReplaceNode, Severity, code_walk
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.common.keras2_classes import class_methods, keras_classes
-from kmigrate.rules.common.namespaces import KERAS_NAMESPACES, in_keras_namespaces
-from kmigrate.rules.context_spec import CONTEXT_SPEC
+from kmigrate.rules.common.namespaces import in_keras_namespaces
+from kmigrate.rules.common.sub_layers import (
+    WRAPPER_BASES,
+    is_wrapper,
+    layer_class,
+    receives_layer,
+    self_targets,
+)
 
-_LAYER_NAMESPACES = tuple(ns + "layers." for ns in KERAS_NAMESPACES)
 _ATTRIBUTES_FILE = Path(__file__).parent.parent / "data" / "layer_attributes.txt"
 # Bases whose ``__init__`` sets nothing but the bare layer's attributes (and, for the
 # wrapper, ``self.layer`` from its first argument): the only ones a move is proven for.
 _LAYER_BASES = in_keras_namespaces("layers.Layer", "engine.base_layer.Layer", "engine.Layer")
-_WRAPPER_BASES = in_keras_namespaces("layers.Wrapper")
-# What only a layer answers: ``self.x.build(...)``, ``self.x.trainable_weights``...
-_LAYER_MEMBERS = frozenset(
-    {
-        "build",
-        "built",
-        "compute_output_shape",
-        "trainable_weights",
-        "non_trainable_weights",
-        "get_weights",
-        "set_weights",
-        "input_spec",
-        "kernel",
-    }
-)
 _SIDE_EFFECTS = (ast.Call, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr)
 
 
@@ -75,68 +65,6 @@ def _calls_init(stmt: ast.stmt) -> bool:
     )
 
 
-def _self_targets(stmt: ast.stmt) -> list[str]:
-    targets = stmt.targets if isinstance(stmt, ast.Assign) else [getattr(stmt, "target", None)]
-    return [
-        t.attr
-        for t in targets
-        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
-    ]
-
-
-def _layer_class(module: ModuleInfo, call: ast.AST, local_layers: set[str]) -> str | None:
-    """The class name when ``call`` builds a layer (a torch module on the torch backend):
-    a Keras layer class, a layer class of this module, or a class named like one."""
-    if not isinstance(call, ast.Call):
-        return None
-    symbol = module.resolve(call.func) or ""
-    func = call.func
-    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    if symbol.startswith(_LAYER_NAMESPACES):
-        return name if symbol.rpartition(".")[2][:1].isupper() else None
-    if name in local_layers or (
-        not symbol.startswith(("keras.", "tf.", "tf_keras."))
-        and name.endswith(CONTEXT_SPEC.model_name_suffixes)
-    ):
-        return name
-    return None
-
-
-def _used_as_layers(node: ast.ClassDef) -> set[str]:
-    """Attributes of ``self`` the class treats as a layer: ``self.x.build(...)``,
-    ``self.x.trainable_weights``..."""
-    used = set()
-    for inner in code_walk(node):
-        if (
-            isinstance(inner, ast.Attribute)
-            and inner.attr in _LAYER_MEMBERS
-            and isinstance(inner.value, ast.Attribute)
-            and isinstance(inner.value.value, ast.Name)
-            and inner.value.value.id == "self"
-        ):
-            used.add(inner.value.attr)
-    return used
-
-
-def _is_wrapper(module: ModuleInfo, node: ast.ClassDef) -> bool:
-    return any((module.resolve(b) or "") in _WRAPPER_BASES for b in node.bases)
-
-
-def _receives_layer(
-    module: ModuleInfo, node: ast.ClassDef, init: ast.FunctionDef, stmt: ast.stmt
-) -> bool:
-    """``self.x = x`` where the constructor argument ``x`` is a layer: a wrapper's
-    ``layer``, a parameter named like one, or an attribute the class uses as a layer."""
-    value = getattr(stmt, "value", None)
-    params = {a.arg for a in (*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs)}
-    if not (isinstance(value, ast.Name) and value.id in params):
-        return False
-    targets = _self_targets(stmt)
-    if value.id.lower().endswith("layer") or set(targets) & _used_as_layers(node):
-        return True
-    return _is_wrapper(module, node) and "layer" in targets
-
-
 def _names_read(node: ast.AST) -> set[str]:
     return {n.id for n in code_walk(node) if isinstance(n, ast.Name)}
 
@@ -149,7 +77,7 @@ def _pure(module: ModuleInfo, value: ast.AST, outer: str, local_layers: set[str]
         if isinstance(inner, ast.Name) and inner.id == "self":
             return False
         if isinstance(inner, _SIDE_EFFECTS):
-            built = _layer_class(module, inner, local_layers)
+            built = layer_class(module, inner, local_layers)
             if built is None or built == outer:
                 return False
             arguments = [*inner.args, *(k.value for k in inner.keywords)]  # type: ignore[attr-defined]
@@ -181,9 +109,9 @@ def _move_refusal(
     independent of them."""
     if call is None:
         return "the base `__init__` is not called as one `super().__init__(...)` statement"
-    wrapper = _is_wrapper(module, node)
+    wrapper = is_wrapper(module, node)
     if not node.bases or not all(
-        (module.resolve(b) or "") in _LAYER_BASES | _WRAPPER_BASES for b in node.bases
+        (module.resolve(b) or "") in _LAYER_BASES | WRAPPER_BASES for b in node.bases
     ):
         return "the base class's `__init__` may set the same attributes"
     bound: set[str] = set()
@@ -194,9 +122,9 @@ def _move_refusal(
         for target in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
             if isinstance(target, ast.Name):
                 bound.add(target.id)
-            elif not _self_targets(stmt):
+            elif not self_targets(stmt):
                 return "an assignment to something other than `self.<name>` comes first"
-        for name in _self_targets(stmt):
+        for name in self_targets(stmt):
             same_layer = (
                 wrapper
                 and name == "layer"
@@ -328,10 +256,10 @@ class AttributeBeforeSuperInit(Rule):
                 for stmt in body
                 if isinstance(stmt, (ast.Assign, ast.AnnAssign))
                 and (
-                    _layer_class(module, stmt.value, local_layers)
-                    or _receives_layer(module, node, init, stmt)
+                    layer_class(module, stmt.value, local_layers)
+                    or receives_layer(module, node, init, stmt)
                 )
-                for name in _self_targets(stmt)
+                for name in self_targets(stmt)
             ]
             if not early:
                 continue
