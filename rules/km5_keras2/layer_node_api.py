@@ -9,6 +9,9 @@ from collections.abc import Iterable
 from kmigrate.engine import EditPlan, ModuleInfo, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.common.keras2_classes import module_site
+from kmigrate.rules.common.namespaces import in_keras_namespaces
+from kmigrate.rules.common.scopes import own_nodes, scopes, single_assignment
+from kmigrate.rules.common.sub_layers import LAYER_NAMESPACES
 
 # Keras 2 ``Layer`` methods (tf_keras/src/engine/base_layer.py) -> the Keras 3 property
 # that reads the same node attribute at node 0 (keras/src/ops/operation.py: ``input`` and
@@ -47,6 +50,41 @@ ADVICE = {
     ),
 }
 _PUBLIC_NODE_LISTS = frozenset({"inbound_nodes", "outbound_nodes"})
+INPUT = in_keras_namespaces("Input", "layers.Input")
+
+
+def _keras_tensor(module: ModuleInfo, value: ast.expr | None) -> bool:
+    """Whether ``value`` makes a Keras tensor: ``Input(...)`` or a layer built and called
+    at once (``Dense(4)(x)``)."""
+    if not isinstance(value, ast.Call):
+        return False
+    if (module.resolve(value.func) or "") in INPUT:
+        return True
+    inner = value.func
+    symbol = (module.resolve(inner.func) or "") if isinstance(inner, ast.Call) else ""
+    return symbol.startswith(LAYER_NAMESPACES) and symbol.rpartition(".")[2][:1].isupper()
+
+
+def _tensor_nodes(module: ModuleInfo) -> Iterable[Report]:
+    """``x.node`` where ``x`` is a Keras tensor (tf_keras's ``KerasTensor.node``)."""
+    for scope in scopes(module.tree):
+        for node in own_nodes(scope):
+            if not (
+                isinstance(node, ast.Attribute)
+                and node.attr == "node"
+                and isinstance(node.ctx, ast.Load)
+                and isinstance(node.value, ast.Name)
+                and _keras_tensor(module, single_assignment(scope, node.value.id))
+            ):
+                continue
+            name = node.value.id
+            yield Report(
+                module_site(module, node),
+                f"Keras 3's KerasTensor has no `.node`: `{name}._keras_history.operation."
+                f"_inbound_nodes[{name}._keras_history.node_index]` is the Keras 3 `Node` "
+                "(private: `operation`, `input_tensors`, `output_tensors`, `parent_nodes`; "
+                "no `layer`, `inbound_layers` or `call_args`)",
+            )
 
 
 def _node_index(call: ast.Call) -> ast.expr | None:
@@ -62,12 +100,13 @@ class LayerNodeApi(Rule):
     name = "layer-node-api"
     summary = (
         "Keras 2's node API: `layer.get_output_at(i)`, `get_input_shape_at(i)`, "
-        "`layer.inbound_nodes`, `tensor._keras_history.layer`."
+        "`layer.inbound_nodes`, `tensor._keras_history.layer`, `tensor.node`."
     )
     rationale = (
         "Keras 3's layers have no `get_input_at` / `get_output_at` / `get_*_shape_at` / "
         "`get_*_mask_at` methods and no public `inbound_nodes` / `outbound_nodes`; a Keras "
-        "tensor's `_keras_history` names its layer `operation`, not `layer`. Each raises "
+        "tensor has no `.node`, and its `_keras_history` names its layer `operation`, not "
+        "`layer`. Each raises "
         "AttributeError under Keras 3 on every backend."
     )
     fix_safety = (
@@ -75,7 +114,9 @@ class LayerNodeApi(Rule):
         "`layer.input`, `layer.get_output_at(0)` -> `layer.output` (both node 0, one tensor "
         "or a list, as in Keras 2; a layer never called raises AttributeError instead of "
         "RuntimeError), `t._keras_history.layer` -> `t._keras_history.operation` (the same "
-        "namedtuple field). Other node indexes, shapes, masks and the node lists are "
+        "namedtuple field). Other node indexes, shapes, masks, the node lists and "
+        "`tensor.node` (where the tensor comes from `Input(...)` or `Layer(...)(x)` in "
+        "the same scope; Keras 3's `Node` differs) are "
         "reported with what to write instead."
     )
     severity = Severity.ERROR
@@ -108,6 +149,15 @@ class LayerNodeApi(Rule):
                 return [layer.get_input_shape_at(i)[-1] for i in range(len(layer.inbound_nodes))]
             """
         ),
+        Flagged(
+            """
+            from tensorflow import keras
+
+            inputs = keras.Input((4,))
+            hidden = keras.layers.Dense(3)(inputs)
+            producer = hidden.node.layer
+            """
+        ),
         Clean(
             """
             def widths(layer):
@@ -124,6 +174,8 @@ class LayerNodeApi(Rule):
     ]
 
     def check_module(self, module: ModuleInfo) -> Iterable[Report]:
+        if ".node" in module.text:
+            yield from _tensor_nodes(module)
         if not any(name in module.text for name in (*NODE_METHODS, *_PUBLIC_NODE_LISTS)) and (
             "_keras_history" not in module.text
         ):

@@ -4,13 +4,13 @@ before it is built: Keras 3's ``Sequential`` answers neither as Keras 2 did."""
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 from kmigrate.engine import EditPlan, ModuleInfo, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.common.keras2_classes import module_site
 from kmigrate.rules.common.namespaces import in_keras_namespaces
-from kmigrate.rules.common.scopes import own_nodes, single_assignment
+from kmigrate.rules.common.scopes import own_nodes, scopes, single_assignment
 
 SEQUENTIAL = in_keras_namespaces("Sequential", "models.Sequential")
 INPUT = in_keras_namespaces("Input", "layers.Input", "layers.InputLayer")
@@ -28,13 +28,6 @@ BUILDERS = frozenset(
     {"build", "fit", "predict", "evaluate", "train_on_batch", "predict_on_batch", "test_on_batch"}
 )
 INPUT_KEYWORDS = frozenset({"input_shape", "batch_input_shape", "input_dim", "batch_shape"})
-
-
-def _scopes(tree: ast.Module) -> Iterator[ast.AST]:
-    yield tree
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield node
 
 
 def _knows_its_input(module: ModuleInfo, call: ast.Call) -> bool:
@@ -135,7 +128,7 @@ class SequentialInputOutput(Rule):
     def check_module(self, module: ModuleInfo) -> Iterable[Report]:
         if "Sequential" not in module.text:
             return
-        for scope in _scopes(module.tree):
+        for scope in scopes(module.tree):
             for node in own_nodes(scope):
                 if not (
                     isinstance(node, ast.Attribute)
