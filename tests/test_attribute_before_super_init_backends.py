@@ -9,15 +9,13 @@ subprocess: ``KERAS_BACKEND`` (and tf_keras versus Keras 3) is chosen at import.
 
 from __future__ import annotations
 
-import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from kmigrate.api import apply_to_text
-from tests.backend_run import run_on_backend
+from tests.backend_run import keras2_and_converted, run_module_worker
 
 pytestmark = pytest.mark.backends
 
@@ -55,11 +53,6 @@ LEGACY = textwrap.dedent(
 
 WORKER = textwrap.dedent(
     """
-    import importlib.util, json, sys
-    import numpy as np
-
-    spec = importlib.util.spec_from_file_location("subject", sys.argv[1])
-    subject = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(subject)
         model = subject.build()
@@ -75,36 +68,23 @@ WORKER = textwrap.dedent(
 )
 
 
-def _run(module: Path, backend: str, tmp_path: Path) -> dict:
-    """``backend`` "keras2" runs the original on tf_keras, the Keras 2 reference."""
-    worker = tmp_path / "worker.py"
-    worker.write_text(WORKER)
-    argv = [sys.executable, str(worker), str(module)]
-    if backend == "keras2":
-        return run_on_backend(argv, "tensorflow", tmp_path, legacy_keras=True)
-    return run_on_backend(argv, backend, tmp_path)
-
-
 def test_the_moved_super_init_builds_and_matches_keras2_on_every_backend(tmp_path) -> None:
     converted = apply_to_text(LEGACY)
     assert "super(Scaled, self).__init__(**kwargs)\n        self.layer = layer" in converted
     assert "super().__init__(layer, **kwargs)\n        self.layer = layer" in converted
-    original = tmp_path / "original.py"
-    original.write_text(LEGACY)
-    rewritten = tmp_path / "converted.py"
-    rewritten.write_text(converted)
-    reference = _run(original, "keras2", tmp_path)
+    reference, targets = keras2_and_converted(WORKER, LEGACY, converted, tmp_path)
     assert reference["weights"] == 4
-    for backend in ("tensorflow", "jax", "torch"):
-        got = _run(rewritten, backend, tmp_path)
-        assert "error" not in got, (backend, got)
+    for backend, got in targets.items():
         assert got["weights"] == reference["weights"], backend
-        np.testing.assert_allclose(got["out"], reference["out"], rtol=1e-5, atol=1e-6)
+        for name in ("out",):
+            np.testing.assert_allclose(
+                got[name], reference[name], rtol=1e-5, atol=1e-6, err_msg=backend
+            )
 
 
 def test_the_original_order_raises_on_torch(tmp_path) -> None:
     """The reason for the rule: with only the imports ported, PyTorch refuses the layer."""
     imports_only = tmp_path / "imports_only.py"
     imports_only.write_text(LEGACY.replace("from tensorflow import keras", "import keras"))
-    got = _run(imports_only, "torch", tmp_path)
+    got = run_module_worker(WORKER, imports_only, "torch", tmp_path)
     assert "cannot assign module before Module.__init__() call" in got.get("error", ""), got

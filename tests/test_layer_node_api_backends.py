@@ -10,15 +10,13 @@ subprocess: ``KERAS_BACKEND`` (and tf_keras versus Keras 3) is chosen at import.
 
 from __future__ import annotations
 
-import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from kmigrate.api import apply_to_text
-from tests.backend_run import run_on_backend
+from tests.backend_run import keras2_and_converted, run_module_worker
 
 pytestmark = pytest.mark.backends
 
@@ -44,11 +42,6 @@ LEGACY = textwrap.dedent(
 
 WORKER = textwrap.dedent(
     """
-    import importlib.util, json, sys
-    import numpy as np
-
-    spec = importlib.util.spec_from_file_location("subject", sys.argv[1])
-    subject = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(subject)
     model = subject.build()
     rng = np.random.default_rng(0)
@@ -64,36 +57,21 @@ WORKER = textwrap.dedent(
 )
 
 
-def _run(module: Path, backend: str, tmp_path: Path) -> dict:
-    """``backend`` "keras2" runs the original on tf_keras, the Keras 2 reference."""
-    worker = tmp_path / "worker.py"
-    worker.write_text(WORKER)
-    argv = [sys.executable, str(worker), str(module)]
-    if backend == "keras2":
-        return run_on_backend(argv, "tensorflow", tmp_path, legacy_keras=True)
-    return run_on_backend(argv, backend, tmp_path)
-
-
 def test_the_node_reads_match_keras2_on_every_backend(tmp_path) -> None:
     converted = apply_to_text(LEGACY)
     assert "model.output._keras_history.operation is head" in converted
     assert "keras.Model(hidden.input, [hidden.output, head.output])" in converted
-    original = tmp_path / "original.py"
-    original.write_text(LEGACY)
-    rewritten = tmp_path / "converted.py"
-    rewritten.write_text(converted)
-    reference = _run(original, "keras2", tmp_path)
-    assert "error" not in reference, reference
-    for backend in ("tensorflow", "jax", "torch"):
-        got = _run(rewritten, backend, tmp_path)
-        assert "error" not in got, (backend, got)
+    reference, targets = keras2_and_converted(WORKER, LEGACY, converted, tmp_path)
+    for backend, got in targets.items():
         for name in ("hidden", "head"):
-            np.testing.assert_allclose(got[name], reference[name], rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(
+                got[name], reference[name], rtol=1e-5, atol=1e-6, err_msg=backend
+            )
 
 
 def test_the_keras2_reads_fail_under_keras3(tmp_path) -> None:
     """The reason for the rule: with only the imports ported, Keras 3 has none of them."""
     imports_only = tmp_path / "imports_only.py"
     imports_only.write_text(LEGACY.replace("from tensorflow import keras", "import keras"))
-    got = _run(imports_only, "jax", tmp_path)
+    got = run_module_worker(WORKER, imports_only, "jax", tmp_path)
     assert got.get("error", "").startswith("AttributeError"), got

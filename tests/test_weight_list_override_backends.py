@@ -9,14 +9,13 @@ do (end ``build`` with ``self.built = True``) brings it back to 8 on every backe
 
 from __future__ import annotations
 
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
 from kmigrate.run.runner import scan_text
-from tests.backend_run import run_on_backend
+from tests.backend_run import run_module_worker
 
 pytestmark = pytest.mark.backends
 
@@ -56,10 +55,6 @@ LEGACY = textwrap.dedent(
 
 WORKER = textwrap.dedent(
     """
-    import importlib.util, json, sys
-
-    spec = importlib.util.spec_from_file_location("subject", sys.argv[1])
-    subject = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(subject)
     model = subject.build()
     print("REPORT" + json.dumps({"weights": len(model.weights)}))
@@ -68,14 +63,9 @@ WORKER = textwrap.dedent(
 
 
 def _weights(source: str, backend: str, tmp_path: Path) -> int:
-    """``backend`` "keras2" runs the code on tf_keras, the Keras 2 reference."""
-    (tmp_path / "worker.py").write_text(WORKER)
     subject = tmp_path / f"subject_{backend}.py"
     subject.write_text(source)
-    argv = [sys.executable, str(tmp_path / "worker.py"), str(subject)]
-    if backend == "keras2":
-        return run_on_backend(argv, "tensorflow", tmp_path, legacy_keras=True)["weights"]
-    return run_on_backend(argv, backend, tmp_path)["weights"]
+    return run_module_worker(WORKER, subject, backend, tmp_path)["weights"]
 
 
 def test_keras3_counts_the_template_the_override_hid(tmp_path) -> None:
