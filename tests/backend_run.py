@@ -98,3 +98,41 @@ def saved_outputs(work: Path, argv: list[str], backends: tuple[str, ...]) -> dic
         run_on_backend(argv, backend, work)
         found[backend] = dict(np.load(work / f"out_{backend}_0.npz"))
     return found
+
+
+# The first lines of a worker that runs one module given as its argument: ``subject``.
+LOAD_SUBJECT = (
+    "import importlib.util, json, sys\n"
+    "import numpy as np\n"
+    "spec = importlib.util.spec_from_file_location('subject', sys.argv[1])\n"
+    "subject = importlib.util.module_from_spec(spec)\n"
+)
+
+
+def run_module_worker(worker: str, module: Path, backend: str, tmp_path: Path) -> dict:
+    """:func:`run_on_backend` of the script ``LOAD_SUBJECT + worker`` on ``module``;
+    ``backend`` "keras2" runs it on tf_keras (TensorFlow), the Keras 2 reference."""
+    script = tmp_path / "worker.py"
+    script.write_text(LOAD_SUBJECT + worker)
+    argv = [sys.executable, str(script), str(module)]
+    if backend == "keras2":
+        return run_on_backend(argv, "tensorflow", tmp_path, legacy_keras=True)
+    return run_on_backend(argv, backend, tmp_path)
+
+
+def keras2_and_converted(
+    worker: str, legacy: str, converted: str, tmp_path: Path
+) -> tuple[dict, dict[str, dict]]:
+    """The report of ``worker`` on ``legacy`` under tf_keras (the Keras 2 reference), and
+    on ``converted`` under each Keras 3 backend; a worker error fails the test."""
+    original = tmp_path / "original.py"
+    original.write_text(legacy)
+    rewritten = tmp_path / "converted.py"
+    rewritten.write_text(converted)
+    reference = run_module_worker(worker, original, "keras2", tmp_path)
+    assert "error" not in reference, reference
+    targets = {}
+    for backend in ("tensorflow", "jax", "torch"):
+        targets[backend] = run_module_worker(worker, rewritten, backend, tmp_path)
+        assert "error" not in targets[backend], (backend, targets[backend])
+    return reference, targets

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from kmigrate.api import apply_to_text
 from kmigrate.run.runner import scan_text
 
@@ -71,6 +73,55 @@ def test_attribute_before_super_init_names_every_early_object():
     assert "`self.dense`, `self.inner`" in finding.message
     assert "self.w" not in finding.message
     assert finding.span.line == 6
+
+
+KM516_CASES = {
+    # a layer built before super().__init__() moves too: its constructor is pure
+    "moved": ("self.dense = keras.layers.Dense(units)", "keras.layers.Layer", None),
+    "name set by Layer.__init__": (
+        "self.dense = keras.layers.Dense(units)\n            self.trainable = False",
+        "keras.layers.Layer",
+        "`Layer.__init__` sets `self.trainable` too",
+    ),
+    "a base whose __init__ is not known": (
+        "self.dense = keras.layers.Dense(units)",
+        "keras.Model",
+        "base class's `__init__`",
+    ),
+    "kwargs consumed first": (
+        "self.dense = keras.layers.Dense(units)\n            self.rate = kwargs.pop('rate')",
+        "keras.layers.Layer",
+        "calls a function",
+    ),
+    "arguments read a local set before": (
+        "self.dense = keras.layers.Dense(units)\n            name = 'block'",
+        "keras.layers.Layer",
+        "its arguments depend on the assignments",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(KM516_CASES))
+def test_super_init_moves_only_when_nothing_can_differ(case):
+    body, base, refusal = KM516_CASES[case]
+    text = f"""
+    import keras
+
+    class Block({base}):
+        def __init__(self, units, **kwargs):
+            {body}
+            super().__init__(name=locals().get("name"), **kwargs)
+    """
+    if "name = " not in body:
+        text = text.replace('name=locals().get("name"), ', "")
+    else:
+        text = text.replace('locals().get("name")', "name")
+    (finding,) = found(text, "KM516")
+    if refusal is None:
+        assert finding.fix is not None and "moved first" in finding.message
+        assert "    super().__init__(**kwargs)\n        self.dense" in apply_to_text(_code(text))
+    else:
+        assert finding.fix is None and refusal in finding.message, finding.message
 
 
 def test_layer_created_in_a_function_nested_in_call():
@@ -232,3 +283,47 @@ def test_training_reads_stay_manual_when_one_is_not_exact():
     """
     findings = found(text, "KM515")
     assert len(findings) == 2 and not any(f.fixable for f in findings)
+
+
+# -- KM526 read-only weight properties, KM527 node API --------------------------------------
+
+
+def test_weight_property_through_a_local_base_and_an_own_property():
+    text = """
+    from keras.layers import Conv2D, Embedding
+
+    class Base(Conv2D):
+        pass
+
+    class Tied(Base):
+        def build(self, input_shape):
+            self.kernel = self.add_weight(shape=(3, 3, 1, 1))
+            self.bias = None
+
+    class Owned(Embedding):
+        @property
+        def embeddings(self):
+            return self._table
+
+        @embeddings.setter
+        def embeddings(self, value):
+            self._table = value
+
+        def build(self, input_shape=None):
+            self.embeddings = self.add_weight(shape=(4, 2))
+    """
+    (finding,) = found(text, "KM526")
+    assert finding.span.line == 8 and "subclass of `Conv2D`" in finding.message
+    assert "`self._kernel = ...`" in finding.message
+
+
+def test_node_api_rewrites_only_node_zero():
+    text = """
+    def tensors(layer, i):
+        return layer.get_output_at(i), layer.get_output_at(0), layer.get_input_shape_at(0)
+    """
+    findings = found(text, "KM527")
+    assert [f.fix is not None for f in findings] == [False, True, False]
+    assert "layer.get_output_at(i), layer.output, layer.get_input_shape_at(0)" in apply_to_text(
+        _code(text)
+    )

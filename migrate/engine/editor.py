@@ -267,10 +267,11 @@ class PlanTransformer(cst.CSTTransformer):
 
     def _statement_edit(
         self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
-    ) -> cst.FlattenSentinel | None:
+    ) -> cst.FlattenSentinel | cst.RemovalSentinel | None:
         """A ``ReplaceNode(kind="stmt")`` on a simple statement other than an import:
         the line becomes the statements of ``text`` (e.g. an ``os.makedirs`` before a
-        save), keeping the line's leading comments and trailing comment."""
+        save), keeping the line's leading comments and trailing comment; an empty
+        ``text`` removes the line (a statement moved elsewhere by the same plan)."""
         if len(original.body) != 1 or isinstance(original.body[0], (cst.Import, cst.ImportFrom)):
             return None
         edits = [
@@ -281,6 +282,9 @@ class PlanTransformer(cst.CSTTransformer):
         if not edits:
             return None
         plan_index, edit = edits[0]
+        if not edit.text:
+            self.applied[plan_index] += 1
+            return cst.RemovalSentinel.REMOVE
         try:
             parsed = list(cst.parse_module(self.speller.fill(edit.text) + "\n").body)
             parsed[0] = parsed[0].with_changes(leading_lines=updated.leading_lines)

@@ -73,3 +73,12 @@ def own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
         stack.extend(code_children(node))
+
+
+def scopes(tree: ast.Module) -> Iterator[ast.AST]:
+    """The module and every function in it: the scopes whose :func:`own_nodes` together
+    cover the module's code outside class bodies."""
+    yield tree
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node

@@ -13,17 +13,20 @@ class BackendIsTensor(Rule):
     name = "backend-is-tensor"
     summary = "`K.is_tensor(x)`: Keras 3's backend module has no `is_tensor`."
     rationale = (
-        "`keras.backend.is_tensor` is gone. Its nearest Keras 3 form, "
+        "`K.is_tensor` is standalone Keras 2's (up to 2.3): `tf.keras.backend` and tf_keras "
+        "never had it and Keras 3's `keras.backend` has none, so the call raises "
+        "AttributeError on every backend. Its nearest Keras 3 form, "
         "`keras.ops.is_tensor(x)`, answers for the current backend's own tensors: it is "
         "False for the symbolic `keras.KerasTensor` a functional model is built from, "
         "where Keras 2's `K.is_tensor` said True, so a branch on it can take the other way "
         "while the model is built."
     )
     fix_safety = (
-        "Reported: use `keras.ops.is_tensor(x)` where only real tensors reach the code, "
-        "and add `or isinstance(x, keras.KerasTensor)` where symbolic inputs must count too."
+        "Reported (no Keras 2 runtime with `K.is_tensor` to prove a helper against): use "
+        "`keras.ops.is_tensor(x)` where only real tensors reach the code, and add "
+        "`or isinstance(x, keras.KerasTensor)` where symbolic inputs must count too."
     )
-    severity = Severity.WARNING
+    severity = Severity.ERROR
     call_symbols = frozenset({"K.is_tensor"})
     examples = [
         Flagged(

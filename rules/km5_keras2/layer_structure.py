@@ -1,6 +1,7 @@
-"""KM516-KM518: how a Layer subclass is put together, where Keras 2 tolerated what Keras 3's
-backends do not: attributes set before ``super().__init__()``, layers created inside
-``call``, and tensors updated in place inside ``call`` (``e -= m``).
+"""KM517-KM518: how a Layer subclass's ``call`` is put together, where Keras 2 tolerated what
+Keras 3's backends do not: layers created inside ``call``, and tensors updated in place
+inside ``call`` (``e -= m``). KM516 (sub-layers set before ``super().__init__()``) has its
+own module, :mod:`.attribute_before_super_init`.
 
 Each is a whole-class question, so the rules read the module's Keras classes once
 (:func:`kmigrate.rules.common.keras2_classes.keras_classes`).
@@ -15,116 +16,12 @@ from kmigrate.engine import ModuleInfo, Severity, code_walk
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.common.keras2_classes import keras_classes
 from kmigrate.rules.common.namespaces import KERAS_NAMESPACES
-from kmigrate.rules.context_spec import CONTEXT_SPEC
 
 _LAYER_NAMESPACES = tuple(ns + "layers." for ns in KERAS_NAMESPACES)
 
 
 def _method(node: ast.ClassDef, name: str) -> ast.FunctionDef | None:
     return next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == name), None)
-
-
-def _is_init_call(node: ast.AST) -> bool:
-    """``super().__init__(...)`` or ``Base.__init__(self, ...)``."""
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "__init__"
-    )
-
-
-def _self_targets(stmt: ast.stmt) -> list[str]:
-    targets = stmt.targets if isinstance(stmt, ast.Assign) else [getattr(stmt, "target", None)]
-    return [
-        t.attr
-        for t in targets
-        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
-    ]
-
-
-def _builds_layer(module: ModuleInfo, value: ast.AST | None, local_layers: set[str]) -> bool:
-    """Whether an assigned value builds a layer (a torch module on the torch backend): a
-    Keras layer class, a layer class of this module, or a class named like one."""
-    if not isinstance(value, ast.Call):
-        return False
-    symbol = module.resolve(value.func) or ""
-    if symbol.startswith(_LAYER_NAMESPACES):
-        return symbol.rpartition(".")[2][:1].isupper()
-    func = value.func
-    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    return name in local_layers or (
-        not symbol.startswith(("keras.", "tf.", "tf_keras."))
-        and name.endswith(CONTEXT_SPEC.model_name_suffixes)
-    )
-
-
-class AttributeBeforeSuperInit(Rule):
-    id = "KM516"
-    name = "attribute-before-super-init"
-    summary = "A layer assigns a sub-layer to `self` before `super().__init__()`."
-    rationale = (
-        "On the torch backend a Keras 3 layer is a `torch.nn.Module`, which must be "
-        "initialised before a sub-module or variable is assigned to it: `self.dense = "
-        "Dense(4)` before `super().__init__()` raises `AttributeError: cannot assign module "
-        "before Module.__init__() call`. Keras 2 and the other backends accept it."
-    )
-    fix_safety = (
-        "Reported: moving the assignments after `super().__init__()` is safe unless the "
-        "call to `super().__init__()` itself reads them."
-    )
-    severity = Severity.ERROR
-    examples = [
-        Flagged(
-            """
-            import keras
-
-            class Block(keras.layers.Layer):
-                def __init__(self, units, **kwargs):
-                    self.dense = keras.layers.Dense(units)
-                    super().__init__(**kwargs)
-            """
-        ),
-        Clean(
-            """
-            import keras
-
-            class Block(keras.layers.Layer):
-                def __init__(self, units, **kwargs):
-                    self.units = units  # plain values are fine on every backend
-                    self.init = keras.initializers.get("zeros")
-                    super().__init__(**kwargs)
-                    self.dense = keras.layers.Dense(units)
-            """
-        ),
-    ]
-
-    def check_module(self, module: ModuleInfo) -> Iterable[Report]:
-        classes = keras_classes(module)
-        local_layers = {node.name for _, node in classes}
-        for site, node in classes:
-            init = _method(node, "__init__")
-            if init is None:
-                continue
-            early: list[tuple[str, ast.stmt]] = []
-            for stmt in init.body:
-                if any(_is_init_call(n) for n in code_walk(stmt)):
-                    break
-                if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and _builds_layer(
-                    module, stmt.value, local_layers
-                ):
-                    early += [(name, stmt) for name in _self_targets(stmt)]
-            else:
-                continue  # no super().__init__() at all: KM513 and Keras itself say so
-            if not early:
-                continue
-            names = ", ".join(f"`self.{name}`" for name, _ in early)
-            yield Report(
-                site,
-                f"`{node.name}.__init__` sets {names} before `super().__init__()`: on the torch "
-                "backend that raises (a layer is a torch module, initialised by "
-                "`super().__init__()`); move the assignment after `super().__init__()`",
-                span=module.span_of(early[0][1]),
-            )
 
 
 def _call_nodes(node: ast.ClassDef) -> Iterator[ast.AST]:

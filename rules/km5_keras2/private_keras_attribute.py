@@ -14,7 +14,10 @@ PRIVATE_ATTRIBUTES = {
     "_layers": "use `model.layers` (Keras 3 keeps `_layers` as an internal tracker list)",
     "_inbound_nodes": "use `layer.input` / `layer.output` or rebuild a functional model",
     "_outbound_nodes": "use `layer.input` / `layer.output` or rebuild a functional model",
-    "_keras_history": "use the functional API (`keras.Model(inputs, outputs)`) instead",
+    "_keras_history": (
+        "Keras 3 keeps it as (operation, node_index, tensor_index), the layer named "
+        "`operation` (KM527 renames `.layer`); the functional API is the public way"
+    ),
     "_trainable_weights": "use `trainable_weights` (includes sub-layers)",
     "_non_trainable_weights": "use `non_trainable_weights` (includes sub-layers)",
     "_is_graph_network": "no Keras 3 equivalent; test `isinstance(model, keras.Functional)`",
