@@ -70,6 +70,49 @@ def test_an_import_cycle_resolves_what_it_can_and_ends() -> None:
     assert project.resolve(project.records[0], "Y") == ("unknown",)
 
 
+def test_what_a_cycle_resolves_to_does_not_depend_on_which_module_is_asked_first() -> None:
+    """Two modules that each take ``K`` from the other, else from their own backend: the
+    walk that enters the cycle at ``a`` sees ``b``'s fallback, the one entering at ``b``
+    sees ``a``'s. Each module's local facts are the same whichever module the index
+    resolves first (the stored resolution re-resolves only what an edit reaches, so a
+    project with a cycle could not reuse it when they were not)."""
+    modules = {
+        "a": """
+        try:
+            from b import K
+        except ImportError:
+            from tensorflow.keras import backend as K
+        """,
+        "b": """
+        try:
+            from a import K
+        except ImportError:
+            from keras import backend as K
+        """,
+    }
+    made = []
+    for order in (["a", "b"], ["b", "a"]):
+        project = _project(modules)
+        by_key = {r.key: r for r in project.records}
+        made.append({key: project.local(by_key[key]) for key in order})
+        assert not project.order_sensitive
+    assert made[0] == made[1]
+    assert made[0]["a"].bindings == (("K", "keras.backend"),)  # a's own fallback comes second
+    assert made[0]["b"].bindings == (("K", "tensorflow.keras.backend"),)
+
+
+def test_a_name_bound_from_itself_reads_its_other_bindings() -> None:
+    """``tf = tf.compat.v2`` (tf-agents' scripts): the right side is the imported ``tf``,
+    not this binding again (which grew ``tf.compat.v2.compat.v2...`` to the depth bound,
+    and a project that met the bound was resolved in full after every edit)."""
+    project = _project({"m": "import tensorflow as tf\ntf = tf.compat.v2\nK = tf.keras.backend\n"})
+    record = project.records[0]
+    assert project.resolve(record, "tf.nest.map_structure")[0] == "external"
+    bindings = (("K", "tensorflow.keras.backend"), ("tf", "tensorflow"))
+    assert project.local(record).bindings == bindings
+    assert not project.order_sensitive
+
+
 def test_a_chain_of_aliases_longer_than_the_bound_is_left_unresolved() -> None:
     modules = {f"m{i}": f"from m{i + 1} import X\n" for i in range(40)}
     modules["m40"] = "import tensorflow as tf\nX = tf.keras.layers.Layer\n"

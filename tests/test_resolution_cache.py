@@ -264,6 +264,58 @@ def test_incremental_facts_are_those_of_a_fresh_resolution(
     assert partial >= 14
 
 
+# a cycle through a package's __init__ (tf-agents: `tf_agents/__init__.py` imports its
+# subpackages, which import `tf_agents` back) and a name bound from itself
+CYCLE_FILES = {
+    "cyc/__init__.py": "from cyc.first import K\n",
+    "cyc/first.py": """
+        try:
+            from cyc.second import K
+        except ImportError:
+            from tensorflow.keras import backend as K
+        """,
+    "cyc/second.py": """
+        import cyc
+        try:
+            K = cyc.K
+        except AttributeError:
+            from keras import backend as K
+        """,
+    "scripts/trainer.py": "import tensorflow as tf\ntf = tf.compat.v2\nK = tf.keras.backend\n",
+}
+
+
+def test_an_edit_beside_an_import_cycle_resolves_only_what_it_reaches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A project whose resolution meets a name cycle (or a name bound from itself) is
+    resolved again only where an edit reaches, as any other: what a cycle resolves to no
+    longer depends on the order names are asked for (``ProjectIndex._settled``). The
+    facts are those of a fresh resolution, before and after an edit inside the cycle."""
+    root = tmp_path / "repo"
+    _write(root, {**FILES, **CYCLE_FILES})
+    made: list[str] = []
+    local = ProjectIndex.local
+
+    def counted(self, record):
+        made.append(record.key)
+        return local(self, record)
+
+    monkeypatch.setattr(ProjectIndex, "local", counted)
+    first = _resolve(root, use_store=True)
+    assert first == _reference(root)
+    for name, change in [
+        ("pkg/data.py", (".map(helper)", ".map(helper).batch(2)")),
+        ("cyc/second.py", ("from keras import", "from tensorflow.keras import")),
+    ]:
+        _edit(root, name, change)
+        made.clear()
+        incremental = _resolve(root, use_store=True)
+        redone = len(made)
+        assert incremental == _reference(root), name
+        assert 0 < redone <= 3 < len(incremental), (name, made)
+
+
 def test_an_edit_keeping_the_call_graph_rewrites_only_its_own_row(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

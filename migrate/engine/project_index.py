@@ -35,10 +35,8 @@ if TYPE_CHECKING:
 
 MAX_DEPTH = 24  # alias and re-export chains longer than this are left unresolved
 _UNKNOWN = ("unknown",)
-# A name being resolved: reaching it again is a cycle. Equal to _UNKNOWN (what a cycle
-# resolves to) but a distinct object, so that the index can tell it met one.
-_PENDING = tuple(["unknown"])
-_CHECKING = object()  # the same for a class whose bases are being resolved
+_CLEAR = sys.maxsize  # a question met no question in flight (see ProjectIndex._settled)
+_CLASS = object()  # ends the key of "is this class a model class?" (others end in a name)
 _BUILTIN_NAMES = frozenset(dir(builtins))  # `object`, `Exception`: never a foreign base
 
 
@@ -136,7 +134,7 @@ class LocalFactsFrom:
     module of its started so), and the TF/Keras functions its modules replace. An
     index that gives the same answers to all of these (:meth:`ProjectIndex.agrees`)
     makes the same local facts, the entries being the same (those of the same bytes):
-    resolution reads nothing else. Only made when that index met no cycle nor depth
+    resolution reads nothing else. Only made when that index did not meet the depth
     bound, where the answers would depend on the order names were asked for."""
 
     local: LocalFacts
@@ -240,6 +238,10 @@ def imported_paths(record: ModuleRecord) -> list[str]:
 Target = tuple
 
 
+def _root(dotted: str) -> str:
+    return dotted.partition(".")[0]
+
+
 def alternatives(targets: Iterable[Target]) -> tuple[Node, ...]:
     """The project functions (as call-graph nodes) any of ``targets`` may be."""
     found: set[Node] = set()
@@ -276,11 +278,14 @@ class ProjectIndex:
             for name in record.names:
                 self.by_name.setdefault(name, []).append(record)
         self._roots = {name.partition(".")[0] for name in self.by_name}
-        self._memo: dict[tuple[int, str], Target] = {}
-        self._model_class: dict[tuple[int, str], bool] = {}
-        # a class's first base, at any depth, from a package outside the project that is
-        # neither TensorFlow/Keras nor the standard library (``params_flow.Layer``)
-        self._foreign_base: dict[tuple[int, str], str] = {}
+        # What a name resolves to, and whether a class is a model class with its first
+        # base from a package outside the project that is neither TensorFlow/Keras nor
+        # the standard library (``params_flow.Layer``): see _settled for which answers
+        # are kept, and why an answer met inside a cycle is kept only as asked first.
+        self._memo: dict[Hashable, Any] = {}
+        self._first: dict[Hashable, Any] = {}
+        self._in_flight: dict[Hashable, int] = {}
+        self._lowest = _CLEAR
         self._framework_roots = frozenset(
             symbol.partition(".")[0]
             for symbol in (
@@ -295,10 +300,10 @@ class ProjectIndex:
         # while local_with_reads works: the module names looked up, the roots missed
         self._looked_up: set[str] | None = None
         self._outside: set[str] | None = None
-        # Each name is resolved once and remembered. A cycle (or a chain longer than
-        # MAX_DEPTH) makes what a name resolves to depend on where the walk entered it;
-        # then this is set, and local facts made by another index are not mixed with
-        # this one's (see project/resolution_cache.py). No corpus project has one.
+        # A chain longer than MAX_DEPTH makes what a name resolves to depend on where
+        # the walk entered it; then this is set, and local facts made by another index
+        # are not mixed with this one's (see project/resolution_cache.py). Cycles do
+        # not: see _settled.
         self.order_sensitive = False
         # Whether a base from an installed package was met without an ``outside`` finder:
         # local facts made so are not taken by an index that has one (``agrees``).
@@ -372,17 +377,53 @@ class ProjectIndex:
 
     def _in_module(self, record: ModuleRecord, dotted: str, depth: int) -> Target:
         key = (id(record), dotted)
-        found = self._memo.get(key)
+        found = self._known(key, depth)
         if found is not None:
-            if found is _PENDING:
-                self.order_sensitive = True
             return found
         if depth > MAX_DEPTH:
             self.order_sensitive = True
+            self._lowest = -1
             return _UNKNOWN
-        self._memo[key] = _PENDING  # a cycle back here resolves to nothing
-        found = self._lookup(record, dotted, depth)
-        self._memo[key] = _UNKNOWN if found is _PENDING else found
+        return self._settled(key, depth, lambda: self._lookup(record, dotted, depth))
+
+    def _known(self, key: Hashable, depth: int) -> Any:
+        """The kept answer to ``key``; for one in flight (a cycle back to it), the
+        answer a cycle gets (nothing); else None."""
+        found = self._memo.get(key)
+        if found is not None:
+            return found
+        where = self._in_flight.get(key)
+        if where is not None:
+            self._lowest = min(self._lowest, where)
+            return _UNKNOWN if key[-1] != _CLASS else (False, "")
+        if not self._in_flight:
+            return self._first.get((key, depth))
+        return None
+
+    def _settled(self, key: Hashable, depth: int, work: Callable[[], Any]) -> Any:
+        """``work``'s answer to ``key``, kept so that it is the same whichever question
+        came first. A cycle back to a question in flight answers nothing; an answer that
+        met one depends on where the walk entered the cycle, so it is kept only when the
+        walk entered there (no question was in flight: this is the answer to ``key``
+        asked first) and is worked out again when asked inside another question. An
+        answer that met no question in flight at or below its own is the same from
+        anywhere, and is kept for every asker. So every module's local facts are the
+        same in any order, by any index: an edit re-resolves the modules it reaches,
+        even in a project with import cycles (tf-agents' ``__init__``)."""
+        in_flight = self._in_flight
+        place = len(in_flight)
+        in_flight[key] = place
+        outer, self._lowest = self._lowest, _CLEAR
+        try:
+            found = work()
+        finally:
+            del in_flight[key]
+            lowest = self._lowest
+            self._lowest = min(outer, lowest)
+        if lowest > place:
+            self._memo[key] = found
+        elif not place:
+            self._first[(key, depth)] = found
         return found
 
     def _lookup(self, record: ModuleRecord, dotted: str, depth: int) -> Target:
@@ -399,16 +440,23 @@ class ProjectIndex:
                 f"`{root}` comes from the star imports of {len(found)} modules in {where} "
                 f"({shown}); which one binds it is decided when that module runs",
             )
+        return self._bound_to(record, root, ways, rest, depth)
+
+    def _bound_to(
+        self, record: ModuleRecord, root: str, ways: list[tuple], rest: str, depth: int
+    ) -> Target:
+        """What ``root.rest`` resolves to, ``root`` bound in ``record`` by ``ways``."""
         kind = ways[0][0]
         if kind in ("class", "function"):
             return (kind, record, root) if not rest else _UNKNOWN
         if kind == "registry":  # ``ACTIVATIONS[name]``, ``.get(name)``: one of its values
             return (kind, record, root)
-        results = [self._way(record, way, rest, depth) for way in ways]
+        results = [self._way(record, root, ways, way, rest, depth) for way in ways]
         known = [r for r in results if r[0] != "unknown"]
         if not known:
             return _UNKNOWN
         # try/except and if/else alternatives: fine when they agree in kind
+        where = record.shown or record.key
         return self._agreed(known, f"`{root}` is bound to different things in {where}")
 
     def _through_stars(
@@ -437,9 +485,20 @@ class ProjectIndex:
             return first
         return ("ambiguous", why, alternatives(known))
 
-    def _way(self, record: ModuleRecord, way: tuple, rest: str, depth: int) -> Target:
+    def _way(
+        self, record: ModuleRecord, root: str, ways: list[tuple], way: tuple, rest: str, depth: int
+    ) -> Target:
         if way[0] == "assign":
-            return self._in_module(record, way[1] + ("." + rest if rest else ""), depth + 1)
+            head, _, tail = way[1].partition(".")
+            if head != root:
+                return self._in_module(record, way[1] + ("." + rest if rest else ""), depth + 1)
+            # ``tf = tf.compat.v2``: the right side reads the name's other bindings (read
+            # through this one again, it would grow without end, to the depth bound)
+            others = [w for w in ways if not (w[0] == "assign" and _root(w[1]) == root)]
+            if not others:
+                return _UNKNOWN
+            inner = ".".join(part for part in (tail, rest) if part)
+            return self._bound_to(record, root, others, inner, depth + 1)
         _, module, name, level = way
         base = self._absolute(record, module, level)
         path = f"{base}.{name}" if name and base else name or base
@@ -490,50 +549,55 @@ class ProjectIndex:
     def is_model_class(self, record: ModuleRecord, name: str) -> bool:
         """Whether class ``name`` of ``record`` derives from a Keras Layer/Model/Loss/...
         through any number of project modules and aliases."""
-        key = (id(record), name)
-        known = self._model_class.get(key)
-        if known is not None:
-            if known is _CHECKING:
-                self.order_sensitive = True
-                return False
-            return known
-        self._model_class[key] = _CHECKING  # a cyclic hierarchy is no model class
-        result = False
+        return self._class_kind(record, name)[0]
+
+    def _class_kind(self, record: ModuleRecord, name: str) -> tuple[bool, str]:
+        """(whether class ``name`` is a model class, the first base it derives from, at
+        any depth, from a package outside the project that is neither TensorFlow/Keras
+        nor the standard library when it is not). A cyclic hierarchy is no model class."""
+        key = (id(record), name, _CLASS)
+        found = self._known(key, 0)
+        if found is not None:
+            return found
+        return self._settled(key, 0, lambda: self._bases_kind(record, name))
+
+    def _bases_kind(self, record: ModuleRecord, name: str) -> tuple[bool, str]:
         foreign = ""
+        notes: dict[str, str] = {}
         info = record.entry["classes"].get(name, {})
         for base in info.get("bases", ()):
             if not base:
                 continue
             target = self.resolve(record, base)
             if target[0] == "ambiguous":
-                self._notes.setdefault(id(record), {})[name] = (
-                    f"base class `{base}` is ambiguous: {target[1]}; context not decided"
-                )
+                notes[name] = f"base class `{base}` is ambiguous: {target[1]}; context not decided"
                 continue
             if self._is_model(target):
-                result = True
-                break
+                self._note(record, notes)
+                return True, ""
             foreign = foreign or self._foreign(target)
-        self._model_class[key] = result
-        if not result and foreign:
-            self._foreign_base[key] = foreign
+        if foreign:
             # decided without reading installed packages: not for an index that does
             self.read_outside |= self.outside is None
-            if "call" in info.get("methods", {}):
-                self._notes.setdefault(id(record), {}).setdefault(
-                    name,
+            if "call" in info.get("methods", {}) and name not in notes:
+                notes[name] = (
                     f"`{name}` defines `call` like a Keras layer, but its base `{foreign}` "
                     "is from a package outside this project that kmigrate cannot see into: "
                     "it is treated as plain code; context not decided (if it is a Keras "
-                    "class, name it in `model-bases` under [tool.kmigrate])",
+                    "class, name it in `model-bases` under [tool.kmigrate])"
                 )
-        return result
+        self._note(record, notes)
+        return False, foreign
+
+    def _note(self, record: ModuleRecord, notes: dict[str, str]) -> None:
+        if notes:
+            self._notes.setdefault(id(record), {}).update(notes)
 
     def _foreign(self, target: Target) -> str:
         """The base from outside the project that ``target`` is or derives from, when
         it is not TensorFlow/Keras (kmigrate knows those) nor the standard library."""
         if target[0] == "class":
-            return self._foreign_base.get((id(target[1]), target[2]), "")
+            return self._class_kind(target[1], target[2])[1]
         if target[0] != "external":
             return ""
         qualified = target[1]
@@ -644,7 +708,7 @@ class ProjectIndex:
 
     def local_with_reads(self, record: ModuleRecord) -> tuple[LocalFacts, LocalFactsFrom | None]:
         """:meth:`local`, and the same with what it was made from, for another index of
-        the same entries to take (None when this index met a cycle or depth bound)."""
+        the same entries to take (None when this index met the depth bound)."""
         self._looked_up, self._outside = set(), set()
         try:
             local = self.local(record)
@@ -663,7 +727,7 @@ class ProjectIndex:
     def agrees(self, made: LocalFactsFrom) -> bool:
         """Whether this index answers what ``made``'s index asked as it did (see
         :class:`LocalFactsFrom`): then ``made.local`` are this index's local facts of
-        that module, as long as this index meets no cycle nor depth bound either."""
+        that module, as long as this index does not meet the depth bound either."""
         by_name = self.by_name
         for name, keys in made.modules:
             found = by_name.get(name, ())

@@ -87,7 +87,7 @@ class FactsGuess:
         is ``index`` when the caller has it) as an index of itself and the known modules
         its imports reach gives them, its index entry, and the local facts that index
         made, for the project's resolution to take where they are its own (None when
-        the index met a cycle or the depth bound: see ``ProjectIndex.order_sensitive``)."""
+        the index met the depth bound: see ``ProjectIndex.order_sensitive``)."""
         entry = build_entry(tree, self.spec, index)
         record = ModuleRecord(entry=entry, **self.layout(Path(path), package))
         index = ProjectIndex([record, *self.reached(record)], self.spec)

@@ -23,10 +23,10 @@ Against it, a run redoes the local facts of
 and closes the call graph again over all local facts, unless no file came or went
 and every file redone has the graph its row holds: then the stored closure holds, and
 only the rows of the files redone are read (see :class:`StoredResolution`). That is
-the same as resolving from scratch as long as resolution never met a name cycle or its
-depth bound (then what a name resolves to depends on the order names were asked for):
-such a project, a change that reaches a module patching TF/Keras functions, or another
-kmigrate build, is resolved in full.
+the same as resolving from scratch: what a name resolves to does not depend on the
+order names are asked for, import cycles included (``ProjectIndex._settled``), unless
+resolution met its depth bound. Such a project, a change that reaches a module patching
+TF/Keras functions, or another kmigrate build, is resolved in full.
 
 Call graph nodes are stored as "slot:name" strings, a slot being a file's index in the
 stored key list. Slots stay put while files come and go (a new file takes a new slot,
@@ -575,9 +575,9 @@ def _local_facts(
 ) -> tuple[ProjectIndex, dict[str, LocalFacts]]:
     """The index of ``records`` and every module's local facts in it: those ``made``
     elsewhere where this index agrees with the one they came from, the others made
-    here. If this index meets a cycle or a depth bound, what a name resolves to
-    depends on the order names are asked for: then all are made here, in order, as
-    a resolution without ``made`` would."""
+    here. If this index meets the depth bound, what a name resolves to depends on the
+    order names are asked for: then all are made here, in order, as a resolution
+    without ``made`` would."""
     index = ProjectIndex(records, spec, outside=outside_models(spec))
     local = {}
     for record in records:
@@ -599,7 +599,7 @@ def _resolve_again(
     fallback: Callable[[], ProjectFacts],
 ) -> _ResolvedFacts | None:
     """The facts, with only what the changes since ``stored`` reach resolved again;
-    None when that cannot be exact (a cycle met, a patching module reached)."""
+    None when that cannot be exact (the depth bound met, a patching module reached)."""
     known = stored.files
     new = {
         r.key
@@ -657,7 +657,7 @@ def _resolve_again(
         return None
     made = {key: index.local(by_key[key]) for key in sorted(redo)}
     if index.order_sensitive:
-        return None  # a cycle: what was reused may differ from a fresh resolution
+        return None  # the depth bound: what was reused may differ from a fresh resolution
     return _ResolvedFacts(records, made, stored, stored.patched, index, fallback)
 
 
