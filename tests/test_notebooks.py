@@ -336,7 +336,7 @@ def test_an_unchanged_project_keeps_its_notebooks_facts(tmp_path: Path, monkeypa
     from dataclasses import fields
 
     import kmigrate.project.index_pass as index_pass
-    from kmigrate.engine.project_index import ModuleFacts
+    from kmigrate.engine.module_facts import ModuleFacts
     from kmigrate.project import notebook_facts
     from kmigrate.project.config import Config
     from kmigrate.run.runner import plan_jobs

@@ -12,8 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from kmigrate.engine.module_facts import ModuleFacts
+from kmigrate.engine.module_names import module_names
+from kmigrate.engine.module_record import ModuleRecord
 from kmigrate.engine.project_entry import build_entry, load_entry, store_entry, valid_entry
-from kmigrate.engine.project_index import ModuleFacts, ModuleRecord, ProjectIndex, module_names
+from kmigrate.engine.project_index import ProjectIndex
 from kmigrate.rules.context_spec import CONTEXT_SPEC
 from tests.repo_fixtures import (
     REPO_NAMES,

@@ -27,10 +27,11 @@ from kmigrate.engine.model import (
     Severity,
     Span,
 )
+from kmigrate.engine.module_facts import ModuleFacts
 from kmigrate.engine.module_info import ModuleInfo
 from kmigrate.engine.names import LEAF_KINDS, Resolver, child_nodes, code_children, dotted_parts
 from kmigrate.engine.optional_imports import optional_imports
-from kmigrate.engine.project_index import ModuleFacts, module_facts_for_text
+from kmigrate.engine.project_index import module_facts_for_text
 from kmigrate.engine.rule_api import Report, Rule
 from kmigrate.engine.sites import CallSite, ImportSite, Node, ReferenceSite, Scope
 from kmigrate.engine.spec import ContextSpec

@@ -17,7 +17,7 @@ from kmigrate.engine.model import Context, EnsureHelper, Finding, Severity
 
 if TYPE_CHECKING:
     from kmigrate.engine.import_layout import ImportLayout
-    from kmigrate.engine.project_index import LocalFactsFrom, ModuleFacts
+    from kmigrate.engine.module_facts import LocalFactsFrom, ModuleFacts
 
 
 @dataclass(frozen=True)

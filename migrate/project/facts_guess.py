@@ -23,16 +23,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kmigrate.engine.module_facts import LocalFactsFrom, ModuleFacts
+from kmigrate.engine.module_record import ModuleRecord
 from kmigrate.engine.project_entry import build_entry
-from kmigrate.engine.project_index import (
-    LocalFactsFrom,
-    ModuleFacts,
-    ModuleRecord,
-    ProjectFacts,
-    ProjectIndex,
-    closure,
-    imported_from,
-)
+from kmigrate.engine.project_facts import ProjectFacts, closure, imported_from
+from kmigrate.engine.project_index import ProjectIndex
 
 if TYPE_CHECKING:
     from kmigrate.engine.spec import ContextSpec

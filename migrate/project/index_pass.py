@@ -1,5 +1,5 @@
 """Building the project index for a run: which files, their entries (cached by content),
-and each job's :class:`~kmigrate.engine.project_index.ModuleFacts`.
+and each job's :class:`~kmigrate.engine.module_facts.ModuleFacts`.
 
 The index covers the whole project (the config root), not only the files named: the
 pre-commit hook checks one file, but that file's base layer and helpers live elsewhere.
@@ -32,6 +32,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kmigrate.engine.module_facts import NO_RELOAD, FileUse, LocalFactsFrom, ModuleFacts, Reload
+from kmigrate.engine.module_names import folder_below, names_below, package_below
+from kmigrate.engine.module_record import ModuleRecord, imported_paths
 from kmigrate.engine.project_entry import (
     ENTRY_FORMAT,
     build_entry,
@@ -39,22 +42,8 @@ from kmigrate.engine.project_entry import (
     store_entry,
     valid_entry,
 )
-from kmigrate.engine.project_index import (
-    NO_RELOAD,
-    FileUse,
-    LocalFactsFrom,
-    ModuleFacts,
-    ModuleRecord,
-    ProjectFacts,
-    ProjectIndex,
-    Reload,
-    file_users,
-    folder_below,
-    imported_paths,
-    names_below,
-    package_below,
-    shared_with,
-)
+from kmigrate.engine.project_facts import ProjectFacts, file_users, shared_with
+from kmigrate.engine.project_index import ProjectIndex
 from kmigrate.engine.sources import SourceError, decode_source, read_bytes
 from kmigrate.project.discover import discover
 from kmigrate.project.resolution_cache import StoredResolution, load_resolution, resolve

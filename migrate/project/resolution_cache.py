@@ -3,7 +3,7 @@ can change instead of the whole project.
 
 The pre-commit hook checks the file that was just edited: every run sees a project one
 file away from the last one. Resolving a thousand-file project costs a fifth of a
-second; one file's :class:`~kmigrate.engine.project_index.LocalFacts` cost a few
+second; one file's :class:`~kmigrate.engine.module_facts.LocalFacts` cost a few
 milliseconds. So the last resolution is kept (one signed file in the index store):
 per file its content digest, its shape (:func:`~kmigrate.engine.project_entry.entry_shape`),
 the names it is imported by, the import paths it resolves names through, the modules
@@ -17,7 +17,7 @@ Against it, a run redoes the local facts of
   (``ProjectIndex.modules_used``);
 - when files were added, removed or renamed (or a new ``__init__.py`` renamed the
   modules below it), the files whose import paths can name them
-  (:func:`~kmigrate.engine.project_index.path_reaches`), and every file whose imports
+  (:func:`~kmigrate.engine.project_facts.path_reaches`), and every file whose imports
   reach those;
 
 and closes the call graph again over all local facts, unless no file came or went
@@ -42,20 +42,11 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from kmigrate.engine.module_facts import LocalFacts, LocalFactsFrom, ModuleFacts, Reload
+from kmigrate.engine.module_record import ModuleRecord, imported_paths
 from kmigrate.engine.project_entry import ENTRY_FORMAT, entry_shape
-from kmigrate.engine.project_index import (
-    LocalFacts,
-    LocalFactsFrom,
-    ModuleFacts,
-    ModuleRecord,
-    ProjectFacts,
-    ProjectIndex,
-    RecordImports,
-    Reload,
-    closure,
-    imported_paths,
-    path_reaches,
-)
+from kmigrate.engine.project_facts import ProjectFacts, RecordImports, closure, path_reaches
+from kmigrate.engine.project_index import ProjectIndex
 from kmigrate.project.site_modules import outside_models
 from kmigrate.store.plain_data import checked_line, checked_list, checked_pair, checked_text
 

@@ -22,7 +22,7 @@ from kmigrate.project.backend_markers import mentions_backend
 
 if TYPE_CHECKING:
     from kmigrate.engine.analyze import FileAnalysis, RuleSet
-    from kmigrate.engine.project_index import LocalFactsFrom, ModuleFacts
+    from kmigrate.engine.module_facts import LocalFactsFrom, ModuleFacts
     from kmigrate.engine.tree_index import TreeIndex
     from kmigrate.project.facts_guess import FactsGuess
 

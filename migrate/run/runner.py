@@ -30,7 +30,7 @@ from kmigrate.run.planning import (  # noqa: F401  (also imported from here)
 from kmigrate.run.report_codec import digest_findings, load_report, store_report, trim_for_reports
 
 if TYPE_CHECKING:
-    from kmigrate.engine.project_index import ModuleFacts
+    from kmigrate.engine.module_facts import ModuleFacts
     from kmigrate.project.index_pass import PendingProject
     from kmigrate.store.cache import ResultCache
 
