@@ -153,6 +153,7 @@ def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, details, 
     mentions = {r.path: r.mentions_backend for r in result.files}  # noted where they were read
     pins = find_backend_pins(settings.paths, root, [r.path for r in result.files], mentions)
     data = build(result, root=root, backend_pins=pins, rules=settings.rules)
+    del result  # the report data holds what the report needs
     color = output is None and sys.stdout.isatty()
     _emit(render_data(data, fmt, color=color, root=root, details=details), output)
     if output and not quiet:
@@ -198,9 +199,14 @@ def _output_target(output: str | None) -> str | None:
     return output
 
 
+_CHUNK = 1 << 20  # characters encoded at a time: a 10k-file JSON report is 64 MB
+
+
 def _emit(text: str, output: str | None) -> None:
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        with Path(output).open("w", encoding="utf-8") as out:
+            for start in range(0, len(text), _CHUNK):  # not a second copy of it all, encoded
+                out.write(text[start : start + _CHUNK])
     else:
         click.echo(text, nl=False)
 
