@@ -322,7 +322,7 @@ def test_an_edit_keeping_the_call_graph_rewrites_only_its_own_row(
     """An edit that changes no call into the project resolves the edited file alone and
     stores the rows as they were (their bytes copied); one that changes the graph
     rewrites the rows of the files whose reach changed, not only its own."""
-    from kmigrate.project import resolution_cache
+    from kmigrate.project import resolved_facts
 
     root = tmp_path / "repo"
     _write(root, FILES)
@@ -332,13 +332,13 @@ def test_an_edit_keeping_the_call_graph_rewrites_only_its_own_row(
     ops = slots.index(str(root / "pkg" / "ops.py"))
     layers = slots.index(str(root / "pkg" / "layers.py"))
     closed = []
-    node_sets = resolution_cache._ResolvedFacts.node_sets
+    node_sets = resolved_facts.ResolvedFacts.node_sets
 
     def closing(self):
         closed.append(self)
         return node_sets(self)
 
-    monkeypatch.setattr(resolution_cache._ResolvedFacts, "node_sets", closing)
+    monkeypatch.setattr(resolved_facts.ResolvedFacts, "node_sets", closing)
     _edit(root, "pkg/ops.py", ("def unused(x):", "_edit = 1\n\n\ndef unused(x):"))
     assert _resolve(root, use_store=True) == _reference(root)
     assert not closed  # the stored closure serves
@@ -425,12 +425,12 @@ def test_stale_rows_would_be_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     """The comparison with a fresh resolution sees a stored row used where it no longer
     holds: taking the stored graph as kept whenever no file came or went gives other
     facts after some edit."""
-    from kmigrate.project import resolution_cache
+    from kmigrate.project import resolved_facts
 
     def same_files(self) -> bool:  # the check without comparing the edited files' graphs
         return self.stored is not None and self.slots == self.stored.slots
 
-    monkeypatch.setattr(resolution_cache._ResolvedFacts, "_same_graph", same_files)
+    monkeypatch.setattr(resolved_facts.ResolvedFacts, "_same_graph", same_files)
     root = tmp_path / "repo"
     _write(root, FILES)
     _resolve(root, use_store=True)

@@ -46,7 +46,8 @@ from kmigrate.engine.project_facts import ProjectFacts, file_users, shared_with
 from kmigrate.engine.project_index import ProjectIndex
 from kmigrate.engine.sources import SourceError, decode_source, read_bytes
 from kmigrate.project.discover import discover
-from kmigrate.project.resolution_cache import StoredResolution, load_resolution, resolve
+from kmigrate.project.resolution_cache import load_resolution, resolve
+from kmigrate.project.stored_resolution import StoredResolution
 
 if TYPE_CHECKING:
     from kmigrate.engine.run_data import Job
@@ -705,7 +706,7 @@ class _Project:
     def _notebooks_key(self, notebooks: Sequence[tuple[Path, str]]) -> str:
         """What the notebooks' facts come from: this project (its key), each notebook's
         place, package and bytes, and kmigrate's build."""
-        from kmigrate.project.resolution_cache import build_key
+        from kmigrate.project.stored_resolution import build_key
 
         parts = [build_key(), self.key]
         for path, package in notebooks:
