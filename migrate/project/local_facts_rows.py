@@ -30,9 +30,10 @@ def encode_local(local: LocalFacts, position: Mapping[str, int]) -> list:
 
 
 def decode_local(value: list, slots: list[str | None]) -> LocalFacts:
-    """A row's local facts as objects. The row was checked whole when the resolution was
-    loaded (``stored_resolution._check_row``: texts, pairs, nodes naming a file that is still there),
-    so nothing is checked again here: a warm re-scan decodes every file's row."""
+    """A row's local facts as objects. The row was checked whole when the resolution
+    was loaded (``stored_resolution._check_row``: texts, pairs, nodes naming a file that
+    is still there), so nothing is checked again here: a warm re-scan decodes every
+    file's row."""
     row = LocalRow(*value)
 
     def nodes(items: list[str]) -> tuple[tuple[str, str], ...]:

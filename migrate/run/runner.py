@@ -266,7 +266,7 @@ def _same_outcome(report: FileReport, facts: ModuleFacts | None) -> bool:
     if _asked_only(own, asked) != _asked_only(facts, asked):
         return False
     if own.notes != facts.notes:
-        from kmigrate.engine.analyze import replace_project_notes
+        from kmigrate.engine.report_findings import replace_project_notes
 
         replace_project_notes(report.findings, own.notes, facts.notes)
         report.digest = None  # its text holds the old messages
