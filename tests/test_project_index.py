@@ -735,19 +735,19 @@ def test_the_project_is_walked_once_when_it_is_what_was_named(
     """`scan .` at the root: the index takes the files the run discovered; a file
     inside the project: the index still walks the whole project, and knows the backend
     the file imports from elsewhere."""
-    from kmigrate.project import index_pass
+    from kmigrate.project import project_files
     from kmigrate.project.config import Config
     from kmigrate.run.runner import plan_jobs
 
     root = _backend_project(tmp_path).resolve()
     walks: list[list[Path]] = []
-    discover = index_pass.discover
+    discover = project_files.discover
 
     def counted(starts, *args):
         walks.append(list(starts))
         return discover(starts, *args)
 
-    monkeypatch.setattr(index_pass, "discover", counted)
+    monkeypatch.setattr(project_files, "discover", counted)
     whole = plan_jobs([root], Config(root=root), index_cache=False)
     assert walks == [] and len(whole) == 14
     (train,) = plan_jobs([root / "train.py"], Config(root=root), index_cache=False)

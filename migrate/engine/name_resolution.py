@@ -1,6 +1,17 @@
 """Names resolved across a project's modules, bounded and cycle-safe, the same in any
-order (see :meth:`NameResolution._settled`): the part of the project index that
-answers "what does this name refer to" and "is this class a Keras class".
+order: the part of the project index that answers "what does this name refer to"
+and "is this class a Keras class".
+
+Each question (a name in a module, a class) is answered once and kept, so that its
+answer is the same whichever question came first (:meth:`NameResolution._settled`).
+A cycle back to a question in flight answers nothing; an answer that met one depends
+on where the walk entered the cycle, so it is kept only when the walk entered there
+(no question was in flight: the answer to that question asked first) and is worked
+out again when asked inside another question. An answer that met no question in
+flight at or below its own is the same from anywhere, and is kept for every asker.
+So every module's local facts are the same in any order, by any index: an edit
+re-resolves the modules it reaches, even in a project with import cycles (tf-agents'
+``__init__``).
 
 No TensorFlow knowledge lives here: what counts as a Keras base, a namespace or a data
 API comes from the rules' :class:`~kmigrate.engine.spec.ContextSpec`.
@@ -27,6 +38,20 @@ def _root(dotted: str) -> str:
     return dotted.partition(".")[0]
 
 
+def _framework_roots(spec: ContextSpec) -> frozenset[str]:
+    prefixes = (*(short for _, short in spec.canonical_prefixes), *spec.model_base_prefixes)
+    return frozenset(_root(symbol) for symbol in prefixes)
+
+
+def _plain_code_note(name: str, foreign: str) -> str:
+    return (
+        f"`{name}` defines `call` like a Keras layer, but its base `{foreign}` is from a "
+        "package outside this project that kmigrate cannot see into: it is treated as "
+        "plain code; context not decided (if it is a Keras class, name it in "
+        "`model-bases` under [tool.kmigrate])"
+    )
+
+
 class NameResolution:
     """Resolution of names across the entries of one project: what a dotted name read in
     a module refers to, and whether a class is a Keras layer/model, through any number
@@ -50,29 +75,18 @@ class NameResolution:
             for name in record.names:
                 self.by_name.setdefault(name, []).append(record)
         self._roots = {name.partition(".")[0] for name in self.by_name}
-        # What a name resolves to, and whether a class is a model class with its first
-        # base from a package outside the project that is neither TensorFlow/Keras nor
-        # the standard library (``params_flow.Layer``): see _settled for which answers
-        # are kept, and why an answer met inside a cycle is kept only as asked first.
+        # answers kept for every asker, and those kept as asked first (see _settled)
         self._memo: dict[Hashable, Any] = {}
         self._first: dict[Hashable, Any] = {}
         self._in_flight: dict[Hashable, int] = {}
         self._lowest = _CLEAR
-        self._framework_roots = frozenset(
-            symbol.partition(".")[0]
-            for symbol in (
-                *(short for _, short in spec.canonical_prefixes),
-                *spec.model_base_prefixes,
-            )
-        )
+        self._framework_roots = _framework_roots(spec)
         self._notes: dict[int, dict[str, str]] = {}
         # while local_with_reads works: the module names looked up, the roots missed
         self._looked_up: set[str] | None = None
         self._outside: set[str] | None = None
-        # A chain longer than MAX_DEPTH makes what a name resolves to depend on where
-        # the walk entered it; then this is set, and local facts made by another index
-        # are not mixed with this one's (see project/resolution_cache.py). Cycles do
-        # not: see _settled.
+        # A chain longer than MAX_DEPTH makes answers depend on where the walk entered
+        # it (cycles do not): then local facts made by another index are not mixed in.
         self.order_sensitive = False
         # Whether a base from an installed package was met without an ``outside`` finder:
         # local facts made so are not taken by an index that has one (``agrees``).
@@ -144,15 +158,7 @@ class NameResolution:
         return None
 
     def _settled(self, key: Hashable, depth: int, work: Callable[[], Any]) -> Any:
-        """``work``'s answer to ``key``, kept so that it is the same whichever question
-        came first. A cycle back to a question in flight answers nothing; an answer that
-        met one depends on where the walk entered the cycle, so it is kept only when the
-        walk entered there (no question was in flight: this is the answer to ``key``
-        asked first) and is worked out again when asked inside another question. An
-        answer that met no question in flight at or below its own is the same from
-        anywhere, and is kept for every asker. So every module's local facts are the
-        same in any order, by any index: an edit re-resolves the modules it reaches,
-        even in a project with import cycles (tf-agents' ``__init__``)."""
+        """``work``'s answer to ``key``, kept as the module docstring says."""
         in_flight = self._in_flight
         place = len(in_flight)
         in_flight[key] = place
@@ -323,12 +329,7 @@ class NameResolution:
             # decided without reading installed packages: not for an index that does
             self.read_outside |= self.outside is None
             if "call" in info.get("methods", {}) and name not in notes:
-                notes[name] = (
-                    f"`{name}` defines `call` like a Keras layer, but its base `{foreign}` "
-                    "is from a package outside this project that kmigrate cannot see into: "
-                    "it is treated as plain code; context not decided (if it is a Keras "
-                    "class, name it in `model-bases` under [tool.kmigrate])"
-                )
+                notes[name] = _plain_code_note(name, foreign)
         self._note(record, notes)
         return False, foreign
 

@@ -1,7 +1,7 @@
 """A first guess of the project facts of files analysed before the project is resolved.
 
 A cold scan analyses most files before their project is resolved (see
-index_pass.PendingProject), with the facts each file gives about itself; a file whose
+pending_project.PendingProject), with the facts each file gives about itself; a file whose
 project facts turn out different is analysed again. Many differences come from the
 few modules the others import names from: a backend module re-exporting ``K`` and
 ``keras``, a module of base layers. So before the first analyses, those modules are
@@ -59,7 +59,7 @@ class FactsGuess:
         importers: dict[str, list[str]] | None = None,
     ) -> None:
         """``layout``: a file's record fields but its entry, from its path and package
-        (``index_pass.record_layout``, for this project's root); ``layouts``: those
+        (``index_entries.record_layout``, for this project's root); ``layouts``: those
         of the files to analyse, by key, worked out already; ``importers``: import
         path -> the files (as shown) whose imports are known or guessed to name it
         (``ModuleFacts.imported_by``)."""

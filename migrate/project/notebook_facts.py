@@ -167,7 +167,7 @@ def notebook_record(
     made: tuple[str, dict | None] | None = None,
 ) -> ModuleRecord | None:
     """The notebook as a record with the given ``layout`` (see
-    ``index_pass.record_layout``) and no module names: nothing imports it.
+    ``index_entries.record_layout``) and no module names: nothing imports it.
     ``made``: see :func:`notebook_entry`."""
     entry = notebook_entry(path, store, made)
     if entry is None:

@@ -24,7 +24,7 @@ and closes the call graph again over all local facts, unless no file came or wen
 and every file redone has the graph its row holds: then the stored closure holds, and
 only the rows of the files redone are read (see :class:`StoredResolution`). That is
 the same as resolving from scratch: what a name resolves to does not depend on the
-order names are asked for, import cycles included (``ProjectIndex._settled``), unless
+order names are asked for, import cycles included (``NameResolution._settled``), unless
 resolution met its depth bound. Such a project, a change that reaches a module patching
 TF/Keras functions, or another kmigrate build, is resolved in full.
 
@@ -79,7 +79,7 @@ def resolve(
     may read their entries one by one, when resolution first needs them). ``made``:
     local facts made by smaller indexes (a cold scan's first analyses), which a full
     resolution takes where they are its own (``LocalFactsFrom``). ``stamps``: each
-    file's stat, kept with its digest (``index_pass.ProjectFiles``). A stored row that
+    file's stat, kept with its digest (``project_files.ProjectFiles``). A stored row that
     does not fit, met now or when a module's facts are asked for, means a full
     resolution."""
     stamps = stamps or {}

@@ -104,7 +104,7 @@ class StoredResolution:
         self._local: dict[str, LocalFacts] = {}
 
     # A file's header: [digest, has patches, layout digest, path as shown, [file names],
-    # its stat then or None (``index_pass.file_stamp``), its first SavedModel reload
+    # its stat then or None (``project_files.file_stamp``), its first SavedModel reload
     # as [line or 0, reader] (a saving module's facts name the reloading modules: read
     # from the headers, a `check` of it decodes no other row), the paths its imports
     # name in the project (``imported_paths``: the same for ``ModuleFacts.imported_by``)].

@@ -31,7 +31,7 @@ from kmigrate.run.report_codec import digest_findings, load_report, store_report
 
 if TYPE_CHECKING:
     from kmigrate.engine.module_facts import ModuleFacts
-    from kmigrate.project.index_pass import PendingProject
+    from kmigrate.project.pending_project import PendingProject
     from kmigrate.store.cache import ResultCache
 
 Progress = Callable[[int], None]
