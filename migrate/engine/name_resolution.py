@@ -7,8 +7,10 @@ answer is the same whichever question came first (:meth:`NameResolution._settled
 A cycle back to a question in flight answers nothing; an answer that met one depends
 on where the walk entered the cycle, so it is kept only when the walk entered there
 (no question was in flight: the answer to that question asked first) and is worked
-out again when asked inside another question. An answer that met no question in
-flight at or below its own is the same from anywhere, and is kept for every asker.
+out again when asked inside another question (once per question asked first: an
+answer worked out inside it is kept until it ends, or star imports that import each
+other make the walk exponential). An answer that met no question in flight at or
+below its own is the same from anywhere, and is kept for every asker.
 So every module's local facts are the same in any order, by any index: an edit
 re-resolves the modules it reaches, even in a project with import cycles (tf-agents'
 ``__init__``).
@@ -79,6 +81,7 @@ class NameResolution:
         self._memo: dict[Hashable, Any] = {}
         self._first: dict[Hashable, Any] = {}
         self._in_flight: dict[Hashable, int] = {}
+        self._walk: dict[Hashable, Any] = {}  # answers met in a cycle, for this walk only
         self._lowest = _CLEAR
         self._framework_roots = _framework_roots(spec)
         self._notes: dict[int, dict[str, str]] = {}
@@ -92,7 +95,6 @@ class NameResolution:
         # local facts made so are not taken by an index that has one (``agrees``).
         self.read_outside = False
 
-    # -- modules -------------------------------------------------------------
     def _modules(self, name: str, importer: ModuleRecord) -> list[ModuleRecord]:
         if self._looked_up is not None:
             self._looked_up.add(name)
@@ -102,9 +104,6 @@ class NameResolution:
             if siblings:
                 return siblings[:1]
         return found
-
-    def _absolute(self, record: ModuleRecord, module: str, level: int) -> str:
-        return absolute_module(record, module, level)
 
     def _qualified(self, record: ModuleRecord, qualified: str, depth: int) -> Target:
         """Resolve an absolute dotted path: the longest prefix that is a project module,
@@ -127,7 +126,6 @@ class NameResolution:
             return self._in_module(target, ".".join(parts[cut:]), depth + 1)
         return ("external", qualified)
 
-    # -- names ---------------------------------------------------------------
     def resolve(self, record: ModuleRecord, dotted: str) -> Target:
         """What ``dotted``, read at module level of ``record``, refers to."""
         return self._in_module(record, dotted, 0)
@@ -144,8 +142,7 @@ class NameResolution:
         return self._settled(key, depth, lambda: self._lookup(record, dotted, depth))
 
     def _known(self, key: Hashable, depth: int) -> Any:
-        """The kept answer to ``key``; for one in flight (a cycle back to it), the
-        answer a cycle gets (nothing); else None."""
+        """The kept answer to ``key`` (a cycle back to one in flight: nothing), or None."""
         found = self._memo.get(key)
         if found is not None:
             return found
@@ -155,7 +152,10 @@ class NameResolution:
             return _UNKNOWN if key[-1] != _CLASS else (False, "")
         if not self._in_flight:
             return self._first.get((key, depth))
-        return None
+        found = self._walk.get(key)
+        if found is not None:  # worked out in this walk, where a cycle was met
+            self._lowest = min(self._lowest, 0)
+        return found
 
     def _settled(self, key: Hashable, depth: int, work: Callable[[], Any]) -> Any:
         """``work``'s answer to ``key``, kept as the module docstring says."""
@@ -171,8 +171,12 @@ class NameResolution:
             self._lowest = min(outer, lowest)
         if lowest > place:
             self._memo[key] = found
-        elif not place:
+        elif place:
+            self._walk[key] = found
+        else:
             self._first[(key, depth)] = found
+        if not place:
+            self._walk.clear()
         return found
 
     def _lookup(self, record: ModuleRecord, dotted: str, depth: int) -> Target:
@@ -217,7 +221,7 @@ class NameResolution:
         entry does not say which are, so several that bind it are all kept."""
         found: list[tuple[ModuleRecord, Target]] = []
         for module, level in record.stars():
-            target = self._qualified(record, self._absolute(record, module, level), depth)
+            target = self._qualified(record, absolute_module(record, module, level), depth)
             if target[0] == "external":
                 break  # maybe from an external star import: unknowable from here on
             if target[0] == "module" and target[1].exports(root):
@@ -249,7 +253,7 @@ class NameResolution:
             inner = ".".join(part for part in (tail, rest) if part)
             return self._bound_to(record, root, others, inner, depth + 1)
         _, module, name, level = way
-        base = self._absolute(record, module, level)
+        base = absolute_module(record, module, level)
         path = f"{base}.{name}" if name and base else name or base
         return self._qualified(record, path + ("." + rest if rest else ""), depth + 1)
 
@@ -268,7 +272,6 @@ class NameResolution:
             return "namespace:" + symbol
         return symbol
 
-    # -- classes -------------------------------------------------------------
     def _is_model_base(self, qualified: str) -> bool:
         """Whether the external class ``qualified`` is a Keras base: Keras's own, or one
         the project's config names (``model-bases``)."""
