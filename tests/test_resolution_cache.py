@@ -206,6 +206,19 @@ def _resolve(root: Path, use_store: bool) -> dict:
     return {key: facts[key] for key in facts}
 
 
+def _counted_local(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The keys of the modules whose local facts are made from now on."""
+    made: list[str] = []
+    local = ProjectIndex.local
+
+    def counted(self, record):
+        made.append(record.key)
+        return local(self, record)
+
+    monkeypatch.setattr(ProjectIndex, "local", counted)
+    return made
+
+
 @pytest.fixture
 def settled(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every file's stat is kept with its digest at once, as if its last change were
@@ -231,14 +244,7 @@ def test_incremental_facts_are_those_of_a_fresh_resolution(
         monkeypatch.setattr(project_files, "SETTLED_NS", -(10**12))
     root = tmp_path / "repo"
     _write(root, FILES)
-    made: list[str] = []
-    local = ProjectIndex.local
-
-    def counted(self, record):
-        made.append(record.key)
-        return local(self, record)
-
-    monkeypatch.setattr(ProjectIndex, "local", counted)
+    made = _counted_local(monkeypatch)
     first = _resolve(root, use_store=True)
     assert first == _resolve(root, use_store=False) == _reference(root)
     layers = str(root / "pkg" / "layers.py")
@@ -290,18 +296,11 @@ def test_an_edit_beside_an_import_cycle_resolves_only_what_it_reaches(
 ) -> None:
     """A project whose resolution meets a name cycle (or a name bound from itself) is
     resolved again only where an edit reaches, as any other: what a cycle resolves to no
-    longer depends on the order names are asked for (``ProjectIndex._settled``). The
+    longer depends on the order names are asked for (``NameResolution._settled``). The
     facts are those of a fresh resolution, before and after an edit inside the cycle."""
     root = tmp_path / "repo"
     _write(root, {**FILES, **CYCLE_FILES})
-    made: list[str] = []
-    local = ProjectIndex.local
-
-    def counted(self, record):
-        made.append(record.key)
-        return local(self, record)
-
-    monkeypatch.setattr(ProjectIndex, "local", counted)
+    made = _counted_local(monkeypatch)
     first = _resolve(root, use_store=True)
     assert first == _reference(root)
     for name, change in [
