@@ -21,8 +21,8 @@ import warnings
 from pathlib import Path
 
 from kmigrate.engine import editor, splice_editor
-from kmigrate.engine.analyze import RuleSet
 from kmigrate.engine.apply import fix_module_text
+from kmigrate.engine.rule_walk import RuleSet
 from kmigrate.rules.context_spec import CONTEXT_SPEC
 from kmigrate.rules.registry import select_rules
 

@@ -22,7 +22,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from kmigrate.engine.analyze import RuleSet, _parse, analyze_module_text  # noqa: E402
+from kmigrate.engine.analyze import _parse, analyze_module_text  # noqa: E402
+from kmigrate.engine.rule_walk import RuleSet  # noqa: E402
 from kmigrate.engine.sources import SourceError, decode_source  # noqa: E402
 from kmigrate.rules.context_spec import CONTEXT_SPEC, SOURCE_MARKERS  # noqa: E402
 from kmigrate.rules.registry import all_rules  # noqa: E402

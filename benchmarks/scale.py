@@ -57,7 +57,9 @@ def _replace(path: Path, data: bytes) -> None:
     os.replace(spare, path)
 
 
-def measure_tree(root: Path, runs: int, apply_runs: int) -> dict:
+def measure_tree(root: Path, runs: int, apply_runs: int, keep: Path | None = None) -> dict:
+    """The figures of one tree; ``keep``: a folder to copy the first cold scan's JSON
+    report to (as ``<tree name>.json``), to compare a change's reports before/after."""
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     env.pop("KMIGRATE_CACHE_DIR", None)
     kmigrate = _kmigrate()
@@ -84,6 +86,8 @@ def measure_tree(root: Path, runs: int, apply_runs: int) -> dict:
             print(f"[{root}] round {number + 1} of {runs}", flush=True)
             measure(parse, [sys.executable, "-c", PARSE_SCRIPT_ANY, "."], root, env, capture=True)
             measure(cold, scan, root, env, clear_cache)
+            if keep is not None and not number:
+                shutil.copyfile(report, keep / f"{root.name}.json")
             _replace(target, original + EDIT_MARK % number)
             measure(warm, scan, root, env)
             measure(check, [*kmigrate, "check", shown], root, env, ok_codes=(0, 1))
@@ -91,13 +95,13 @@ def measure_tree(root: Path, runs: int, apply_runs: int) -> dict:
             measure(Measurement("settle", ""), scan, root, env)  # cache back to the original
         apply = Measurement("apply --diff (writes nothing)", "kmigrate apply --diff")
         apply_command = [*kmigrate, "apply", ".", "--diff", "-q", "--jobs", "2", "--allow-dirty"]
-        for _ in range(apply_runs):
+        for _ in range(apply_runs):  # 0: not measured (a busy machine, a large tree)
             measure(apply, apply_command, root, env, clear_cache, ok_codes=(0, 1, 3))
     finally:
         if target.read_bytes() != original:
             _replace(target, original)
         report.unlink(missing_ok=True)
-    rows = {m.name: m for m in (parse, cold, warm, check, apply)}
+    rows = {m.name: m for m in (parse, cold, warm, check, apply) if m.samples}
     return {
         "tree": str(root),
         "files": len(files),
@@ -146,7 +150,9 @@ def render(trees: list[dict]) -> str:
     for tree in trees:
         load = "/".join(f"{v:.1f}" for v in tree["load_before"])
         for name in names:
-            row = tree["rows"][name]
+            row = tree["rows"].get(name)
+            if row is None:
+                continue
             runs = ", ".join(f"{w:.2f}" for w in row["walls"])
             out.append(
                 f"| {tree['files']:,} | {tree['lines']:,} | {load} | {name}<br><sub>wall runs: "
@@ -155,7 +161,10 @@ def render(trees: list[dict]) -> str:
             )
     out += ["", "| what | at | measured |", "| :-- | :-- | --: |"]
     for name in names[1:]:
-        rise, base = slope([(t["files"], t["rows"][name]["cpu"]) for t in trees])
+        points = [(t["files"], t["rows"][name]["cpu"]) for t in trees if name in t["rows"]]
+        if not points:
+            continue
+        rise, base = slope(points)
         out.append(
             f"| CPU slope of {name} | all trees | {rise * 1000:.2f} ms/file + {base:.2f} s |"
         )
@@ -184,8 +193,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--apply-runs", type=int, default=1)
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--keep-reports", type=Path, help="a folder for each tree's JSON report")
     args = parser.parse_args(argv)
-    trees = [measure_tree(t.resolve(), args.runs, args.apply_runs) for t in args.trees]
+    keep = args.keep_reports
+    trees = [measure_tree(t.resolve(), args.runs, args.apply_runs, keep) for t in args.trees]
     trees.sort(key=lambda t: t["files"])
     text = render(trees)
     print(text)

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kmigrate.engine.analyze import RuleSet
 from kmigrate.engine.apply import fix_module_text
+from kmigrate.engine.rule_walk import RuleSet
 from kmigrate.rules.context_spec import CONTEXT_SPEC
 from kmigrate.rules.registry import select_rules
 from kmigrate.run.settings import RunSettings, SettingsError

@@ -199,8 +199,8 @@ def module(draw) -> tuple[str, list[str]]:
 
 
 def fix(text: str):
-    from kmigrate.engine.analyze import RuleSet
     from kmigrate.engine.apply import fix_module_text
+    from kmigrate.engine.rule_walk import RuleSet
     from kmigrate.rules.context_spec import CONTEXT_SPEC
     from kmigrate.rules.registry import all_rules
 

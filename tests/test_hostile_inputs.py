@@ -415,7 +415,8 @@ def crashing_rule():
 
 
 def test_a_crashing_rule_becomes_km902_and_the_other_rules_still_report() -> None:
-    from kmigrate.engine.analyze import RuleSet, analyze_module_text
+    from kmigrate.engine.analyze import analyze_module_text
+    from kmigrate.engine.rule_walk import RuleSet
     from kmigrate.rules.context_spec import CONTEXT_SPEC
     from kmigrate.rules.registry import select_rules
 

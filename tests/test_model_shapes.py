@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from kmigrate.engine.module_record import ModuleRecord
 from kmigrate.engine.outside_index import OutsideIndex
 from kmigrate.engine.project_entry import build_entry, entry_shape
-from kmigrate.engine.project_index import ModuleRecord, ProjectIndex
+from kmigrate.engine.project_index import ProjectIndex
 from kmigrate.project.site_modules import SiteModules
 from kmigrate.rules.context_spec import CONTEXT_SPEC
 

@@ -336,7 +336,7 @@ def test_an_unchanged_project_keeps_its_notebooks_facts(tmp_path: Path, monkeypa
     from dataclasses import fields
 
     import kmigrate.project.index_pass as index_pass
-    from kmigrate.engine.project_index import ModuleFacts
+    from kmigrate.engine.module_facts import ModuleFacts
     from kmigrate.project import notebook_facts
     from kmigrate.project.config import Config
     from kmigrate.run.runner import plan_jobs
@@ -371,7 +371,7 @@ def test_an_unchanged_project_keeps_its_notebooks_facts(tmp_path: Path, monkeypa
     (tmp_path / "zoo" / "serve.py").write_text('OTHER = "other.weights.h5"\n')
     assert facts().shared_paths == ()
     store = index_pass.index_store(tmp_path.resolve())
-    root_key = index_pass._Project(tmp_path.resolve(), None, {}).root_key
+    root_key = index_pass.IndexedProject(tmp_path.resolve(), None, {}).root_key
     for wrong in ({"key": "x", "facts": {}}, {"facts": {}}, [1]):
         assert store.store_value(notebook_facts.NOTEBOOKS, root_key, wrong)
         assert facts().model_functions == ("helper2",)

@@ -834,7 +834,8 @@ def test_batch_dot_helper_refused_where_the_module_uses_its_name() -> None:
 
 
 def test_helper_imported_relatively_inside_a_package() -> None:
-    from kmigrate.engine.analyze import RuleSet, analyze_module_text
+    from kmigrate.engine.analyze import analyze_module_text
+    from kmigrate.engine.rule_walk import RuleSet
     from kmigrate.rules.registry import select_rules
 
     code = _shape_layer("return K.cast_to_floatx(x) + K.batch_dot(x, y)")

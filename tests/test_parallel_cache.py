@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from kmigrate.engine.analyze import node_dump
 from kmigrate.engine.names import LEAF_KINDS, child_nodes, code_children, walk
+from kmigrate.engine.report_findings import node_dump
 from kmigrate.project.config import load_config
 from kmigrate.run import report_codec
 from kmigrate.run.runner import in_shard, parse_shard, plan_jobs, run_jobs, select_ids

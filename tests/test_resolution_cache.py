@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from kmigrate.engine.project_index import ProjectIndex
-from kmigrate.project import index_pass
+from kmigrate.project import index_entries, index_pass, project_files, stored_resolution
 
 FILES = {
     "pkg/__init__.py": "from .layers import Scale\n",
@@ -186,39 +186,52 @@ def _edit(root: Path, name: str, change) -> None:
 
 def _resolve(root: Path, use_store: bool) -> dict:
     """Every module's facts as ``attach_facts`` works them out."""
-    scope = index_pass.index_scope([root], root, [])
-    store = index_pass.index_store(root) if use_store else None
-    project = index_pass._Project(root, store, None)
-    read = index_pass.ProjectFiles(scope, project.stored)
+    scope = project_files.index_scope([root], root, [])
+    store = index_entries.index_store(root) if use_store else None
+    project = index_pass.IndexedProject(root, store, None)
+    read = project_files.ProjectFiles(scope, project.stored)
     project.take(read.digests, read.stamps)
 
     def full():  # what attach_facts does when a stored row does not fit
         project.stored = None
-        return project.resolve(index_pass.index_records(read.complete(), root, store, 1))
+        return project.resolve(index_entries.index_records(read.complete(), root, store, 1))
 
     if project.stored is not None and project.stored.project == project.key:
         facts = project.stored.facts(full)
     else:
-        records = index_pass.index_records(
+        records = index_entries.index_records(
             read.items, root, store, 1, None, project.stored, digests=read.digests
         )
         facts = project.resolve(records)
     return {key: facts[key] for key in facts}
 
 
+def _counted_local(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The keys of the modules whose local facts are made from now on."""
+    made: list[str] = []
+    local = ProjectIndex.local
+
+    def counted(self, record):
+        made.append(record.key)
+        return local(self, record)
+
+    monkeypatch.setattr(ProjectIndex, "local", counted)
+    return made
+
+
 @pytest.fixture
 def settled(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every file's stat is kept with its digest at once, as if its last change were
     long past (a test's files were all just written)."""
-    monkeypatch.setattr(index_pass, "SETTLED_NS", -(10**12))
+    monkeypatch.setattr(project_files, "SETTLED_NS", -(10**12))
 
 
 def _reference(root: Path) -> dict:
     """The facts as ``ProjectIndex.facts`` makes them: one index, no store."""
     from kmigrate.rules.context_spec import CONTEXT_SPEC
 
-    files = index_pass.read_files(index_pass.index_scope([root], root, []))
-    records = sorted(index_pass.index_records(files, root, None), key=lambda r: r.key)
+    files = project_files.read_files(project_files.index_scope([root], root, []))
+    records = sorted(index_entries.index_records(files, root, None), key=lambda r: r.key)
     index = ProjectIndex(records, CONTEXT_SPEC)
     return {record.key: index.facts(record) for record in records}
 
@@ -228,17 +241,10 @@ def test_incremental_facts_are_those_of_a_fresh_resolution(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stamped: bool
 ) -> None:
     if stamped:
-        monkeypatch.setattr(index_pass, "SETTLED_NS", -(10**12))
+        monkeypatch.setattr(project_files, "SETTLED_NS", -(10**12))
     root = tmp_path / "repo"
     _write(root, FILES)
-    made: list[str] = []
-    local = ProjectIndex.local
-
-    def counted(self, record):
-        made.append(record.key)
-        return local(self, record)
-
-    monkeypatch.setattr(ProjectIndex, "local", counted)
+    made = _counted_local(monkeypatch)
     first = _resolve(root, use_store=True)
     assert first == _resolve(root, use_store=False) == _reference(root)
     layers = str(root / "pkg" / "layers.py")
@@ -264,13 +270,58 @@ def test_incremental_facts_are_those_of_a_fresh_resolution(
     assert partial >= 14
 
 
+# a cycle through a package's __init__ (tf-agents: `tf_agents/__init__.py` imports its
+# subpackages, which import `tf_agents` back) and a name bound from itself
+CYCLE_FILES = {
+    "cyc/__init__.py": "from cyc.first import K\n",
+    "cyc/first.py": """
+        try:
+            from cyc.second import K
+        except ImportError:
+            from tensorflow.keras import backend as K
+        """,
+    "cyc/second.py": """
+        import cyc
+        try:
+            K = cyc.K
+        except AttributeError:
+            from keras import backend as K
+        """,
+    "scripts/trainer.py": "import tensorflow as tf\ntf = tf.compat.v2\nK = tf.keras.backend\n",
+}
+
+
+def test_an_edit_beside_an_import_cycle_resolves_only_what_it_reaches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A project whose resolution meets a name cycle (or a name bound from itself) is
+    resolved again only where an edit reaches, as any other: what a cycle resolves to no
+    longer depends on the order names are asked for (``NameResolution._settled``). The
+    facts are those of a fresh resolution, before and after an edit inside the cycle."""
+    root = tmp_path / "repo"
+    _write(root, {**FILES, **CYCLE_FILES})
+    made = _counted_local(monkeypatch)
+    first = _resolve(root, use_store=True)
+    assert first == _reference(root)
+    for name, change in [
+        ("pkg/data.py", (".map(helper)", ".map(helper).batch(2)")),
+        ("cyc/second.py", ("from keras import", "from tensorflow.keras import")),
+    ]:
+        _edit(root, name, change)
+        made.clear()
+        incremental = _resolve(root, use_store=True)
+        redone = len(made)
+        assert incremental == _reference(root), name
+        assert 0 < redone <= 3 < len(incremental), (name, made)
+
+
 def test_an_edit_keeping_the_call_graph_rewrites_only_its_own_row(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An edit that changes no call into the project resolves the edited file alone and
     stores the rows as they were (their bytes copied); one that changes the graph
     rewrites the rows of the files whose reach changed, not only its own."""
-    from kmigrate.project import resolution_cache
+    from kmigrate.project import resolved_facts
 
     root = tmp_path / "repo"
     _write(root, FILES)
@@ -280,13 +331,13 @@ def test_an_edit_keeping_the_call_graph_rewrites_only_its_own_row(
     ops = slots.index(str(root / "pkg" / "ops.py"))
     layers = slots.index(str(root / "pkg" / "layers.py"))
     closed = []
-    node_sets = resolution_cache._ResolvedFacts.node_sets
+    node_sets = resolved_facts.ResolvedFacts.node_sets
 
     def closing(self):
         closed.append(self)
         return node_sets(self)
 
-    monkeypatch.setattr(resolution_cache._ResolvedFacts, "node_sets", closing)
+    monkeypatch.setattr(resolved_facts.ResolvedFacts, "node_sets", closing)
     _edit(root, "pkg/ops.py", ("def unused(x):", "_edit = 1\n\n\ndef unused(x):"))
     assert _resolve(root, use_store=True) == _reference(root)
     assert not closed  # the stored closure serves
@@ -305,14 +356,15 @@ def test_an_edit_keeping_the_call_graph_rewrites_only_its_own_row(
 
 def _reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The files project_scan reads from now on (by relative path)."""
-    read_bytes = index_pass.read_bytes
+    read_bytes = project_files.read_bytes
     found: list[str] = []
 
     def reading(path):
         found.append(str(path))
         return read_bytes(path)
 
-    monkeypatch.setattr(index_pass, "read_bytes", reading)
+    for module in (project_files, index_entries):  # the files' bytes, an entry's file
+        monkeypatch.setattr(module, "read_bytes", reading)
     return found
 
 
@@ -373,12 +425,12 @@ def test_stale_rows_would_be_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     """The comparison with a fresh resolution sees a stored row used where it no longer
     holds: taking the stored graph as kept whenever no file came or went gives other
     facts after some edit."""
-    from kmigrate.project import resolution_cache
+    from kmigrate.project import resolved_facts
 
     def same_files(self) -> bool:  # the check without comparing the edited files' graphs
         return self.stored is not None and self.slots == self.stored.slots
 
-    monkeypatch.setattr(resolution_cache._ResolvedFacts, "_same_graph", same_files)
+    monkeypatch.setattr(resolved_facts.ResolvedFacts, "_same_graph", same_files)
     root = tmp_path / "repo"
     _write(root, FILES)
     _resolve(root, use_store=True)
@@ -441,7 +493,7 @@ def _damages(row: list) -> list:
 
 def _stored_lines(root: Path) -> tuple:
     """(store, root key, the stored resolution's lines: header, then a row per slot)."""
-    store = index_pass.index_store(root)
+    store = index_entries.index_store(root)
     assert store is not None
     (stored,) = store.folder.glob("resolved.*")
     root_key = stored.name.partition(".")[2]
@@ -466,7 +518,7 @@ def test_a_damaged_row_is_a_miss_not_a_crash(tmp_path: Path) -> None:
     ]:
         for edit in (None, ("pkg/layers.py", ("ops.gelu(x)", "ops.gelu(x) + 1"))):
             store.store_bytes("resolved", root_key, b"\n".join([lines[0], damaged, *lines[2:]]))
-            assert index_pass.load_resolution(store, root_key) is not None  # loaded lazily
+            assert stored_resolution.load_resolution(store, root_key) is not None  # loaded lazily
             if edit is not None:
                 _edit(root, *edit)
             assert _resolve(root, use_store=True) == _reference(root), (damaged, edit)
@@ -500,9 +552,9 @@ def test_a_damaged_or_foreign_file_is_a_miss(tmp_path: Path) -> None:
             path.write_bytes(damage)
         else:
             store.store_bytes("resolved", root_key, damage)
-        assert index_pass.load_resolution(store, root_key) is None, damage
+        assert stored_resolution.load_resolution(store, root_key) is None, damage
         assert _resolve(root, use_store=True) == _reference(root)
-    assert index_pass.load_resolution(store, root_key) is not None
+    assert stored_resolution.load_resolution(store, root_key) is not None
 
 
 def test_a_cold_run_stores_its_entries_in_one_pack(tmp_path: Path) -> None:
@@ -512,7 +564,7 @@ def test_a_cold_run_stores_its_entries_in_one_pack(tmp_path: Path) -> None:
     helpers = {f"pkg/helper_{i}.py": f"def helper_{i}(x):\n    return x\n" for i in range(20)}
     _write(root, {**FILES, **helpers})
     assert _resolve(root, use_store=True) == _reference(root)
-    store = index_pass.index_store(root)
+    store = index_entries.index_store(root)
     assert store is not None
     assert not list(store.folder.glob("index.*"))
     assert list(store.folder.glob("pack.*"))
@@ -574,7 +626,7 @@ def test_the_hook_reports_after_each_edit_what_a_run_without_cache_reports(
 
     monkeypatch.setattr(index_pass, "_PARSE_TWICE_UP_TO", parse_twice_up_to)
     if stamped:
-        monkeypatch.setattr(index_pass, "SETTLED_NS", -(10**12))
+        monkeypatch.setattr(project_files, "SETTLED_NS", -(10**12))
         reads = _reads(monkeypatch)
     root = copy_repo(repo, tmp_path)
     config = Config(root=root.resolve())
@@ -602,8 +654,8 @@ def test_the_hook_reports_after_each_edit_what_a_run_without_cache_reports(
 
 
 def _records(root: Path, names: list[str]) -> list:
-    files = index_pass.read_files([root / name for name in names])
-    return sorted(index_pass.index_records(files, root, None), key=lambda r: r.key)
+    files = project_files.read_files([root / name for name in names])
+    return sorted(index_entries.index_records(files, root, None), key=lambda r: r.key)
 
 
 def test_local_facts_made_by_a_smaller_index_are_taken_only_where_it_agrees(

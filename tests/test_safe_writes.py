@@ -267,7 +267,7 @@ class CrashOnBar(Rule):
 
 
 def run_fix(tmp_path: Path, monkeypatch, text: bytes, *rule_classes):
-    from kmigrate.engine.analyze import RuleSet
+    from kmigrate.engine.rule_walk import RuleSet
     from kmigrate.engine.run_data import Job
     from kmigrate.run import file_job
 

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from kmigrate.engine.module_record import ModuleRecord
 from kmigrate.engine.project_entry import build_entry, valid_entry
-from kmigrate.engine.project_index import ModuleRecord, ProjectIndex
+from kmigrate.engine.project_index import ProjectIndex
 from kmigrate.rules.context_spec import CONTEXT_SPEC
 from tests.repo_fixtures import apply_repo, copy_repo, run_repo
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from kmigrate.engine import editor, splice_editor
-from kmigrate.engine.analyze import RuleSet
 from kmigrate.engine.apply import fix_module_text
 from kmigrate.engine.model import CallEdit, EditPlan, ReplaceNode, Span
+from kmigrate.engine.rule_walk import RuleSet
 from kmigrate.engine.spec import ImportStyle
 from kmigrate.rules.context_spec import CONTEXT_SPEC
 from kmigrate.rules.registry import all_rules, select_rules

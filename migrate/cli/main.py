@@ -172,6 +172,7 @@ def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, details, 
     mentions = {r.path: r.mentions_backend for r in result.files}  # noted where they were read
     pins = find_backend_pins(settings.paths, root, [r.path for r in result.files], mentions)
     data = build(result, root=root, backend_pins=pins, rules=settings.rules)
+    del result  # the report data holds what the report needs
     color = output is None and sys.stdout.isatty()
     _emit(render_data(data, fmt, color=color, root=root, details=details), output)
     if output and not quiet:

@@ -11,10 +11,11 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from kmigrate.engine.analyze import RULE_CRASHED, RuleSet, analyze_module_text
+from kmigrate.engine.analyze import analyze_module_text
 from kmigrate.engine.import_layout import ImportLayout
-from kmigrate.engine.model import EnsureHelper, Finding
-from kmigrate.engine.project_index import ModuleFacts
+from kmigrate.engine.model import RULE_CRASHED, EnsureHelper, Finding
+from kmigrate.engine.module_facts import ModuleFacts
+from kmigrate.engine.rule_walk import RuleSet
 from kmigrate.engine.spec import ContextSpec
 
 MAX_ROUNDS = 5

@@ -30,7 +30,7 @@ from kmigrate.engine.spec import ContextSpec, function_refs
 from kmigrate.engine.tree_index import TreeIndex, innermost
 
 if TYPE_CHECKING:
-    from kmigrate.engine.project_index import ModuleFacts
+    from kmigrate.engine.module_facts import ModuleFacts
 
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kmigrate.engine.project_index import ModuleRecord, ProjectIndex, Target
+from kmigrate.engine.module_record import ModuleRecord, Target
+from kmigrate.engine.project_index import ProjectIndex
 from kmigrate.engine.spec import ContextSpec
 
 # module name -> its record read from an installed package, or None when not found

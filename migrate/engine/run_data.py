@@ -17,7 +17,7 @@ from kmigrate.engine.model import Context, EnsureHelper, Finding, Severity
 
 if TYPE_CHECKING:
     from kmigrate.engine.import_layout import ImportLayout
-    from kmigrate.engine.project_index import LocalFactsFrom, ModuleFacts
+    from kmigrate.engine.module_facts import LocalFactsFrom, ModuleFacts
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ class FileReport:
     # the TensorFlow names left after `apply` (report.footprint.leftovers), worked out by
     # the worker; merge: those a shard's JSON report already worked out
     tf_leftovers: list[str] | None = None
-    # a deferred job (see index_pass.PendingProject): the file's own facts and entry,
+    # a deferred job (see pending_project.PendingProject): the file's own facts and entry,
     # and the local facts the index of its first guess made (the project takes them
     # where they are its own instead of making them again)
     own_facts: ModuleFacts | None = None

@@ -1,7 +1,7 @@
 """A first guess of the project facts of files analysed before the project is resolved.
 
 A cold scan analyses most files before their project is resolved (see
-index_pass.PendingProject), with the facts each file gives about itself; a file whose
+pending_project.PendingProject), with the facts each file gives about itself; a file whose
 project facts turn out different is analysed again. Many differences come from the
 few modules the others import names from: a backend module re-exporting ``K`` and
 ``keras``, a module of base layers. So before the first analyses, those modules are
@@ -23,16 +23,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kmigrate.engine.module_facts import LocalFactsFrom, ModuleFacts
+from kmigrate.engine.module_record import ModuleRecord
 from kmigrate.engine.project_entry import build_entry
-from kmigrate.engine.project_index import (
-    LocalFactsFrom,
-    ModuleFacts,
-    ModuleRecord,
-    ProjectFacts,
-    ProjectIndex,
-    closure,
-    imported_from,
-)
+from kmigrate.engine.project_facts import ProjectFacts, closure, imported_from
+from kmigrate.engine.project_index import ProjectIndex
 
 if TYPE_CHECKING:
     from kmigrate.engine.spec import ContextSpec
@@ -64,7 +59,7 @@ class FactsGuess:
         importers: dict[str, list[str]] | None = None,
     ) -> None:
         """``layout``: a file's record fields but its entry, from its path and package
-        (``index_pass.record_layout``, for this project's root); ``layouts``: those
+        (``index_entries.record_layout``, for this project's root); ``layouts``: those
         of the files to analyse, by key, worked out already; ``importers``: import
         path -> the files (as shown) whose imports are known or guessed to name it
         (``ModuleFacts.imported_by``)."""
@@ -87,7 +82,7 @@ class FactsGuess:
         is ``index`` when the caller has it) as an index of itself and the known modules
         its imports reach gives them, its index entry, and the local facts that index
         made, for the project's resolution to take where they are its own (None when
-        the index met a cycle or the depth bound: see ``ProjectIndex.order_sensitive``)."""
+        the index met the depth bound: see ``ProjectIndex.order_sensitive``)."""
         entry = build_entry(tree, self.spec, index)
         record = ModuleRecord(entry=entry, **self.layout(Path(path), package))
         index = ProjectIndex([record, *self.reached(record)], self.spec)

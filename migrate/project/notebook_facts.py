@@ -17,8 +17,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kmigrate.engine.module_facts import ModuleFacts
+from kmigrate.engine.module_record import ModuleRecord
 from kmigrate.engine.project_entry import ValueStore, build_entry, load_entry, store_entry
-from kmigrate.engine.project_index import ModuleFacts, ModuleRecord, ProjectFacts, ProjectIndex
+from kmigrate.engine.project_facts import ProjectFacts
+from kmigrate.engine.project_index import ProjectIndex
 from kmigrate.store.plain_data import checked_line, checked_list, checked_pair, checked_text
 
 if TYPE_CHECKING:
@@ -164,7 +167,7 @@ def notebook_record(
     made: tuple[str, dict | None] | None = None,
 ) -> ModuleRecord | None:
     """The notebook as a record with the given ``layout`` (see
-    ``index_pass.record_layout``) and no module names: nothing imports it.
+    ``index_entries.record_layout``) and no module names: nothing imports it.
     ``made``: see :func:`notebook_entry`."""
     entry = notebook_entry(path, store, made)
     if entry is None:

@@ -17,9 +17,9 @@ import sysconfig
 import warnings
 from pathlib import Path
 
+from kmigrate.engine.module_record import ModuleRecord
 from kmigrate.engine.outside_index import OutsideIndex
 from kmigrate.engine.project_entry import build_entry
-from kmigrate.engine.project_index import ModuleRecord
 from kmigrate.engine.sources import SourceError, decode_source, read_bytes
 from kmigrate.engine.spec import ContextSpec
 

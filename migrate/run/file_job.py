@@ -21,8 +21,9 @@ from kmigrate.engine.sources import SourceError, decode_source
 from kmigrate.project.backend_markers import mentions_backend
 
 if TYPE_CHECKING:
-    from kmigrate.engine.analyze import FileAnalysis, RuleSet
-    from kmigrate.engine.project_index import LocalFactsFrom, ModuleFacts
+    from kmigrate.engine.analyze import FileAnalysis
+    from kmigrate.engine.module_facts import LocalFactsFrom, ModuleFacts
+    from kmigrate.engine.rule_walk import RuleSet
     from kmigrate.engine.tree_index import TreeIndex
     from kmigrate.project.facts_guess import FactsGuess
 
@@ -36,7 +37,7 @@ def ruleset_for(rule_ids: Sequence[str]) -> RuleSet:
     """One RuleSet per selection per process (workers build their own once)."""
     key = tuple(rule_ids)
     if key not in _RULESETS:
-        from kmigrate.engine.analyze import RuleSet  # analysis only (module docstring)
+        from kmigrate.engine.rule_walk import RuleSet  # analysis only (module docstring)
         from kmigrate.rules.registry import all_rules
 
         wanted = set(key)

@@ -92,7 +92,7 @@ def filter_jobs(jobs: Sequence[Job], keep: Callable[[Job], bool]) -> Sequence[Jo
     pending = getattr(jobs, "pending", None)
     if pending is None:
         return kept
-    from kmigrate.project.index_pass import PlannedJobs
+    from kmigrate.project.pending_project import PlannedJobs
 
     planned = PlannedJobs(kept)
     planned.pending = pending

@@ -30,8 +30,8 @@ from kmigrate.run.planning import (  # noqa: F401  (also imported from here)
 from kmigrate.run.report_codec import digest_findings, load_report, store_report, trim_for_reports
 
 if TYPE_CHECKING:
-    from kmigrate.engine.project_index import ModuleFacts
-    from kmigrate.project.index_pass import PendingProject
+    from kmigrate.engine.module_facts import ModuleFacts
+    from kmigrate.project.pending_project import PendingProject
     from kmigrate.store.cache import ResultCache
 
 Progress = Callable[[int], None]
@@ -216,10 +216,13 @@ def _run_in_two_phases(
     facts = pending.finish(done, {path: made.result() for path, made in notebooks.items()})
     kept: list[FileReport] = []
     rest: list[Job] = []
+    given: dict[str, ModuleFacts] = {}
     if cache is not None:
         cache.prepare()
     for job in jobs:
         final = replace(job, facts=facts.get(_index_key(job.path)), deferred=False, shared_guess=())
+        if final.facts is not None:
+            given[_index_key(job.path)] = final.facts
         report = by_path.get(job.display) if job.deferred else None
         data = pending.bytes_of(job)
         if report is not None and _same_outcome(report, final.facts):
@@ -235,7 +238,12 @@ def _run_in_two_phases(
                 progress(1)
         else:
             rest.append(final)
-    second = _run_jobs(rest, rule_ids, pool, progress, cache, by_path.keys())
+    # what the first phase made (reports with their entries and local facts, the
+    # files' bytes, the resolution) is not read again: not held through the second
+    counted = frozenset(by_path)
+    pending.release(given)
+    del first, by_path, done, facts
+    second = _run_jobs(rest, rule_ids, pool, progress, cache, counted)
     reports = sorted([*kept, *second.files], key=lambda r: r.path)
     return RunResult(reports, rule_ids)
 
@@ -258,7 +266,7 @@ def _same_outcome(report: FileReport, facts: ModuleFacts | None) -> bool:
     if _asked_only(own, asked) != _asked_only(facts, asked):
         return False
     if own.notes != facts.notes:
-        from kmigrate.engine.analyze import replace_project_notes
+        from kmigrate.engine.report_findings import replace_project_notes
 
         replace_project_notes(report.findings, own.notes, facts.notes)
         report.digest = None  # its text holds the old messages

@@ -1,0 +1,156 @@
+"""This run's resolution written as :class:`~kmigrate.project.stored_resolution.StoredResolution`
+reads it: the rows of files not resolved again copied as stored, and the TF/Keras
+functions the project replaces with their targets by module key."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from kmigrate.engine.module_record import ModuleRecord, imported_paths
+from kmigrate.engine.project_entry import entry_shape
+from kmigrate.project.resolved_facts import ResolvedFacts
+from kmigrate.project.stored_resolution import (
+    RESOLVED,
+    DamagedRowError,
+    build_key,
+    layout,
+    layout_digest,
+)
+
+if TYPE_CHECKING:
+    from kmigrate.store.cache import ResultCache
+
+
+def store_resolution(
+    store: ResultCache,
+    root_key: str,
+    digests: Mapping[str, str],
+    stamps: Mapping[str, list[int] | None],
+    project_key: str,
+    facts: ResolvedFacts,
+) -> None:
+    """Store this resolution, laid out as :class:`StoredResolution` reads it. The row
+    of a file not resolved again whose reach did not change is copied as stored (its
+    slots hold): after an edit, most of the file is bytes copied, not data encoded."""
+    try:
+        data = _stored_bytes(project_key, digests, stamps, facts)
+    except DamagedRowError:
+        raise  # a stored row read for its reach: resolve in full
+    except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
+        return  # not plain data (a path that is no text): not stored
+    store.store_bytes(RESOLVED, root_key, data)
+
+
+def _patches_to_store(facts: ResolvedFacts) -> list | None:
+    """``ProjectIndex.patched`` as worked out in this run, else as stored (still right:
+    a run that resolves a patching module again resolves the whole project)."""
+    patches = facts.index.known_patches()
+    if patches is None:
+        patches = facts.stored.patch_targets if facts.stored is not None else None
+    if patches is None:
+        return None
+    return [[symbol, where, _stored_target(t)] for symbol, (where, t) in sorted(patches.items())]
+
+
+_RECORD_TARGETS = ("class", "function", "module")  # targets that hold a ModuleRecord
+
+
+def _stored_target(target: tuple) -> list[str]:
+    """A resolved target as text: a module record by its key."""
+    if target[0] in _RECORD_TARGETS:
+        return [target[0], target[1].key, *target[2:]]
+    return list(target)
+
+
+def patches_of(
+    stored: dict[str, tuple[str, tuple]], by_key: Mapping[str, ModuleRecord]
+) -> dict[str, tuple[str, tuple]] | None:
+    """The stored patches with each key back to its record; None if one is gone."""
+    found = {}
+    for symbol, (where, target) in stored.items():
+        if target and target[0] in _RECORD_TARGETS:
+            record = by_key.get(target[1]) if len(target) > 1 else None
+            if record is None:
+                return None
+            target = (target[0], record, *target[2:])
+        found[symbol] = (where, target)
+    return found
+
+
+def _stored_bytes(
+    project_key: str,
+    digests: Mapping[str, str],
+    stamps: Mapping[str, list[int] | None],
+    facts: ResolvedFacts,
+) -> bytes:
+    index = facts.index
+    position = facts.position
+    stored = facts.stored
+    heads: list[list | None] = []
+    lines: list[bytes] = []
+    by_key = {record.key: record for record in facts.records}
+    roots = {name.partition(".")[0] for record in facts.records for name in record.names}
+    for key in facts.slots:
+        record = by_key.get(key) if key is not None else None
+        if record is None:
+            heads.append(None)
+            lines.append(b"")
+            continue
+        if key in facts.made or stored is None:
+            entry = record.entry
+            row_layout = layout(record)
+            heads.append(
+                [
+                    digests[key],
+                    bool(entry["patches"]),
+                    layout_digest(row_layout),
+                    record.shown or key,
+                    entry["paths"],
+                    stamps.get(key),
+                    list(facts.made[key].saved_model_reload),
+                    [p for p in imported_paths(record) if p.partition(".")[0] in roots],
+                ]
+            )
+            in_model, in_data = facts.reached_functions(key)
+            row = [
+                entry_shape(entry),
+                sorted(position[u] for u in index.modules_used(record)),
+                facts.encoded(key),
+                sorted(in_model),
+                sorted(in_data),
+                row_layout,
+                index.import_paths(record),
+            ]
+            lines.append(_encode(row))
+            continue
+        heads.append(
+            [digests[key], *stored.heads[key][1:5], stamps.get(key), *stored.heads[key][6:]]
+        )
+        if facts.graph_kept:
+            lines.append(stored.lines[stored.position[key]])
+            continue
+        in_model, in_data = facts.reached_functions(key)
+        reach = [sorted(in_model), sorted(in_data)]
+        row = stored.row(key)
+        if reach == row[3:5]:
+            lines.append(stored.lines[stored.position[key]])
+        else:
+            lines.append(_encode([*row[:3], *reach, *row[5:]]))
+    head = {
+        "build": build_key(),
+        "project": project_key,
+        "reusable": not index.order_sensitive,
+        "patched": [list(p) for p in facts.patched],
+        "patch_targets": _patches_to_store(facts),
+        "keys": facts.slots,
+        "files": heads,
+    }
+    return b"\n".join([_encode(head), *lines])
+
+
+def _encode(value: Any) -> bytes:
+    """Compact JSON: it never holds a raw newline, which ends a line of the stored file."""
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return text.encode("utf-8")

@@ -1,0 +1,357 @@
+"""The stored resolution as a run reads it: one signed file per project root, a header
+line then one row per file, each checked when first read; and the facts it gives,
+with a full resolution to fall back on when a row does not fit. The format is
+:data:`STATE_FORMAT`; project/resolution_cache.py says when it is reused."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from kmigrate.engine.module_facts import LocalFacts, ModuleFacts, Reload
+from kmigrate.engine.module_record import ModuleRecord
+from kmigrate.engine.project_entry import ENTRY_FORMAT
+from kmigrate.engine.project_facts import ProjectFacts
+from kmigrate.project.local_facts_rows import LocalRow, decode_local
+from kmigrate.store.plain_data import checked_line, checked_list, checked_pair, checked_text
+
+if TYPE_CHECKING:
+    from kmigrate.store.cache import ResultCache
+
+RESOLVED = "resolved"  # the store's namespace; one value per project root
+# 8: the call graph also reaches registries' values, held helper objects' and mixins'
+# methods, and bases from installed packages are read (kmigrate.project.site_modules);
+# 7: local facts also keep the names the module's imports bind to swapped Keras
+# namespaces and those a star import takes; a file's header, the paths its imports name
+# in the project (``ModuleFacts.imported_by``: a `check` decodes no other row for it);
+# 6: a file's first SavedModel reload is its line and the reader it calls (was the line);
+# 5: local facts also keep the calls resolution could not decide (star imports of one
+# module per backend); 4: a header line, then one line per file's row (decoded when
+# used, rewritten only when it changed), whose local facts say whether the file saves
+# or reloads SavedModels; 2 was one JSON value, checked whole when loaded
+STATE_FORMAT = 8
+# Where a row's local facts hold the call graph: edges, model seeds, data seeds.
+GRAPH = slice(4, 7)
+
+
+@functools.cache
+def build_key() -> str:
+    """Stored resolutions are only reused by the kmigrate build that made them."""
+    from kmigrate.store.cache import code_fingerprint
+
+    return f"{STATE_FORMAT}.{ENTRY_FORMAT}.{code_fingerprint()}"
+
+
+def layout(record: ModuleRecord) -> str:
+    """What resolution reads of a file besides its entry: its names, package, folder
+    and the path reports show."""
+    return repr((record.names, record.package, record.folder, record.shown))
+
+
+def layout_digest(text: str) -> str:
+    """The short digest of a :func:`layout` the header keeps for every file."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+class DamagedRowError(ValueError):
+    """A stored row that does not have the shape :func:`store_resolution` writes: the stored
+    resolution is a miss, found out when the row is first read."""
+
+
+class StoredResolution:
+    """The last resolution of one project, as stored: a header line (plain JSON, checked
+    whole when loaded: anything malformed makes the whole value a miss, as for any cache
+    entry), then one line per slot, the file's row.
+
+    The header holds what a run reads of every file: its digest (with the stat it had
+    then, so that an unchanged file need not be read), whether it patches TF/Keras
+    functions, its layout's digest, its path as shown and its file names. A
+    row holds the rest (shape, the modules its imports reach, local facts, the
+    functions reached, layout, import paths); it is parsed and checked when first used
+    (a row that does not fit raises :class:`DamagedRowError`, which the reader turns into a
+    full resolution, :class:`Fallback`). After an edit a run reads the rows of the
+    files it resolves again, and the next stored resolution copies the bytes of every
+    row that did not change."""
+
+    def __init__(self, body: bytes) -> None:
+        head, *lines = body.split(b"\n")
+        value = json.loads(head)
+        if type(value) is not dict:
+            raise ValueError("not a header")
+        self.build: str = checked_text(value["build"])
+        self.project: str = checked_text(value["project"])
+        self.reusable = value["reusable"] is True
+        self.patched = tuple(checked_pair(p) for p in checked_list(value["patched"]))
+        self.patch_targets = _checked_patches(value["patch_targets"])
+        slots = checked_list(value["keys"])  # None: the hole a removed file left
+        files = checked_list(value["files"])
+        if not len(files) == len(slots) == len(lines):
+            raise ValueError("files, keys and rows differ")
+        self.slots: list[str | None] = [None if k is None else checked_text(k) for k in slots]
+        self.lines = lines  # by slot: the row as stored
+        self.position: dict[str, int] = {}
+        self.heads: dict[str, list] = {}
+        for slot, (key, head_row) in enumerate(zip(self.slots, files, strict=True)):
+            if key is not None:
+                _check_head(head_row)
+                self.heads[key] = head_row
+                self.position[key] = slot
+        self.files = self.heads  # the keys of the files stored
+        self._rows: dict[str, list] = {}
+        self._local: dict[str, LocalFacts] = {}
+
+    # A file's header: [digest, has patches, layout digest, path as shown, [file names],
+    # its stat then or None (``project_files.file_stamp``), its first SavedModel reload
+    # as [line or 0, reader] (a saving module's facts name the reloading modules: read
+    # from the headers, a `check` of it decodes no other row), the paths its imports
+    # name in the project (``imported_paths``: the same for ``ModuleFacts.imported_by``)].
+    # Its row: [shape, [used module slots], local facts, [functions reached from model
+    # code], [... from data pipelines], layout, [import paths]]. In the local facts, call
+    # graph nodes are "slot:name" strings: the stored graph is closed without decoding.
+    def digest(self, key: str) -> str | None:
+        head = self.heads.get(key)
+        return None if head is None else head[0]
+
+    def stamped_digest(self, key: str, stamp: list[int]) -> str | None:
+        """The digest of ``key`` if it was stored with this stat (``stamp``), else None."""
+        head = self.heads.get(key)
+        return head[0] if head is not None and head[5] == stamp else None
+
+    def patches(self, key: str) -> bool:
+        return self.heads[key][1]
+
+    def reload_of(self, key: str) -> Reload:
+        line, reader = self.heads[key][6]
+        return line, reader
+
+    def layout_digest(self, key: str) -> str:
+        return self.heads[key][2]
+
+    def imported_paths(self, key: str) -> list[str]:
+        """The paths the file's imports name in the project (``imported_paths``)."""
+        return self.heads[key][7]
+
+    def shown(self, key: str) -> str:
+        return self.heads[key][3]
+
+    def paths(self, key: str) -> list[str]:
+        return self.heads[key][4]
+
+    def row(self, key: str) -> list:
+        """The row of ``key``, checked when first read (:class:`DamagedRowError`)."""
+        found = self._rows.get(key)
+        if found is None:
+            try:
+                found = json.loads(self.lines[self.position[key]])
+                _check_row(found, self.slots)
+            except (ValueError, TypeError, RecursionError) as error:
+                raise DamagedRowError(f"a stored row does not fit: {error}") from None
+            self._rows[key] = found
+        return found
+
+    def shape(self, key: str) -> str:
+        return self.row(key)[0]
+
+    def uses(self, key: str) -> list[str]:
+        found = []
+        for slot in self.row(key)[1]:
+            used = self.slots[slot]
+            if used is not None:
+                found.append(used)
+        return found
+
+    def reach(self, key: str) -> tuple[list[str], list[str]]:
+        """(model, data): the top-level functions of ``key`` reached, as stored."""
+        row = self.row(key)
+        return row[3], row[4]
+
+    def layout(self, key: str) -> str:
+        return self.row(key)[5]
+
+    def import_paths(self, key: str) -> list[str]:
+        return self.row(key)[6]
+
+    def names(self, key: str) -> tuple[str, ...]:
+        """The module names in the stored layout (for files since renamed or gone)."""
+        import ast
+
+        try:
+            names = ast.literal_eval(self.layout(key))[0]
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError, IndexError):
+            raise DamagedRowError("not a layout") from None
+        if not isinstance(names, tuple) or not all(isinstance(n, str) for n in names):
+            raise DamagedRowError("not module names")
+        return names
+
+    def local(self, key: str) -> LocalFacts:
+        found = self._local.get(key)
+        if found is None:
+            found = self._local[key] = decode_local(self.row(key)[2], self.slots)
+        return found
+
+    def graph(self, key: str) -> tuple[dict[str, list[str]], list[str], list[str]]:
+        """(edges by node name, model seeds, data seeds) of one row, undecoded."""
+        edges, model_seeds, data_seeds = self.row(key)[2][GRAPH]
+        return edges, model_seeds, data_seeds
+
+    def facts(self, fallback: Callable[[], ProjectFacts]) -> ProjectFacts:
+        """The stored project's facts, as resolved then: a module's facts are read
+        from its own row (what its functions are reached from was stored too).
+        ``fallback``: the facts of a full resolution, for when a row does not fit."""
+        return _StoredFacts(self, fallback)
+
+
+def _checked_patches(value: Any) -> dict[str, tuple[str, tuple]] | None:
+    """The stored ``ProjectIndex.patched`` (symbol -> (module, target)), or None."""
+    if value is None:
+        return None
+    found = {}
+    for item in checked_list(value):
+        if type(item) is not list or len(item) != 3:
+            raise ValueError("not a patch")
+        symbol, where, target = item
+        checked_text(symbol)
+        checked_text(where)
+        found[symbol] = (where, tuple(checked_text(t) for t in checked_list(target)))
+    return found
+
+
+def _checked_reload(value: Any) -> Reload:
+    line, reader = checked_list(value)
+    return checked_line(line), checked_text(reader)
+
+
+def _check_head(head: Any) -> None:
+    if type(head) is not list or len(head) != 8:
+        raise ValueError("not a file's header")
+    digest, patches, layout_of, shown, paths, stamp, reload, imported = head
+    _checked_reload(reload)
+    _texts(imported)
+    if not (type(digest) is type(layout_of) is type(shown) is str):
+        raise ValueError("not a file's header")
+    if patches is not True and patches is not False:
+        raise ValueError("not a flag")
+    _texts(paths)
+    if stamp is not None and not (
+        type(stamp) is list and len(stamp) == 5 and all(type(n) is int for n in stamp)
+    ):
+        raise ValueError("not a stat")
+
+
+def _check_row(row: Any, slots: list[str | None]) -> None:
+    """Raise ValueError unless ``row`` has the shape :func:`store_resolution` writes."""
+    if type(row) is not list or len(row) != 7:
+        raise ValueError("not a file's row")
+    shape, uses, local, model, data, layout_of, imports = row
+    if not (type(shape) is type(layout_of) is str):
+        raise ValueError("not a file's row")
+    for slot in checked_list(uses):
+        if type(slot) is not int or not 0 <= slot < len(slots):
+            raise ValueError("not a slot")
+    for texts in (model, data, imports):
+        _texts(texts)
+    if type(local) is not list or len(local) != len(LocalRow._fields):
+        raise ValueError("not local facts")
+    row = LocalRow(*local)
+    if row.saves is not True and row.saves is not False:
+        raise ValueError("not a flag")
+    _checked_reload(row.reload)
+    _texts(row.classes)
+    _texts(row.functions)
+    _texts(row.namespace_imports)
+    _texts(row.star_exports)
+    for pair in (*checked_list(row.bindings), *checked_list(row.notes)):
+        checked_pair(pair)
+    for pair in checked_list(row.undecided):
+        checked_pair(pair)
+    if type(row.edges) is not dict:
+        raise ValueError("not a dict")
+    for out in (*row.edges.values(), row.model_seeds, row.data_seeds):
+        for node in checked_list(out):
+            slot, colon, _ = checked_text(node).partition(":")
+            if not (colon and slot.isdigit() and int(slot) < len(slots) and slots[int(slot)]):
+                raise ValueError("not a node")
+
+
+def _texts(value: Any) -> None:
+    for item in checked_list(value):
+        if type(item) is not str:
+            raise ValueError("not a string")
+
+
+class Rows(Mapping[str, LocalFacts]):
+    """The local facts of ``keys``: those made in this run (``made``) over the stored."""
+
+    def __init__(
+        self, stored: StoredResolution, made: Mapping[str, LocalFacts], keys: list[str]
+    ) -> None:
+        self.stored = stored
+        self.made = made
+        self._order = keys
+
+    def __getitem__(self, key: str) -> LocalFacts:
+        found = self.made.get(key)
+        return found if found is not None else self.stored.local(key)
+
+    def __iter__(self):
+        return iter(self._order)
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+
+class Fallback(ProjectFacts):
+    """Facts read from a stored resolution, which may hold a row that does not fit
+    (:class:`DamagedRowError`, found when the row is first read): then every answer comes
+    from ``fallback``, a full resolution, made once."""
+
+    def __init__(
+        self, *args: Any, fallback: Callable[[], ProjectFacts] | None, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self._fallback = fallback  # None: nothing is read from stored rows
+        self._full: ProjectFacts | None = None
+
+    def __getitem__(self, key: str) -> ModuleFacts:
+        if self._full is None:
+            try:
+                return super().__getitem__(key)
+            except DamagedRowError:
+                if self._fallback is None:
+                    raise
+                self._full = self._fallback()
+                self._full.add_file_users(self._outside_source)
+        return self._full[key]
+
+
+class _StoredFacts(Fallback):
+    def __init__(self, stored: StoredResolution, fallback: Callable[[], ProjectFacts]) -> None:
+        keys = list(stored.files)
+        local = Rows(stored, {}, keys)
+        files = {key: (stored.shown(key), stored.paths(key)) for key in keys}
+
+        super().__init__(local, files, stored.patched, stored, fallback=fallback)
+        self.stored = stored
+
+    def reached_functions(self, key: str) -> tuple[set[str], set[str]]:
+        model, data = self.stored.reach(key)
+        return set(model), set(data)
+
+    def reload_of(self, key: str) -> Reload:
+        return self.stored.reload_of(key)
+
+
+def load_resolution(store: ResultCache, root_key: str) -> StoredResolution | None:
+    """The stored resolution of the project at ``root_key``, or None (missing, made by
+    another build, unsigned or malformed: a miss)."""
+    body = store.load_bytes(RESOLVED, root_key)
+    if body is None:
+        return None
+    try:
+        stored = StoredResolution(body)
+    except (ValueError, TypeError, KeyError, IndexError, RecursionError):
+        return None
+    return stored if stored.build == build_key() else None
