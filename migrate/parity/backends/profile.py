@@ -57,6 +57,11 @@ class BackendProfile:
         """``model.predict``, compiled the way the backend compiles it by default."""
         return model.predict(args, batch_size=batch_size, verbose=0)
 
+    def device(self) -> str:
+        """Where Keras runs the model on this backend by default (``--bench`` reports it;
+        nothing here chooses it)."""
+        return "default device"
+
     def explain_train_error(self, check, exc: Exception, y) -> None:
         """Add the layer that made a training step raise to `exc` when the error hides it
         (``exc.kmigrate_layer``, ``exc.kmigrate_forward``); `check` is the `TrainingCheck`."""
