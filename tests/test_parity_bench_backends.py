@@ -45,7 +45,7 @@ def test_bench_times_a_sample_on_three_backends_beside_its_keras2_original():
         for part in ("predict", "train"):
             assert row[part]["runs"] == 3, (key, part, row[part])
             assert 0 < row[part]["min_s"] <= row[part]["median_s"] <= row[part]["max_s"]
-        assert row["device"] == "cpu"
+        assert row["device"].startswith("cpu"), row["device"]  # no accelerator here
         assert row["eager"]["layers"], key  # per-layer eager timings
         if row["role"] == "target":
             ratio = row["ratio_to_original"]["predict"]

@@ -3,6 +3,8 @@ layer and the table, from fake timings; the worker's timing helpers with plain c
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from rich.console import Console
@@ -11,6 +13,8 @@ from kmigrate.parity import bench as bench_module
 from kmigrate.parity.bench import BackendBench, repeat_rows, time_runs
 from kmigrate.parity.bench_report import SLOWER_THAN, BenchTable, Timing, duration, times
 from kmigrate.parity.report import BackendRun, ParityReport
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "parity"
 
 
 def _bench(predict, train=None, layers=None, **extra) -> dict:
@@ -183,3 +187,26 @@ def test_layer_time_is_its_own_time_without_its_sub_layers(monkeypatch):
     assert own == {"a/b": pytest.approx(0.04), "a": pytest.approx(0.01)}
     assert stack == [pytest.approx(0.05)]  # what the model's own time is measured against
     assert classes == {"a/b": "object", "a": "object"}
+
+
+def test_bench_options_reach_every_worker_and_stay_out_without_bench(tmp_path):
+    from kmigrate.parity.plan import ParityOptions, installed_backends, parse_model_spec
+    from kmigrate.parity.runner import ParityRun
+
+    assert ParityOptions().bench_job() is None
+    if len(installed_backends()) < 2:
+        pytest.skip("needs two installed backends to plan a run")
+    model = parse_model_spec(str(FIXTURES / "portable_layers.py"))
+    options = ParityOptions(bench=True, bench_runs=5, bench_batch_size=8)
+    run = ParityRun(model, options, reference=None, workdir=tmp_path)
+    for task in [run.reference_task, *run.targets]:
+        assert task.payload["bench"] == {"runs": 5, "batch_size": 8}
+
+
+def test_a_busy_machine_is_said_so():
+    quiet = BenchTable.build(_report(("jax", "pass")), ORIGINAL, [_bench([0.01] * 3)])
+    assert not quiet.busy
+    busy = _bench([0.01] * 3, load_average=[14.2, 13.0, 9.0], cpus=2)
+    table = BenchTable.build(_report(("jax", "pass")), ORIGINAL, [busy])
+    assert table.busy and table.to_dict()["load_average"] == 14.2
+    assert any("busy while timing (load average 14.2 on 2 CPUs)" in line for line in table.lines())

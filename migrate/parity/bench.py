@@ -26,6 +26,7 @@ parent names the slowest layer as a hint, and says it was measured eagerly.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from time import perf_counter
 
@@ -74,6 +75,9 @@ class BackendBench:
             "runs": self.runs,
             "warmup": self.warmup,
             "device": self._device(),
+            # busy machines stretch timings: say how busy this one was
+            "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+            "cpus": os.cpu_count(),
         }
 
     def _device(self) -> str:

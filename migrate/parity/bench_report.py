@@ -192,6 +192,8 @@ class BenchTable:
     runs: int
     warmup: int
     rows: list[BenchRow]
+    load: float | None = None  # the highest 1-minute load average a worker saw
+    cpus: int | None = None
 
     @classmethod
     def build(cls, report, reference_bench: dict | None, target_benches: list) -> BenchTable:
@@ -204,13 +206,22 @@ class BenchTable:
             row = BenchRow.from_result(run, bench)
             row.compare_with(original)
             rows.append(row)
-        header = next((b for b in [reference_bench, *target_benches] if b), {}) or {}
+        benches = [b for b in [reference_bench, *target_benches] if b]
+        header = benches[0] if benches else {}
+        loads = [b["load_average"][0] for b in benches if b.get("load_average")]
         return cls(
             batch_size=int(header.get("batch_size", 0)),
             runs=int(header.get("runs", 0)),
             warmup=int(header.get("warmup", 0)),
             rows=rows,
+            load=max(loads, default=None),
+            cpus=next((b["cpus"] for b in benches if b.get("cpus")), None),
         )
+
+    @property
+    def busy(self) -> bool:
+        """More runnable processes than CPUs while timing: the figures are stretched."""
+        return self.load is not None and bool(self.cpus) and self.load > self.cpus
 
     @property
     def flagged(self) -> list[BenchRow]:
@@ -236,6 +247,9 @@ class BenchTable:
             "rows": [row.to_dict() for row in self.rows],
             "flagged": [row.backend for row in self.flagged],
             "fastest": fastest,
+            "load_average": self.load,
+            "cpus": self.cpus,
+            "busy": self.busy,
         }
 
     def lines(self) -> list[str]:
@@ -257,6 +271,13 @@ class BenchTable:
         for row in self.rows:
             for part, why in row.missing.items():
                 lines.append(f"{row.label}: {PART_TITLES[part]} not timed: {why}")
+        if self.busy:
+            lines.append(
+                f"note: the machine was busy while timing (load average {self.load:.1f} on "
+                f"{self.cpus} CPUs): times are stretched and noisy, and a backend whose thread "
+                f"pool waits for busy cores (torch) can be flagged for that alone; time again "
+                f"on a quiet machine before acting on a flag"
+            )
         for part in PARTS:
             best = self.fastest(part)
             if best is not None:

@@ -302,8 +302,9 @@ def _apply_config(ctx: click.Context, params: dict, config_path: str | None) -> 
 @click.option(
     "--bench",
     is_flag=True,
-    help="After the checks, time model.predict and one train_on_batch step on every side "
-    "that ran them (compiled, after warm-up), beside the original; flag a converted model "
+    help="After the checks, time model.predict on one batch (predict_on_batch) and one "
+    "train_on_batch step on every side that ran them (compiled, after warm-up), beside the "
+    "original; flag a converted model "
     "more than 2x slower than the original and name its slowest layer (eager per-layer "
     "timing). Never changes the verdict or the exit status.",
 )

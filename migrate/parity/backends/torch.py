@@ -26,7 +26,11 @@ class TorchProfile(BackendProfile):
         if torch.cuda.is_available():
             return f"cuda ({torch.cuda.get_device_name(0)})"
         mps = getattr(torch.backends, "mps", None)
-        return "mps" if mps is not None and mps.is_available() else "cpu"
+        if mps is not None and mps.is_available():
+            return "mps"
+        # intra-op threads: on a busy machine (more runnable processes than cores) torch's
+        # default of one per core can be 10-20x slower than one thread (benchmarks/RESULTS.md)
+        return f"cpu ({torch.get_num_threads()} threads)"
 
     def explain_train_error(self, check, exc: Exception, y) -> None:
         """An autograd error (an in-place ``x -= y`` on a tensor that backward needs) is
