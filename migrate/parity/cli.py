@@ -30,14 +30,14 @@ CONFIG_KEYS = {
     "input": "input",
     "input_spec": "input_spec",
     "checks": "checks",
+    "bench": "bench",
+    "bench_runs": "bench_runs",
+    "bench_batch_size": "bench_batch_size",
     "factory_kwargs": "factory_kwargs",
     "atol": "atol",
     "rtol": "rtol",
     "timeout": "timeout",
     "accept_skips": "accept_skips",
-    "bench": "bench",
-    "bench_runs": "bench_runs",
-    "bench_batch_size": "bench_batch_size",
 }
 CONFIG_PATHS = {"model", "reference", "custom_objects", "inputs_file", "input_spec"}
 
@@ -45,11 +45,11 @@ EPILOG = """\b
 Examples:
   kmigrate parity model.keras --custom-objects layers.py
   kmigrate parity src/models.py:build_model --backends tensorflow,jax,torch
+  kmigrate parity new/models.py --reference old/models.py --bench --bench-runs 50
   kmigrate parity src/models.py --reference old/models.py:build_model
   kmigrate parity model.keras --reference-backend jax --export build/savedmodel
   kmigrate parity src/models.py --format json --output parity.json
   kmigrate parity bert.py --input ids:int32:0:30000 --input segments:int32:0:2
-  kmigrate parity new/models.py --reference old/models.py --bench --bench-runs 50
 
 \b
 Exit status: 0 every backend agrees with the reference; 1 a mismatch, a backend
