@@ -30,7 +30,8 @@ class TorchProfile(BackendProfile):
             return "mps"
         # intra-op threads: on a busy machine (more runnable processes than cores) torch's
         # default of one per core can be 10-20x slower than one thread (benchmarks/RESULTS.md)
-        return f"cpu ({torch.get_num_threads()} threads)"
+        threads = torch.get_num_threads()
+        return f"cpu ({threads} thread{'' if threads == 1 else 's'})"
 
     def explain_train_error(self, check, exc: Exception, y) -> None:
         """An autograd error (an in-place ``x -= y`` on a tensor that backward needs) is
