@@ -210,3 +210,26 @@ def test_a_busy_machine_is_said_so():
     table = BenchTable.build(_report(("jax", "pass")), ORIGINAL, [busy])
     assert table.busy and table.to_dict()["load_average"] == 14.2
     assert any("busy while timing (load average 14.2 on 2 CPUs)" in line for line in table.lines())
+
+
+class _BrokenWorker:
+    """A worker whose model ran but whose batch cannot be repeated."""
+
+    task = {"bench": {"runs": 2, "batch_size": 4}}
+    model = None
+    inputs = []  # no input arrays: repeat_rows raises IndexError
+    runtime = type("Runtime", (), {"profile": None})()
+
+    def __init__(self):
+        self.result = {"status": "ok", "checks": {"predict": {"status": "ok"}}}
+
+    def model_args(self, inputs):
+        return inputs
+
+
+def test_a_bench_that_raises_is_reported_and_never_loses_the_result():
+    worker = _BrokenWorker()
+    info = BackendBench(worker).run()
+    assert worker.result["bench"] is info
+    assert info["skipped"].startswith("the bench raised IndexError")
+    assert info["device"].startswith("unknown")  # a profile hook that raises: a note only

@@ -87,10 +87,19 @@ class BackendBench:
             return f"unknown ({type(exc).__name__})"
 
     def run(self) -> dict:
+        """Time what the checks ran; never raises (the parity result must still be written)."""
         self.worker.result["bench"] = self.info
         if self.worker.result.get("status") != "ok":
             self.info["skipped"] = "the model did not run here"
             return self.info
+        try:
+            self._run()
+        except Exception as exc:  # noqa: BLE001 - reported in the bench, the checks stand
+            first = str(exc).strip().partition("\n")[0]
+            self.info["skipped"] = f"the bench raised {type(exc).__name__}: {first}"
+        return self.info
+
+    def _run(self) -> None:
         checks = self.worker.result.get("checks") or {}
         args = self.worker.model_args(repeat_rows(self.worker.inputs, self.batch_size))
         snapshot = self.worker.snapshot_state()
@@ -101,7 +110,6 @@ class BackendBench:
                 self.part("layers", None, lambda: self.time_layers(args))
         finally:  # training moved the weights: later stages see the shared ones
             self.worker.restore_state(snapshot)
-        return self.info
 
     def part(self, name: str, checks: dict | None, action: Callable[[], object]):
         """Run one timing unless its check did not run; an error is recorded, not raised."""
