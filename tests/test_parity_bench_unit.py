@@ -20,7 +20,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "parity"
 def _bench(predict, train=None, layers=None, **extra) -> dict:
     """What a worker writes under ``bench``: seconds per run (fake)."""
     entry = {"batch_size": 32, "runs": len(predict), "warmup": 3, "device": "cpu"}
-    entry["predict"] = {"seconds": predict}
+    entry["predict"] = {"seconds": predict, "jit_compile": "True"}
     entry["train"] = {"seconds": train} if train else {"skipped": "the model has no weights"}
     if layers:
         entry["layers"] = {
@@ -73,6 +73,7 @@ def test_ratio_to_the_original_and_the_flag_above_two():
     assert data["slower_than"] == SLOWER_THAN == 2.0
     assert data["rows"][2]["ratio_to_original"]["train"] == pytest.approx(2.05)
     assert data["rows"][0]["predict"]["median_s"] == 0.011
+    assert data["rows"][0]["predict"]["jit_compile"] == "True"
 
 
 def test_a_flagged_row_names_the_layer_that_grew_most_over_the_original():

@@ -103,6 +103,7 @@ class BenchRow:
     keras: str = ""
     device: str = ""
     timings: dict[str, Timing] = field(default_factory=dict)  # "predict" / "train"
+    jit_compile: dict[str, str] = field(default_factory=dict)  # part -> the model's setting
     missing: dict[str, str] = field(default_factory=dict)  # part -> why it was not timed
     layers: list[LayerTime] = field(default_factory=list)  # eager, own time per layer
     eager_seconds: float | None = None  # median eager call, every layer included
@@ -122,6 +123,7 @@ class BenchRow:
             entry = bench.get(part) or {}
             if entry.get("seconds"):
                 row.timings[part] = Timing(tuple(float(s) for s in entry["seconds"]))
+                row.jit_compile[part] = str(entry.get("jit_compile"))
             elif entry.get("error"):
                 error = entry["error"]
                 row.missing[part] = (
@@ -162,7 +164,11 @@ class BenchRow:
         parts = {}
         for part in PARTS:
             timing = self.timings.get(part)
-            parts[part] = timing.to_dict() if timing else {"not_timed": self.missing.get(part)}
+            parts[part] = (
+                {**timing.to_dict(), "jit_compile": self.jit_compile.get(part)}
+                if timing
+                else {"not_timed": self.missing.get(part)}
+            )
         return {
             "backend": self.backend,
             "role": self.role,
