@@ -59,8 +59,10 @@ class Timing:
         }
 
     def cell(self) -> str:
+        """'12.3 ms (11.9–13.4)': the median, then the quartiles in the median's unit."""
         q1, q3 = self.quartiles
-        return f"{duration(self.median)} ({duration(q1)}–{duration(q3)})"
+        scale, unit = _unit(self.median)
+        return f"{self.median * scale:.3g} {unit} ({q1 * scale:.3g}–{q3 * scale:.3g})"
 
 
 @dataclass(frozen=True)
@@ -84,11 +86,13 @@ class LayerTime:
             "original_median_s": self.original_seconds,
         }
 
-    def describe(self) -> str:
+    def describe(self, eager_seconds: float | None) -> str:
+        """ "'center' (CenterRows): 40 ms of the 41 ms eager call (the original's: 1 ms)"."""
         name = "the model's own code" if self.path == MODEL_OWN else f"'{self.path}'"
-        text = f"{name} ({self.class_name}) {duration(self.seconds)}"
+        of = f" of the {duration(eager_seconds)} eager call" if eager_seconds else ""
+        text = f"{name} ({self.class_name}): {duration(self.seconds)}{of}"
         if self.original_seconds is not None:
-            text += f" vs {duration(self.original_seconds)} in the original"
+            text += f" (the original's: {duration(self.original_seconds)})"
         return text
 
 
@@ -269,10 +273,9 @@ class BenchTable:
                 f"SLOW {row.label}: more than {SLOWER_THAN:g}x slower than the original ({slower})"
             )
             if row.slowest_layer is not None:
-                total = f" of {duration(row.eager_seconds)}" if row.eager_seconds else ""
                 lines.append(
-                    f"  slowest layer (eager call, per-layer timing: a hint, compiled code may "
-                    f"differ): {row.slowest_layer.describe()}{total} per call"
+                    f"  slowest layer: {row.slowest_layer.describe(row.eager_seconds)}; "
+                    f"timed layer by layer in eager calls, a hint: compiled code may differ"
                 )
         for row in self.rows:
             for part, why in row.missing.items():
@@ -329,15 +332,20 @@ class BenchTable:
             console.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
+def _unit(seconds: float) -> tuple[float, str]:
+    if seconds >= 1:
+        return 1.0, "s"
+    if seconds >= 1e-3:
+        return 1e3, "ms"
+    return 1e6, "µs"
+
+
 def duration(seconds: float | None) -> str:
     """0.01234 -> '12.3 ms'; 1.5 -> '1.5 s'."""
     if seconds is None:
         return "—"
-    if seconds >= 1:
-        return f"{seconds:.3g} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.3g} ms"
-    return f"{seconds * 1e6:.3g} µs"
+    scale, unit = _unit(seconds)
+    return f"{seconds * scale:.3g} {unit}"
 
 
 def times(ratio: float | None) -> str:
