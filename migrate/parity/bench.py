@@ -127,7 +127,7 @@ class BackendBench:
         outputs = []
 
         def predict() -> None:
-            outputs[:] = [self.model.predict_on_batch(args)]
+            outputs[:] = [self.profile.bench_predict(self.model, args)]
 
         seconds = time_runs(predict, self.warmup, self.runs)
         self.info["predict"] = {
@@ -151,7 +151,11 @@ class BackendBench:
         ]
         y = map_leaves(outputs, targets)
         TrainingCheck(self.worker).compile()  # SGD and mean squared error, as the check
-        seconds = time_runs(lambda: self.model.train_on_batch(args, y), self.warmup, self.runs)
+
+        def step() -> None:
+            self.profile.bench_train(self.model, args, y)
+
+        seconds = time_runs(step, self.warmup, self.runs)
         self.info["train"] = {
             "seconds": seconds,
             "jit_compile": str(getattr(self.model, "jit_compile", None)),
