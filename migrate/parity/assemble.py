@@ -6,6 +6,7 @@ served SavedModel of ``--export``. Plain NumPy: no framework is imported here.
 
 from __future__ import annotations
 
+from kmigrate.parity.bench_report import BenchTable
 from kmigrate.parity.compare import (
     ArrayDiff,
     LayerDivergence,
@@ -53,6 +54,12 @@ class ReportBuilder:
             report.runs.append(self._target_run(outcome, reference))
             if outcome.status == "ok" and task.payload.get("export_dir"):
                 report.runs.append(self._export_run(outcome, reference))
+        if self.run.options.bench:
+            report.bench = BenchTable.build(
+                report,
+                reference.result.get("bench"),
+                [targets[task.name].result.get("bench") for task in self.run.targets],
+            )
         return report
 
     def _keras_text(self, outcome: Outcome) -> str:

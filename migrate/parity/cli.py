@@ -30,6 +30,9 @@ CONFIG_KEYS = {
     "input": "input",
     "input_spec": "input_spec",
     "checks": "checks",
+    "bench": "bench",
+    "bench_runs": "bench_runs",
+    "bench_batch_size": "bench_batch_size",
     "factory_kwargs": "factory_kwargs",
     "atol": "atol",
     "rtol": "rtol",
@@ -42,6 +45,7 @@ EPILOG = """\b
 Examples:
   kmigrate parity model.keras --custom-objects layers.py
   kmigrate parity src/models.py:build_model --backends tensorflow,jax,torch
+  kmigrate parity new/models.py --reference old/models.py --bench --bench-runs 50
   kmigrate parity src/models.py --reference old/models.py:build_model
   kmigrate parity model.keras --reference-backend jax --export build/savedmodel
   kmigrate parity src/models.py --format json --output parity.json
@@ -296,6 +300,29 @@ def _apply_config(ctx: click.Context, params: dict, config_path: str | None) -> 
     "makes repeated runs several times faster.",
 )
 @click.option(
+    "--bench",
+    is_flag=True,
+    help="After the checks, time model.predict on one batch (predict_on_batch) and one "
+    "train_on_batch step on every side that ran them (compiled, after warm-up), beside the "
+    "original; flag a converted model "
+    "more than 2x slower than the original and name its slowest layer (eager per-layer "
+    "timing). Never changes the verdict or the exit status.",
+)
+@click.option(
+    "--bench-runs",
+    type=click.IntRange(min=1),
+    default=20,
+    show_default=True,
+    help="Timed runs of each (after 3 warm-up runs); the table shows median and quartiles.",
+)
+@click.option(
+    "--bench-batch-size",
+    type=click.IntRange(min=1),
+    default=32,
+    show_default=True,
+    help="Rows of the timed batch (the parity batch repeated).",
+)
+@click.option(
     "--keep-workdir",
     type=click.Path(file_okay=False),
     metavar="DIR",
@@ -365,6 +392,9 @@ def parity_command(ctx: click.Context, **params) -> None:
             accept_skips=params["accept_skips"],
             safe_mode=params["safe_mode"],
             workdir=params["keep_workdir"],
+            bench=params["bench"],
+            bench_runs=params["bench_runs"],
+            bench_batch_size=params["bench_batch_size"],
         )
         if params["no_cache"]:
             options.compile_cache = None

@@ -130,38 +130,45 @@ class ModelLayers:
         during the pass, tracing under jit) cannot be converted and is skipped.
         """
         calls: dict[int, int] = {}
-        restore = []
-        for path, layer in self.tree():
-            if records is None and path not in forced:
-                continue
-            # tf_keras's TFOpLambda (a tf.* function applied to a Keras tensor) sets its
-            # own `call` on the instance: keep it to put back, never delete it
-            own = getattr(layer, "__dict__", {}).get("call", _MISSING)
-            original = layer.call
+
+        def hook(path: str, layer, original):
             force = path in forced
             position = training_position(original) if force else None
 
             @functools.wraps(original)
-            def recorder(
-                *args, _original=original, _layer=layer, _path=path, _f=force, _p=position, **kwargs
-            ):
-                if _f:
-                    args, kwargs = training_off(args, kwargs, _p)
-                output = _original(*args, **kwargs)
+            def recorder(*args, **kwargs):
+                if force:
+                    args, kwargs = training_off(args, kwargs, position)
+                output = original(*args, **kwargs)
                 if records is None:
                     return output
                 try:
                     tensors = [np.asarray(self.to_numpy(t)) for _, t in flatten(output)]
                 except Exception:  # noqa: BLE001 - symbolic / non-tensor output: not recorded
                     return output
-                count = calls.get(id(_layer), 0) + 1
-                calls[id(_layer)] = count
-                name = _path if count == 1 else f"{_path}#{count}"
-                records.append((name, type(_layer).__name__, tensors))
+                count = calls.get(id(layer), 0) + 1
+                calls[id(layer)] = count
+                name = path if count == 1 else f"{path}#{count}"
+                records.append((name, type(layer).__name__, tensors))
                 return output
 
+            return recorder
+
+        return self.wrap_calls(hook, only=None if records is not None else set(forced))
+
+    def wrap_calls(self, hook, only: set[str] | None = None) -> list:
+        """Replace each sub-layer's `call` (those in `only`, or all) on the instance with
+        ``hook(path, layer, original_call)``; returns what `remove_hooks` puts back.
+
+        tf_keras's TFOpLambda (a tf.* function applied to a Keras tensor) sets its own
+        `call` on the instance: it is kept to put back, never deleted."""
+        restore = []
+        for path, layer in self.tree():
+            if only is not None and path not in only:
+                continue
+            own = getattr(layer, "__dict__", {}).get("call", _MISSING)
             try:
-                layer.call = recorder
+                layer.call = hook(path, layer, layer.call)
             except (AttributeError, TypeError):
                 continue
             restore.append((layer, own))

@@ -224,6 +224,15 @@ class ParityOptions:
     # JAX compiles every op it meets; its persistent cache makes the next run of the same
     # model several times faster. None: no cache.
     compile_cache: str | None = field(default_factory=lambda: default_cache_dir("jax"))
+    bench: bool = False  # --bench: time predict and a training step on every side
+    bench_runs: int = 20  # timed runs of each, after a few untimed warm-up runs
+    bench_batch_size: int = 32  # rows of the timed batch (the parity batch repeated)
+
+    def bench_job(self) -> dict | None:
+        """What a worker's ``bench`` stage is asked to do, or None without --bench."""
+        if not self.bench:
+            return None
+        return {"runs": self.bench_runs, "batch_size": self.bench_batch_size}
 
     def resolved_backends(self, installed: Sequence[str]) -> list[str]:
         if self.backends is None:  # OpenVINO only predicts: it runs when asked for

@@ -9,8 +9,12 @@ anything else: a mismatch, a backend that fails to build, a time-out, a failed r
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kmigrate.parity.compare import FLOAT_TOLERANCES, ArrayDiff, LayerDivergence
+
+if TYPE_CHECKING:
+    from kmigrate.parity.bench_report import BenchTable
 
 JSON_VERSION = 1
 USER_FACING_ERRORS = frozenset(
@@ -36,6 +40,7 @@ STAGE_WORDS = {
     "call": "calling model(x, training=False)",
     "train": "the training step (train_on_batch, SGD)",
     "export": "exporting / serving the SavedModel",
+    "bench": "timing predict and a training step (--bench)",
     "crash": "running",
     "start": "starting",
 }
@@ -198,6 +203,7 @@ class ParityReport:
     rtol: float | None = None
     workdir: str | None = None
     reference_reason: str = ""  # why the reference ran on this Keras
+    bench: BenchTable | None = None  # --bench: the timings (never part of the verdict)
 
     @property
     def passed(self) -> bool:
@@ -243,6 +249,7 @@ class ParityReport:
             "reference_reason": self.reference_reason,
             "runs": [r.to_dict() for r in self.runs],
             "workdir": self.workdir,
+            "bench": self.bench.to_dict() if self.bench else None,
         }
 
 
@@ -297,6 +304,8 @@ def render(report: ParityReport, console) -> None:
     for run in report.all_runs:  # not wrapped: tracebacks and paths stay greppable
         for line in explain(run):
             console.print(line, highlight=False, markup=False, soft_wrap=True)
+    if report.bench is not None:
+        report.bench.render(console)
     console.print(verdict(report), highlight=False, soft_wrap=True)
 
 

@@ -241,6 +241,7 @@ class ParityRun:
             "wait_for": None if is_reference else str(self.go_file),
             "record_layers": options.localize,
             "export_dir": None,
+            "bench": options.bench_job(),
             "result": str(self.workdir / f"{name}.result.json"),
             "arrays": str(self.workdir / f"{name}.arrays.npz"),
         }

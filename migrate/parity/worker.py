@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from kmigrate.parity.batch import InputBatch
+from kmigrate.parity.bench import BackendBench
 from kmigrate.parity.export import SavedModelExport
 from kmigrate.parity.model_layers import ModelLayers, flatten
 from kmigrate.parity.model_source import ModelSource
@@ -121,6 +122,8 @@ class Worker:
             if self.task.get("export_dir"):
                 self.enter("export")
                 SavedModelExport(self).run()
+            if self.task.get("bench"):  # --bench: timings after the checks (`bench`)
+                self.timed_stage("bench", "bench", lambda: BackendBench(self).run())
         if watch is not None:
             self.result["tensorflow"] = watch.verdict()
         self.result["timings"]["total"] = time.perf_counter() - started
@@ -213,11 +216,13 @@ class Worker:
             specs.append((str(tensor.name), tuple(dims), self.dtype_name(tensor)))
         return specs
 
-    def model_args(self):
+    def model_args(self, inputs: list[np.ndarray] | None = None):
+        """The batch (`inputs`, default the parity batch) in the structure the model takes."""
+        inputs = self.inputs if inputs is None else inputs
         struct = getattr(self.model, "_inputs_struct", None)
-        if isinstance(struct, dict) and len(struct) == len(self.inputs):
-            return dict(zip(sorted(struct), self.inputs))
-        return self.inputs[0] if len(self.inputs) == 1 else list(self.inputs)
+        if isinstance(struct, dict) and len(struct) == len(inputs):
+            return dict(zip(sorted(struct), inputs))
+        return inputs[0] if len(inputs) == 1 else list(inputs)
 
     def ensure_built(self) -> None:
         if getattr(self.model, "built", True) and self.model.weights:

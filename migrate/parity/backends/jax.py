@@ -18,6 +18,11 @@ class JaxProfile(BackendProfile):
         env.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
         env.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
 
+    def device(self) -> str:
+        import jax  # noqa: PLC0415 - in the jax worker only
+
+        return str(jax.devices()[0].platform)
+
 
 PROFILE = JaxProfile(
     name="jax",

@@ -6,7 +6,8 @@ must be importable and what to install, the checks it can run, environment varia
 its worker, and hooks the worker calls at fixed points (after Keras is imported, when
 seeding, to call or predict, when a training step raises). Hooks import their framework
 inside the method: the parent process reads profiles and never imports a framework.
-Timing hooks (``--bench``) belong here too, beside `call` and `predict`.
+The timing hooks of ``--bench`` (`bench_predict`, `bench_train`, `device`) sit beside
+`call` and `predict`.
 """
 
 from __future__ import annotations
@@ -56,6 +57,20 @@ class BackendProfile:
     def predict(self, model, args, batch_size: int):
         """``model.predict``, compiled the way the backend compiles it by default."""
         return model.predict(args, batch_size=batch_size, verbose=0)
+
+    def bench_predict(self, model, args):
+        """One timed predict of ``--bench``: the compiled predict step on one batch, without
+        the data pipeline ``model.predict`` builds on every call."""
+        return model.predict_on_batch(args)
+
+    def bench_train(self, model, args, y):
+        """One timed training step of ``--bench`` (the model is compiled by then)."""
+        return model.train_on_batch(args, y)
+
+    def device(self) -> str:
+        """Where Keras runs the model on this backend by default (``--bench`` reports it;
+        nothing here chooses it)."""
+        return "default device"
 
     def explain_train_error(self, check, exc: Exception, y) -> None:
         """Add the layer that made a training step raise to `exc` when the error hides it

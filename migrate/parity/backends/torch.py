@@ -19,6 +19,20 @@ class TorchProfile(BackendProfile):
 
         torch.manual_seed(seed)
 
+    def device(self) -> str:
+        """Keras's torch backend puts tensors on cuda, then mps, when torch sees one."""
+        import torch  # noqa: PLC0415 - in the torch worker only
+
+        if torch.cuda.is_available():
+            return f"cuda ({torch.cuda.get_device_name(0)})"
+        mps = getattr(torch.backends, "mps", None)
+        if mps is not None and mps.is_available():
+            return "mps"
+        # intra-op threads: on a busy machine (more runnable processes than cores) torch's
+        # default of one per core can be 10-20x slower than one thread (benchmarks/RESULTS.md)
+        threads = torch.get_num_threads()
+        return f"cpu ({threads} thread{'' if threads == 1 else 's'})"
+
     def explain_train_error(self, check, exc: Exception, y) -> None:
         """An autograd error (an in-place ``x -= y`` on a tensor that backward needs) is
         raised in ``backward()``. Replaying the step in torch's anomaly mode gives the
