@@ -475,6 +475,16 @@ def error_hint(run: BackendRun) -> str | None:
     return None
 
 
+def render_summary(reports: list[ParityReport], console) -> None:
+    """After the reports of several models: one line per model, then how many passed."""
+    console.print()
+    for report in reports:
+        mark = verdict(report).split(":", 1)[0]  # PASS, FAIL or NOT COMPARED, coloured
+        console.print(f"{mark}  {report.subject}", highlight=False)
+    passed = sum(r.passed for r in reports)
+    console.print(f"{passed} of {len(reports)} models pass")
+
+
 def verdict(report: ParityReport) -> str:
     targets = [r for r in report.runs if r.role == "target"]
     if report.passed:
