@@ -211,6 +211,19 @@ class ParityReport:
     def all_runs(self) -> list[BackendRun]:
         return [self.reference, *self.runs]
 
+    def statuses(self) -> dict:
+        """The verdicts alone, without numbers or times: the reference's status and, per
+        backend row, its status and each check's (two runs of the same models compare
+        equal exactly when they reached the same verdicts)."""
+        rows = {
+            f"{r.role}:{r.backend}": {
+                "status": r.status,
+                "checks": {c.name: c.status for c in r.checks},
+            }
+            for r in self.runs
+        }
+        return {"subject": self.subject, "reference": self.reference.status, "runs": rows}
+
     def tolerance_text(self) -> str:
         if self.atol is not None or self.rtol is not None:
             base = FLOAT_TOLERANCES["float32"]
