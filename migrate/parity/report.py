@@ -213,12 +213,13 @@ class ParityReport:
 
     def statuses(self) -> dict:
         """The verdicts alone, without numbers or times: the reference's status and, per
-        backend row, its status and each check's (two runs of the same models compare
-        equal exactly when they reached the same verdicts)."""
+        backend row, its status, each check's and whether it still imports TensorFlow (two
+        runs of the same models compare equal exactly when they reached the same verdicts)."""
         rows = {
             f"{r.role}:{r.backend}": {
                 "status": r.status,
                 "checks": {c.name: c.status for c in r.checks},
+                "needs_tensorflow": (r.tensorflow or {}).get("needs_tensorflow"),
             }
             for r in self.runs
         }

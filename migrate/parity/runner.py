@@ -21,6 +21,10 @@ Three forms:
 
 Every side runs the checks users depend on (`worker`): the eager call, ``model.predict``
 and one training step; OpenVINO, inference-only, runs ``predict``.
+
+Several models (`run_parity_batch`) are planned one `ParityRun` each and run together: one
+worker per side and backend runs its side of every model in turn (`group_workers`), so each
+framework is imported once, not once per model.
 """
 
 from __future__ import annotations
