@@ -22,7 +22,11 @@ from kmigrate.parity.runner import ParityEntry, run_parity, run_parity_batch
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "parity"
 
-pytestmark = pytest.mark.skipif(not module_available("keras"), reason="needs Keras 3")
+# real worker processes importing Keras (and jax, which its numpy backend loads)
+pytestmark = [
+    pytest.mark.backends,
+    pytest.mark.skipif(not module_available("keras"), reason="needs Keras 3"),
+]
 
 PROFILE = """
 from kmigrate.parity.backends import BackendProfile, register
