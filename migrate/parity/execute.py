@@ -201,7 +201,7 @@ class WorkerPool:
             self._kill(item)
         running.remove(item)
         self._close(item)
-        current = item.plan.tasks[min(item.position, len(item.plan.tasks) - 1)]
+        current = self._current(item)
         fresh_process = not timed_out and item.process.returncode == FRESH_PROCESS_EXIT
         if current in item.waiting and not fresh_process:  # the model it died on
             item.waiting.remove(current)
@@ -209,6 +209,10 @@ class WorkerPool:
         left = [t for t in item.waiting if not self._settled(t)]
         if left:
             pending.appendleft(item.plan.replacement(left))
+
+    def _current(self, running: Running) -> Task:
+        """The model a worker is running (as far as its stage file said)."""
+        return running.plan.tasks[min(running.position, len(running.plan.tasks) - 1)]
 
     def _close(self, running: Running) -> None:
         for log in running.logs:
@@ -227,8 +231,9 @@ class WorkerPool:
             shutil.copyfile(task.payload["result"], run.final_reference)
             run.go_file.write_text(GO, encoding="utf-8")
             fresh = time.monotonic() + self.options.timeout
-            for other in running:  # the wait is over: a fresh time limit from now
-                other.deadline = max(other.deadline, fresh)
+            for other in running:  # their wait is over: a fresh time limit from now
+                if self._current(other).model == task.model:
+                    other.deadline = max(other.deadline, fresh)
         elif self._should_fall_back(outcome):
             plan = run.fallback_worker()
             if len(self.runs) > 1:  # its own worker files
