@@ -496,6 +496,14 @@ def test_several_models_pair_with_their_references_in_order(monkeypatch, tmp_pat
     assert result.exit_code == 2 and "one --reference per MODEL" in result.output
 
 
+def test_export_takes_one_model():
+    from kmigrate.parity.runner import ParityEntry, run_parity_batch
+
+    entries = [ParityEntry("a.py:f"), ParityEntry("b.py:g")]
+    with pytest.raises(ParityUsageError, match="--export writes one SavedModel"):
+        run_parity_batch(entries, options=ParityOptions(export_dir="out"))
+
+
 def test_config_lists_several_models_beside_apply_entry_points(monkeypatch, tmp_path):
     seen = _capture_run(monkeypatch)
     for name in ("new", "old"):

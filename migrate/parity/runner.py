@@ -355,6 +355,8 @@ def run_parity_batch(
     options = options or ParityOptions()
     if options.timeout <= 0:
         raise ParityUsageError("--timeout must be a positive number of seconds")
+    if options.export_dir and len(entries) > 1:
+        raise ParityUsageError("--export writes one SavedModel: give it one model at a time")
     keep = options.workdir is not None
     workdir = Path(options.workdir) if keep else Path(tempfile.mkdtemp(prefix="kmigrate-parity-"))
     workdir.mkdir(parents=True, exist_ok=True)
