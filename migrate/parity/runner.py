@@ -286,9 +286,12 @@ def group_workers(runs: Sequence[ParityRun]) -> list[WorkerPlan]:
             groups.setdefault((task.role, task.backend, task.keras), []).append(task)
     ordered = sorted(groups.items(), key=lambda item: item[0][0] != "reference")
     cache = runs[0].options.compile_cache
-    return [
-        WorkerPlan(tasks[0].name, backend, keras, tasks, cache)
-        for (_, backend, keras), tasks in ordered
+    names = [tasks[0].name for _, tasks in ordered]
+    return [  # a Keras 2 and a Keras 3 reference are both "reference": their files must differ
+        WorkerPlan(
+            name if names.count(name) == 1 else f"{name}-keras{keras}", backend, keras, tasks, cache
+        )
+        for name, ((_, backend, keras), tasks) in zip(names, ordered)
     ]
 
 
