@@ -15,14 +15,13 @@ converted by ``kmigrate apply`` predicts what the original predicts.
 
 from __future__ import annotations
 
-import shutil
 import sys
 
 import numpy as np
 import pytest
 
 from kmigrate.rules.common.compat_helpers import HELPER_FILE
-from tests.backend_run import run_on_backend
+from tests.backend_run import project_runs_on_backends, run_on_backend
 
 pytestmark = pytest.mark.backends
 
@@ -267,22 +266,8 @@ print("REPORT" + json.dumps(np.asarray(model.predict(x, verbose=0)).tolist()))
 @pytest.fixture(scope="module")
 def project_runs(tmp_path_factory):
     """The Keras 2 project's prediction, and the converted project's on each backend."""
-    from kmigrate import api
-
-    original = tmp_path_factory.mktemp("original")
-    (original / "model").mkdir()
-    (original / "model" / "__init__.py").write_text("")
-    (original / "model" / "crf.py").write_text(LAYER)
-    (original / "driver.py").write_text(DRIVER)
-    converted = tmp_path_factory.mktemp("converted") / "project"
-    shutil.copytree(original, converted)
-    changes = api.apply([converted], write=True)
-    written = {change.path: change.new_text for change in changes if change.written}
-    argv = [sys.executable, "driver.py"]
-    runs = {"reference": run_on_backend(argv, "tensorflow", original, legacy_keras=True)}
-    for backend in BACKENDS:
-        runs[backend] = run_on_backend(argv, backend, converted)
-    return written, runs
+    files = {"model/__init__.py": "", "model/crf.py": LAYER, "driver.py": DRIVER}
+    return project_runs_on_backends(tmp_path_factory, files, BACKENDS)
 
 
 def test_apply_calls_the_rnn_helper(project_runs) -> None:
