@@ -230,11 +230,11 @@ def test_input_specs_and_checks_reach_run_parity(monkeypatch, tmp_path):
 
     seen: dict = {}
 
-    def fake_run_parity(model, *, reference=None, options=None, progress=None):
+    def fake_run_parity_batch(entries, *, options=None, progress=None):
         seen["options"] = options
         raise ParityUsageError("stop here")
 
-    monkeypatch.setattr(runner_module, "run_parity", fake_run_parity)
+    monkeypatch.setattr(runner_module, "run_parity_batch", fake_run_parity_batch)
     _write(tmp_path / "models.py", "def build_model():\n    pass\n")
     (tmp_path / "spec.json").write_text('{"inputs": [{"name": "mask", "dtype": "bool"}]}')
     (tmp_path / "pyproject.toml").write_text(

@@ -408,18 +408,22 @@ def test_usage_errors_exit_2(tmp_path, monkeypatch):
 def _capture_run(monkeypatch) -> dict:
     seen: dict = {}
 
-    def fake_run_parity(model, *, reference=None, reference_source=None, options, progress):
-        seen.update(model=model, reference=reference, options=options)
-        return ParityReport(
-            subject=str(model),
-            mode="factory",
-            reference=BackendRun("tensorflow", "reference", str(model), "reference"),
-            runs=[BackendRun("jax", "target", str(model), "pass")],
-        )
+    def fake_run_parity_batch(entries, *, options, progress):
+        seen.update(model=entries[0].model, reference=entries[0].reference, options=options)
+        seen["entries"] = [(e.model, e.reference) for e in entries]
+        return [
+            ParityReport(
+                subject=str(e.model),
+                mode="factory",
+                reference=BackendRun("tensorflow", "reference", str(e.model), "reference"),
+                runs=[BackendRun("jax", "target", str(e.model), "pass")],
+            )
+            for e in entries
+        ]
 
     import kmigrate.parity.runner as runner_module
 
-    monkeypatch.setattr(runner_module, "run_parity", fake_run_parity)
+    monkeypatch.setattr(runner_module, "run_parity_batch", fake_run_parity_batch)
     return seen
 
 
@@ -472,10 +476,50 @@ def test_config_table_fills_unset_options(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(parity_cli.parity_command, ["--atol", "1e-2"])
     assert result.exit_code == 0, result.output
-    assert seen["model"] == f"{tmp_path.resolve()}/src/models.py:build_model"
+    assert seen["entries"] == [(f"{tmp_path.resolve()}/src/models.py:build_model", None)]
     assert seen["options"].input_shapes == [(16, 32)]
     assert seen["options"].backends == ["tensorflow", "jax"]
     assert seen["options"].atol == 1e-2  # the command line wins
+
+
+def test_several_models_pair_with_their_references_in_order(monkeypatch, tmp_path):
+    seen = _capture_run(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    args = ["a.py:f", "b.py:g", "-r", "old_a.py:f", "--reference", "old_b.py:g", "--format", "json"]
+    result = CliRunner().invoke(parity_cli.parity_command, args)
+    assert result.exit_code == 0, result.output
+    assert seen["entries"] == [("a.py:f", "old_a.py:f"), ("b.py:g", "old_b.py:g")]
+    report = json.loads(result.output)
+    assert report["passed"] is True
+    assert [m["subject"] for m in report["models"]] == ["a.py:f", "b.py:g"]
+    result = CliRunner().invoke(parity_cli.parity_command, ["a.py:f", "b.py:g", "-r", "o.py:f"])
+    assert result.exit_code == 2 and "one --reference per MODEL" in result.output
+
+
+def test_export_takes_one_model():
+    from kmigrate.parity.runner import ParityEntry, run_parity_batch
+
+    entries = [ParityEntry("a.py:f"), ParityEntry("b.py:g")]
+    with pytest.raises(ParityUsageError, match="--export writes one SavedModel"):
+        run_parity_batch(entries, options=ParityOptions(export_dir="out"))
+
+
+def test_config_lists_several_models_beside_apply_entry_points(monkeypatch, tmp_path):
+    seen = _capture_run(monkeypatch)
+    for name in ("new", "old"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "a.py").write_text("def build_model():\n    pass\n")
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.kmigrate.parity]\n"
+        'entry-points = ["new/a.py:build_model"]\n'
+        'models = [{model = "new/a.py", reference = "old/a.py"}, "new/a.py"]\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(parity_cli.parity_command, [])
+    assert result.exit_code == 0, result.output
+    root = tmp_path.resolve()
+    assert seen["entries"] == [(f"{root}/new/a.py", f"{root}/old/a.py"), (f"{root}/new/a.py", None)]
+    assert "2 of 2 models pass" in result.output
 
 
 def test_unknown_config_key_is_a_usage_error(monkeypatch, tmp_path):

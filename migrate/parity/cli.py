@@ -16,6 +16,7 @@ REPORT_WIDTH = 120
 # [tool.kmigrate.parity] keys -> command parameters; paths are relative to the config file
 CONFIG_KEYS = {
     "model": "model",
+    "models": "models",  # a list: [{model = "...", reference = "..."}, ...] or model specs
     "reference": "reference",
     "backends": "backends",
     "reference_backend": "reference_backend",
@@ -38,8 +39,10 @@ CONFIG_KEYS = {
     "rtol": "rtol",
     "timeout": "timeout",
     "accept_skips": "accept_skips",
+    "entry-points": None,  # `kmigrate apply --parity`'s (apply_parity.entry_points), not ours
 }
 CONFIG_PATHS = {"model", "reference", "custom_objects", "inputs_file", "input_spec"}
+MULTIPLE = {"model", "reference"}  # several models, each with its --reference or none
 
 EPILOG = """\b
 Examples:
@@ -50,13 +53,17 @@ Examples:
   kmigrate parity model.keras --reference-backend jax --export build/savedmodel
   kmigrate parity src/models.py --format json --output parity.json
   kmigrate parity bert.py --input ids:int32:0:30000 --input segments:int32:0:2
+  kmigrate parity new/a.py new/b.py --reference old/a.py --reference old/b.py
 
 \b
 Exit status: 0 every backend agrees with the reference; 1 a mismatch, a backend
 that fails to build or times out, a reference that does not run, or a check not
 compared (without --accept-skips); 2 a usage error.
+Several models run one after the other in one process per backend (one framework
+import each), each isolated from the others; the exit status is the worst of them.
 Config: the same options under [tool.kmigrate.parity] in pyproject.toml
-(model = "src/models.py:build_model", input_shape = [16, 32], backends = [...]).
+(model = "src/models.py:build_model", input_shape = [16, 32], backends = [...]),
+several models as models = [{model = "new/a.py", reference = "old/a.py"}, ...].
 """
 
 
@@ -103,21 +110,31 @@ def _load_config(path: Path) -> dict:
     return data
 
 
+def _config_path(value: str, base: Path) -> str:
+    """A path (with an optional ``:factory``) relative to the config file's folder."""
+    head, sep, tail = value.rpartition(":")
+    target, factory = (
+        (head, sep + tail) if sep and "/" not in tail and len(head) > 1 else (value, "")
+    )
+    candidate = base / target
+    return f"{candidate}{factory}" if candidate.exists() else value
+
+
 def _config_value(key: str, value, base: Path):
     """Config values in the shape the command-line options take."""
     param = CONFIG_KEYS[key]
+    if param == "models" and isinstance(value, list):
+        return [
+            {k: _config_path(str(v), base) for k, v in item.items()}
+            if isinstance(item, dict)
+            else {"model": _config_path(str(item), base)}
+            for item in value
+        ]
+    if param in MULTIPLE:
+        values = value if isinstance(value, list) else [value]
+        return tuple(_config_path(str(v), base) for v in values)
     if param in CONFIG_PATHS and isinstance(value, str):
-        head, sep, tail = value.rpartition(":")
-        target, factory = (
-            (head, sep + tail)
-            if sep and "/" not in tail and len(head) > 1
-            else (
-                value,
-                "",
-            )
-        )
-        candidate = base / target
-        return f"{candidate}{factory}" if candidate.exists() else value
+        return _config_path(value, base)
     if param in ("backends", "checks") and isinstance(value, list):
         return ",".join(value)
     if param == "input_shape" and isinstance(value, list):
@@ -138,8 +155,10 @@ def _apply_config(ctx: click.Context, params: dict, config_path: str | None) -> 
     config = _load_config(path)
     for key, value in config.items():
         param = CONFIG_KEYS[key]
-        source = ctx.get_parameter_source(param)
-        if source in (None, ParameterSource.DEFAULT) or (param == "model" and not params[param]):
+        if param is None:
+            continue
+        source = ctx.get_parameter_source(param) if param in params else None
+        if source in (None, ParameterSource.DEFAULT) or (param in MULTIPLE and not params[param]):
             params[param] = _config_value(key, value, path.resolve().parent)
 
 
@@ -148,15 +167,16 @@ def _apply_config(ctx: click.Context, params: dict, config_path: str | None) -> 
     epilog=EPILOG,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
-@click.argument("model", required=False, metavar="[MODEL]")
+@click.argument("model", nargs=-1, metavar="[MODEL]...")
 @click.option(
     "--reference",
     "-r",
+    multiple=True,
     metavar="ORIGINAL",
     help="Before/after check: the original (pre-migration) factory, e.g. old/models.py:"
     "build_model. It runs on TensorFlow in its own process: with Keras 2 (tf_keras) when it "
     "is Keras 2 code (imports TensorFlow), else Keras 3; MODEL (the converted factory) "
-    "gets its weights.",
+    "gets its weights. With several MODELs: one --reference per MODEL, in the same order.",
 )
 @click.option(
     "--backends",
@@ -356,13 +376,9 @@ def parity_command(ctx: click.Context, **params) -> None:
     _apply_config(ctx, params, params.pop("config"))
     from kmigrate.parity.inputs import load_spec_file, parse_input_spec  # noqa: PLC0415
     from kmigrate.parity.plan import ParityOptions, ParityUsageError, parse_shape  # noqa: PLC0415
-    from kmigrate.parity.runner import run_parity  # noqa: PLC0415
+    from kmigrate.parity.runner import run_parity_batch  # noqa: PLC0415
 
-    if not params["model"]:
-        raise click.UsageError(
-            "no model given: kmigrate parity model.keras | path/models.py[:build_model] "
-            "(or set model = ... under [tool.kmigrate.parity] in pyproject.toml)"
-        )
+    entries = _entries(params)
     try:
         options = ParityOptions(
             backends=_split(params["backends"]),
@@ -402,16 +418,35 @@ def parity_command(ctx: click.Context, **params) -> None:
             options.custom_objects = str(Path(options.custom_objects).resolve())
         fmt = params["fmt"]
         with _Progress(fmt) as progress:
-            report = run_parity(
-                params["model"],
-                reference=params["reference"],
-                options=options,
-                progress=progress,
-            )
+            reports = run_parity_batch(entries, options=options, progress=progress)
     except ParityUsageError as e:
         raise click.UsageError(str(e)) from None
-    _write_report(report, fmt, params["output"])
-    ctx.exit(report.exit_code)
+    _write_report(reports, fmt, params["output"])
+    ctx.exit(max(report.exit_code for report in reports))
+
+
+def _entries(params: dict) -> list:
+    """The models to check, each with its original or none: MODEL... with as many
+    --reference (paired in order) or none, else [tool.kmigrate.parity] models."""
+    from kmigrate.parity.runner import ParityEntry  # noqa: PLC0415
+
+    models, references = list(params["model"] or ()), list(params["reference"] or ())
+    if not models and params.get("models"):
+        pairs = params["models"]
+        if any("model" not in item for item in pairs):
+            raise click.UsageError("[tool.kmigrate.parity] models: each entry needs a model")
+        return [ParityEntry(item["model"], item.get("reference")) for item in pairs]
+    if not models:
+        raise click.UsageError(
+            "no model given: kmigrate parity model.keras | path/models.py[:build_model] "
+            "(or set model = ... under [tool.kmigrate.parity] in pyproject.toml)"
+        )
+    if references and len(references) != len(models):
+        raise click.UsageError(
+            f"{len(models)} model(s) and {len(references)} --reference: give one --reference "
+            f"per MODEL, in the same order, or none"
+        )
+    return [ParityEntry(m, r) for m, r in zip(models, references or [None] * len(models))]
 
 
 def _split(text: str | None) -> list[str] | None:
@@ -465,23 +500,40 @@ class _Progress:
         return False
 
 
-def _write_report(report, fmt: str, output: str | None) -> None:
+def _write_report(reports: list, fmt: str, output: str | None) -> None:
+    """One model: its report as always. Several: each report, then one line per model
+    (table), or ``{"passed", "models": [...]}`` (JSON)."""
     from rich.console import Console  # noqa: PLC0415
 
-    from kmigrate.parity.report import render  # noqa: PLC0415
+    from kmigrate.parity.report import render, render_summary  # noqa: PLC0415
 
     if fmt == "json":
-        text = json.dumps(report.to_dict(), indent=2)
+        data = reports[0].to_dict() if len(reports) == 1 else _batch_dict(reports)
+        text = json.dumps(data, indent=2)
         if output:
             Path(output).write_text(text + "\n", encoding="utf-8")
         else:
             click.echo(text)
         return
+
+    def show(console) -> None:
+        for report in reports:
+            render(report, console)
+        if len(reports) > 1:
+            render_summary(reports, console)
+
     if output:
         with open(output, "w", encoding="utf-8") as handle:
-            render(report, Console(file=handle, width=REPORT_WIDTH, force_terminal=False))
+            show(Console(file=handle, width=REPORT_WIDTH, force_terminal=False))
     else:  # a pipe or a CI log gets the width of a report file, not 80 columns
-        render(report, Console() if sys.stdout.isatty() else Console(width=REPORT_WIDTH))
+        show(Console() if sys.stdout.isatty() else Console(width=REPORT_WIDTH))
+
+
+def _batch_dict(reports: list) -> dict:
+    return {
+        "passed": all(r.passed for r in reports),
+        "models": [r.to_dict() for r in reports],
+    }
 
 
 if __name__ == "__main__":  # python -m kmigrate.parity.cli ..., until the main CLI wires it

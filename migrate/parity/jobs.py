@@ -29,6 +29,7 @@ class Task:
     keras: int  # 3, or 2 for tf_keras
     spec: ModelSpec
     payload: dict = field(default_factory=dict)
+    model: int = 0  # which model of a batch (`runner.run_parity_batch`) it belongs to
 
 
 @dataclass
@@ -40,6 +41,15 @@ class WorkerPlan:
     keras: int
     tasks: list[Task]
     compile_cache: str | None = None
+    generation: int = 1  # 2, 3...: a replacement for a worker that crashed or timed out
+
+    def replacement(self, tasks: list[Task]) -> WorkerPlan:
+        """A fresh process for the tasks a dead worker left (its own files: a new name)."""
+        base = self.name.rsplit(".", 1)[0] if self.generation > 1 else self.name
+        generation = self.generation + 1
+        return WorkerPlan(
+            f"{base}.{generation}", self.backend, self.keras, tasks, self.compile_cache, generation
+        )
 
     def environment(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -66,6 +76,8 @@ class Running:
     deadline: float
     logs: list  # open stdout / stderr files
     waiting: list[Task]  # tasks whose result has not been collected yet
+    since: float = 0.0  # when it began the model it is running
+    position: int = 0  # which of its tasks it is running (read from its stage file)
 
 
 @dataclass

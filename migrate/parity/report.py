@@ -217,6 +217,20 @@ class ParityReport:
     def all_runs(self) -> list[BackendRun]:
         return [self.reference, *self.runs]
 
+    def statuses(self) -> dict:
+        """The verdicts alone, without numbers or times: the reference's status and, per
+        backend row, its status, each check's and whether it still imports TensorFlow (two
+        runs of the same models compare equal exactly when they reached the same verdicts)."""
+        rows = {
+            f"{r.role}:{r.backend}": {
+                "status": r.status,
+                "checks": {c.name: c.status for c in r.checks},
+                "needs_tensorflow": (r.tensorflow or {}).get("needs_tensorflow"),
+            }
+            for r in self.runs
+        }
+        return {"subject": self.subject, "reference": self.reference.status, "runs": rows}
+
     def tolerance_text(self) -> str:
         if self.atol is not None or self.rtol is not None:
             base = FLOAT_TOLERANCES["float32"]
@@ -482,6 +496,16 @@ def error_hint(run: BackendRun) -> str | None:
     if error.stage == "export":
         return "model.export() needs a model that traces with tf.function on the TF backend"
     return None
+
+
+def render_summary(reports: list[ParityReport], console) -> None:
+    """After the reports of several models: one line per model, then how many passed."""
+    console.print()
+    for report in reports:
+        mark = verdict(report).split(":", 1)[0]  # PASS, FAIL or NOT COMPARED, coloured
+        console.print(f"{mark}  {report.subject}", highlight=False)
+    passed = sum(r.passed for r in reports)
+    console.print(f"{passed} of {len(reports)} models pass")
 
 
 def verdict(report: ParityReport) -> str:

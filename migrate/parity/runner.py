@@ -21,13 +21,18 @@ Three forms:
 
 Every side runs the checks users depend on (`worker`): the eager call, ``model.predict``
 and one training step; OpenVINO, inference-only, runs ``predict``.
+
+Several models (`run_parity_batch`) are planned one `ParityRun` each and run together: one
+worker per side and backend runs its side of every model in turn (`group_workers`), so each
+framework is imported once, not once per model.
 """
 
 from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from kmigrate.parity import backends as registry
@@ -49,7 +54,14 @@ from kmigrate.parity.plan import (
 )
 from kmigrate.parity.report import ParityReport
 
-__all__ = ["ParityOptions", "ParityRun", "original_tree", "run_parity"]
+__all__ = [
+    "ParityEntry",
+    "ParityOptions",
+    "ParityRun",
+    "original_tree",
+    "run_parity",
+    "run_parity_batch",
+]
 
 Progress = Callable[[str], None]
 
@@ -71,7 +83,9 @@ class ParityRun:
         reference: ModelSpec | None,
         workdir: Path,
         progress: Progress | None = None,
+        model: int = 0,
     ):
+        self.model = model  # its index in a batch of models (`run_parity_batch`)
         self.subject = subject
         self.reference_spec = reference
         self.options = options
@@ -96,7 +110,6 @@ class ParityRun:
             self._make_task(backend, "target", backend) for backend in self._target_backends()
         ]
         self._check_export()
-        self.workers = self._group_workers()
 
     # -- planning ------------------------------------------------------------------------
 
@@ -203,7 +216,7 @@ class ParityRun:
         spec = self.reference_spec if (is_reference and self.reference_spec) else self.subject
         if keras is None:
             keras = self._reference_keras() if is_reference else 3
-        task = Task(name=name, role=role, backend=backend, keras=keras, spec=spec)
+        task = Task(name=name, role=role, backend=backend, keras=keras, spec=spec, model=self.model)
         shares_weights = self.mode != "keras_file"
         options = self.options
         task.payload = {
@@ -248,14 +261,8 @@ class ParityRun:
         return task
 
     def _group_workers(self) -> list[WorkerPlan]:
-        """One fresh process per side: the reference, and each target on its own, even the
-        one on the reference's backend (sharing would let it reuse the reference's modules
-        from ``sys.modules``)."""
-        cache = self.options.compile_cache
-        return [
-            WorkerPlan(task.name, task.backend, task.keras, [task], cache)
-            for task in [self.reference_task, *self.targets]
-        ]
+        """This run's workers when it runs alone (`group_workers`)."""
+        return group_workers([self])
 
     def fallback_worker(self) -> WorkerPlan:
         """A second attempt at the reference, on Keras 2, when Keras 3 could not run it."""
@@ -265,9 +272,48 @@ class ParityRun:
         return WorkerPlan("reference-keras2", backend, 2, [task])
 
     def report(self) -> ParityReport:
-        pool = WorkerPool(self)
-        attempts, targets = pool.execute()
-        return ReportBuilder(self).build(attempts, targets)
+        return execute_runs([self], self.workdir)[0]
+
+
+def group_workers(runs: Sequence[ParityRun]) -> list[WorkerPlan]:
+    """One process per side and backend, running its side of every model in turn: the
+    references first (a Keras 2 and a Keras 3 reference apart: Keras is chosen at import),
+    then each target backend. The reference and the targets never share a process, even on
+    the same backend: a target would reuse the reference's modules from ``sys.modules``.
+    Within a process, the models are kept apart by `isolation.ModelIsolation`."""
+    groups: dict[tuple[str, str, int], list[Task]] = {}
+    for run in runs:
+        for task in [run.reference_task, *run.targets]:
+            groups.setdefault((task.role, task.backend, task.keras), []).append(task)
+    ordered = sorted(groups.items(), key=lambda item: item[0][0] != "reference")
+    cache = runs[0].options.compile_cache
+    names = [tasks[0].name for _, tasks in ordered]
+    return [  # a Keras 2 and a Keras 3 reference are both "reference": their files must differ
+        WorkerPlan(
+            name if names.count(name) == 1 else f"{name}-keras{keras}", backend, keras, tasks, cache
+        )
+        for name, ((_, backend, keras), tasks) in zip(names, ordered)
+    ]
+
+
+def execute_runs(runs: Sequence[ParityRun], workdir: Path) -> list[ParityReport]:
+    """Run the planned runs' workers together (`execute.WorkerPool`); a report per run."""
+    pool = WorkerPool(list(runs), group_workers(runs), workdir)
+    results = pool.execute()
+    return [ReportBuilder(run).build(*result) for run, result in zip(runs, results)]
+
+
+@dataclass(frozen=True)
+class ParityEntry:
+    """One model of a batch: the model (a ``.keras`` file or a factory) and, for a
+    before/after check, its original as a factory spec (`reference`) or as the text
+    `kmigrate apply` kept (`reference_source`, with `reference_originals`: absolute path ->
+    original text of the other files the rewrite changed)."""
+
+    model: str | ModelSpec
+    reference: str | ModelSpec | None = None
+    reference_source: str | None = None
+    reference_originals: Mapping[str, str] | None = None
 
 
 def run_parity(
@@ -291,36 +337,85 @@ def run_parity(
     Raises ParityUsageError when the run cannot start (no entry point, backend missing...);
     everything that goes wrong inside a worker is in the returned report.
     """
+    entry = ParityEntry(model, reference, reference_source, reference_originals)
+    return run_parity_batch([entry], options=options, progress=progress)[0]
+
+
+def run_parity_batch(
+    entries: Sequence[ParityEntry],
+    *,
+    options: ParityOptions | None = None,
+    progress: Progress | None = None,
+    on_usage_error: Callable[[int, ParityUsageError], None] | None = None,
+) -> list[ParityReport | None]:
+    """Several models at the cost of one framework import per backend: one worker per side
+    and backend runs every model in turn (`group_workers`), each model kept apart from the
+    others in that process (`isolation`), a crash or time-out costing only the model it hit.
+    The reports are those the models get one by one.
+
+    A model that cannot start (a usage error) raises, or, with `on_usage_error`, is passed
+    to it with its index and gets None instead of a report while the others run.
+    """
     options = options or ParityOptions()
-    subject = model if isinstance(model, ModelSpec) else parse_model_spec(model)
-    if reference is not None and reference_source is not None:
-        raise ParityUsageError("give the original as reference or reference_source, not both")
-    if (reference is not None or reference_source is not None) and subject.is_keras_file:
-        raise ParityUsageError(
-            "a before/after check compares two model factories (the original and the "
-            "converted build_model); a .keras file carries its own weights"
-        )
     if options.timeout <= 0:
         raise ParityUsageError("--timeout must be a positive number of seconds")
+    if options.export_dir and len(entries) > 1:
+        raise ParityUsageError("--export writes one SavedModel: give it one model at a time")
     keep = options.workdir is not None
     workdir = Path(options.workdir) if keep else Path(tempfile.mkdtemp(prefix="kmigrate-parity-"))
     workdir.mkdir(parents=True, exist_ok=True)
     try:
-        reference_spec = None
-        if reference_source is not None:
-            reference_spec = reference_from_source(
-                reference_source, subject, workdir, reference_originals
-            )
-        elif reference is not None:
-            reference_spec = (
-                reference if isinstance(reference, ModelSpec) else parse_model_spec(reference)
-            )
-            if reference_spec.is_keras_file:
-                raise ParityUsageError("--reference takes the original factory, not a .keras file")
-        run = ParityRun(
-            subject, options, reference=reference_spec, workdir=workdir, progress=progress
-        )
-        return run.report()
+        runs: list[ParityRun] = []
+        planned: list[int] = []
+        for index, entry in enumerate(entries):
+            folder = workdir if len(entries) == 1 else workdir / f"model-{index + 1:02d}"
+            folder.mkdir(parents=True, exist_ok=True)
+            try:
+                runs.append(_plan(entry, options, folder, progress, len(runs)))
+            except ParityUsageError as error:
+                if on_usage_error is None:
+                    raise
+                on_usage_error(index, error)
+                continue
+            planned.append(index)
+        reports: list[ParityReport | None] = [None] * len(entries)
+        for index, report in zip(planned, execute_runs(runs, workdir) if runs else []):
+            reports[index] = report
+        return reports
     finally:
         if not keep:
             shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _plan(
+    entry: ParityEntry,
+    options: ParityOptions,
+    workdir: Path,
+    progress: Progress | None,
+    model: int,
+) -> ParityRun:
+    """One model's run, planned (no worker started yet)."""
+    subject = entry.model if isinstance(entry.model, ModelSpec) else parse_model_spec(entry.model)
+    has_reference = entry.reference is not None or entry.reference_source is not None
+    if entry.reference is not None and entry.reference_source is not None:
+        raise ParityUsageError("give the original as reference or reference_source, not both")
+    if has_reference and subject.is_keras_file:
+        raise ParityUsageError(
+            "a before/after check compares two model factories (the original and the "
+            "converted build_model); a .keras file carries its own weights"
+        )
+    reference_spec = None
+    if entry.reference_source is not None:
+        reference_spec = reference_from_source(
+            entry.reference_source, subject, workdir, entry.reference_originals
+        )
+    elif entry.reference is not None:
+        reference = entry.reference
+        reference_spec = (
+            reference if isinstance(reference, ModelSpec) else parse_model_spec(reference)
+        )
+        if reference_spec.is_keras_file:
+            raise ParityUsageError("--reference takes the original factory, not a .keras file")
+    return ParityRun(
+        subject, options, reference=reference_spec, workdir=workdir, progress=progress, model=model
+    )

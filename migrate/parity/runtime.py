@@ -11,6 +11,7 @@ import sys
 import numpy as np
 
 from kmigrate.parity import backends as registry
+from kmigrate.parity.isolation import remember_keras_defaults
 from kmigrate.parity.tracebacks import StageError
 
 
@@ -41,6 +42,7 @@ class KerasRuntime:
                     f"sets it (sitecustomize)?"
                 )
         self.keras = keras
+        remember_keras_defaults(keras)  # what the next model in this process starts from
         self.show_full_tracebacks()
         self.profile.after_import(keras, result["notes"])
         result["keras_version"] = keras.__version__

@@ -36,6 +36,12 @@ import numpy as np
 from kmigrate.parity.batch import InputBatch
 from kmigrate.parity.bench import BackendBench
 from kmigrate.parity.export import SavedModelExport
+from kmigrate.parity.isolation import (
+    FRESH_PROCESS_EXIT,
+    ModelIsolation,
+    needs_fresh_process,
+    prepare_process,
+)
 from kmigrate.parity.model_layers import ModelLayers, flatten
 from kmigrate.parity.model_source import ModelSource
 from kmigrate.parity.runtime import KerasRuntime
@@ -48,6 +54,7 @@ __all__ = ["StageError", "Worker", "drop_working_folder_from_path", "main", "run
 _error_info = error_info  # the name tests and older callers import from here
 
 WAIT_POLL_SECONDS = 0.05
+SKIP = "skip"  # the go file's text when the reference failed (a batched worker moves on)
 
 
 class Worker:
@@ -94,10 +101,12 @@ class Worker:
     # -- stages ----------------------------------------------------------------------------
 
     def enter(self, stage: str) -> None:
-        """Note the stage, in the result and in a file the parent reads after a time-out."""
+        """Note the stage, in the result and in a file the parent reads: which model of the
+        job (its position) and stage this process is in, for time limits and time-outs."""
         self.stage = stage
         if self.task.get("stage_file"):
-            Path(self.task["stage_file"]).write_text(stage, encoding="utf-8")
+            text = f"{self.task.get('position', 0)} {stage}"
+            Path(self.task["stage_file"]).write_text(text, encoding="utf-8")
 
     def run(self) -> None:
         started = time.perf_counter()
@@ -201,6 +210,8 @@ class Worker:
             if os.getppid() != parent:  # the parent is gone: nobody will read our results
                 raise StageError("the parent process exited while this worker was waiting")
             time.sleep(WAIT_POLL_SECONDS)
+        if go.read_text(encoding="utf-8").strip() == SKIP:  # the reference did not run
+            raise StageError("the reference did not run: nothing to compare with")
 
     def model_input_specs(self) -> list[tuple[str, tuple, str]] | None:
         try:
@@ -279,22 +290,11 @@ class Worker:
         return {"name": name, "dtype": dtype, "shape": list(array.shape)}
 
 
-def _clear_session() -> None:
-    """Fresh Keras state between two models in one process (layer names restart at 'dense')."""
-    for name in ("keras", "tf_keras"):
-        keras = sys.modules.get(name)
-        if keras is None:
-            continue
-        try:
-            keras.backend.clear_session()
-        except Exception:  # noqa: BLE001 - a failed reset only changes auto-generated names
-            pass
-
-
-def run_task(task: dict, stage_file: str | None) -> None:
-    """Run one model and write its arrays, then its result (atomically, last)."""
+def run_task(task: dict, stage_file: str | None, position: int = 0) -> None:
+    """Run one model (the job's `position`-th) and write its arrays, then its result
+    (atomically, last)."""
     if stage_file:
-        task = {**task, "stage_file": stage_file}
+        task = {**task, "stage_file": stage_file, "position": position}
     worker = Worker(task)
     worker.run()
     np.savez(task["arrays"], **worker.arrays)
@@ -312,17 +312,21 @@ def drop_working_folder_from_path() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the job's tasks in order in this process (same backend, one framework import)."""
+    """Run the job's tasks in order in this process (same backend, one framework import),
+    each model isolated from the others (`isolation`)."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
         print("usage: python -m kmigrate.parity.worker JOB.json", file=sys.stderr)
         return 2
     job = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     drop_working_folder_from_path()
-    for i, task in enumerate(job["tasks"]):
-        if i:
-            _clear_session()
-        run_task(task, job.get("stage_file"))
+    tasks = job["tasks"]
+    prepare_process(tasks)
+    for i, task in enumerate(tasks):
+        if i and needs_fresh_process(tasks[i:]):
+            return FRESH_PROCESS_EXIT  # the parent runs the rest in a new process
+        with ModelIsolation(task):  # the next model finds the process as this one did
+            run_task(task, job.get("stage_file"), i)
     return 0
 
 

@@ -67,30 +67,42 @@ def check_parity(
     originals: dict[str, str] | None = None,
     options: ParityOptions | None = None,
 ) -> bool:
-    """Run parity for each entry point; print each report; True when all agree.
+    """Run parity for every entry point in one batch; print each report; True when all agree.
 
     Every check of `kmigrate parity` runs: each side in its own process, the Keras 2
     reference for Keras 2 code, the eager call, ``predict`` and one training step on every
     installed backend (OpenVINO when `options` names it), per-input ranges from the model's
-    Embedding layers, and whether the converted model still imports TensorFlow.
+    Embedding layers, and whether the converted model still imports TensorFlow. The entry
+    points share one worker per side and backend (`run_parity_batch`): the frameworks are
+    imported once, not once per factory.
     """
-    from kmigrate.parity.report import render
-    from kmigrate.parity.runner import run_parity
+    from kmigrate.parity.report import render, render_summary
+    from kmigrate.parity.runner import ParityEntry, run_parity_batch
 
-    all_passed = True
-    for point in points:
+    entries = [
+        ParityEntry(
+            f"{point.path}:{point.factory}",
+            reference_source=point.original_text,
+            reference_originals=originals,
+        )
+        for point in points
+    ]
+    unusable: dict[int, ParityUsageError] = {}
+    console.print(
+        f"[bold]parity[/bold] {len(points)} rewritten model factories (original vs rewritten)"
+    )
+    reports = run_parity_batch(
+        entries,
+        options=options or ParityOptions(),
+        on_usage_error=lambda index, error: unusable.__setitem__(index, error),
+    )
+    for index, (point, report) in enumerate(zip(points, reports)):
         console.print(f"[bold]parity[/bold] {point.path}:{point.factory} (original vs rewritten)")
-        try:
-            report = run_parity(
-                f"{point.path}:{point.factory}",
-                reference_source=point.original_text,
-                reference_originals=originals,
-                options=options or ParityOptions(),
-            )
-        except ParityUsageError as error:
-            console.print(f"[red]cannot check {point.path}: {error}[/red]")
-            all_passed = False
+        if report is None:
+            console.print(f"[red]cannot check {point.path}: {unusable[index]}[/red]")
             continue
         render(report, console)
-        all_passed &= report.passed
-    return all_passed
+    done = [report for report in reports if report is not None]
+    if len(points) > 1 and done:
+        render_summary(done, console)
+    return not unusable and all(report.passed for report in done)
