@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -61,3 +62,26 @@ def run_driver(folder: Path, backend: str, legacy_keras: bool = False) -> dict:
     wrote into ``folder``."""
     argv = [sys.executable, "driver.py"]
     return run_on_backend(argv, backend, folder, legacy_keras=legacy_keras, timeout=300)
+
+
+def project_runs_on_backends(
+    tmp_path_factory, files: dict[str, str], backends: tuple[str, ...]
+) -> tuple[dict[str, str], dict[str, object]]:
+    """A Keras 2 project (``files``: relative path -> text, ``driver.py`` among them)
+    converted by ``kmigrate apply`` in a copy: the texts apply wrote, and the report of
+    ``driver.py`` on tf_keras (``"reference"``, the original) and on each backend (the copy)."""
+    from kmigrate import api
+
+    original = tmp_path_factory.mktemp("original")
+    for relative, text in files.items():
+        (original / relative).parent.mkdir(parents=True, exist_ok=True)
+        (original / relative).write_text(text)
+    converted = tmp_path_factory.mktemp("converted") / "project"
+    shutil.copytree(original, converted)
+    changes = api.apply([converted], write=True)
+    written = {change.path: change.new_text for change in changes if change.written}
+    argv = [sys.executable, "driver.py"]
+    runs = {"reference": run_on_backend(argv, "tensorflow", original, legacy_keras=True)}
+    for backend in backends:
+        runs[backend] = run_on_backend(argv, backend, converted)
+    return written, runs

@@ -68,3 +68,28 @@ def test_a_bad_rule_code_is_a_settings_error(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text(LAYER, encoding="utf-8")
     with pytest.raises(api.SettingsError, match="KM999"):
         api.scan([tmp_path], select=["KM999"])
+
+
+def test_files_of_sibling_folders_keep_their_project_facts(tmp_path: Path) -> None:
+    """Without a pyproject.toml the root is the folder holding every path given: a file
+    outside the first path's folder keeps what the project index knows (here that
+    ``pkg.backend.K`` is the Keras backend), as when it is scanned alone."""
+    pkg = tmp_path / "proj_a" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "backend.py").write_text("from tensorflow.keras import backend as K\n")
+    (pkg / "layers.py").write_text(
+        "from tensorflow import keras\n\nfrom pkg.backend import K\n\n\n"
+        "class Mean(keras.layers.Layer):\n    def call(self, x):\n        return K.mean(x)\n"
+    )
+    other = tmp_path / "proj_b"
+    other.mkdir()
+    (other / "script.py").write_text("import tensorflow as tf\n\nx = tf.constant(1)\n")
+
+    def means(*paths: Path) -> list[str]:
+        report = api.scan(list(paths))
+        return [f["rule"] for f in report["findings"] if f.get("symbol") == "K.mean"]
+
+    alone = means(pkg / "layers.py")
+    assert alone == ["KM201"]
+    assert means(other / "script.py", pkg / "layers.py") == alone

@@ -13,14 +13,13 @@ and the converted model predicts what the Keras 2 original predicts, on each bac
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 
 import numpy as np
 import pytest
 
 from kmigrate.rules.common.compat_helpers import HELPER_FILE
-from tests.backend_run import run_on_backend
+from tests.backend_run import project_runs_on_backends, run_on_backend
 from tests.differential.harness import FLOAT_TOLERANCE
 
 pytestmark = pytest.mark.backends
@@ -322,22 +321,8 @@ print("REPORT" + json.dumps(np.asarray(model.predict([q, k, v], verbose=0)).toli
 @pytest.fixture(scope="module")
 def project_runs(tmp_path_factory):
     """The Keras 2 project's prediction, and the converted project's on each backend."""
-    from kmigrate import api
-
-    original = tmp_path_factory.mktemp("original")
-    (original / "model").mkdir()
-    (original / "model" / "__init__.py").write_text("")
-    (original / "model" / "attention.py").write_text(LAYER)
-    (original / "driver.py").write_text(DRIVER)
-    converted = tmp_path_factory.mktemp("converted") / "project"
-    shutil.copytree(original, converted)
-    changes = api.apply([converted], write=True)
-    written = {change.path: change.new_text for change in changes if change.written}
-    argv = [sys.executable, "driver.py"]
-    runs = {"reference": run_on_backend(argv, "tensorflow", original, legacy_keras=True)}
-    for backend in BACKENDS:
-        runs[backend] = run_on_backend(argv, backend, converted)
-    return written, runs
+    files = {"model/__init__.py": "", "model/attention.py": LAYER, "driver.py": DRIVER}
+    return project_runs_on_backends(tmp_path_factory, files, BACKENDS)
 
 
 def test_apply_writes_the_helper_module_beside_the_layer(project_runs) -> None:

@@ -148,6 +148,7 @@ def test_docs_page_is_up_to_date() -> None:
 PROVEN_BY_OWN_TEST = {
     "K.in_train_phase": "test_train_phase_backends.py",
     "K.cast_to_floatx": "test_keras2_helpers_backends.py",
+    "K.rnn": "test_keras2_rnn_backends.py",
 }
 
 

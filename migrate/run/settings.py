@@ -8,6 +8,7 @@ which the command line shows as a usage error (exit 2).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -45,8 +46,11 @@ class RunSettings:
             self.config = load_config(start, Path(config_path) if config_path else None)
         except ConfigError as error:
             raise SettingsError(str(error)) from None
-        if self.config.source is None and default_root is not None:
-            self.config.root = default_root
+        if self.config.source is None:
+            # no pyproject.toml names the root: the repository's top for `check`, else the
+            # folder holding every path given (not the first one's: files of another
+            # folder would fall outside the project index and lose its facts)
+            self.config.root = default_root or _common_folder(self.paths)
         self.select = _codes(select) or self.config.select
         self.ignore = _codes(ignore) + self.config.ignore
         self.shard = shard
@@ -92,3 +96,12 @@ class RunSettings:
             index_cache=self.use_cache,
             workers=self.jobs,
         )
+
+
+def _common_folder(paths: Sequence[Path]) -> Path:
+    """The deepest folder holding every path (a file counts as its folder)."""
+    folders = []
+    for path in paths:
+        resolved = path.resolve()
+        folders.append(str(resolved if resolved.is_dir() else resolved.parent))
+    return Path(os.path.commonpath(folders))

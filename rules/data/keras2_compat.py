@@ -68,3 +68,108 @@ def int_shape(x):
         return tuple(x.shape)
     except ValueError:  # TensorFlow: iterating the shape of a tensor of unknown rank
         return None
+
+
+def rnn(
+    step_function,
+    inputs,
+    initial_states,
+    go_backwards=False,
+    mask=None,
+    constants=None,
+    unroll=False,
+    input_length=None,
+    time_major=False,
+    zero_output_for_mask=False,
+    return_all_outputs=True,
+):
+    """Keras 2's ``K.rnn``: ``step_function(input_t, states + constants)`` returns
+    ``(output_t, new_states)`` at each step over the time axis (axis 1, or 0 when
+    ``time_major``). Returns ``(last_output, outputs, new_states)``; ``outputs`` has the
+    time axis, of length one (the last step) unless ``return_all_outputs``.
+
+    Where ``mask`` (batch, time) is false, a step keeps the previous states and repeats
+    the previous output (zeros with ``zero_output_for_mask``). A tensor ``input_length``
+    masks each sample's steps past its length in the same way, except with ``unroll``
+    (Keras 2 ignores it there). ``go_backwards`` walks the time axis from the end and
+    returns the outputs in that order. The loop is ``keras.ops.scan``, so it runs under
+    jit and in a functional model; ``unroll`` changes nothing else, as in Keras 2.
+    """
+    constants = tuple(constants or ())
+    states = tuple(initial_states)
+    flat_inputs = [x if time_major else ops.swapaxes(x, 0, 1) for x in keras.tree.flatten(inputs)]
+    if go_backwards:
+        flat_inputs = [ops.flip(x, 0) for x in flat_inputs]
+    steps = ops.shape(flat_inputs[0])[0]
+    step_mask = None  # per step, (batch, 1): whether the step counts
+    if mask is not None:
+        step_mask = ops.cast(mask, "bool")
+        step_mask = step_mask if len(step_mask.shape) == 3 else ops.expand_dims(step_mask, -1)
+        step_mask = step_mask if time_major else ops.swapaxes(step_mask, 0, 1)
+        step_mask = ops.flip(step_mask, 0) if go_backwards else step_mask
+    elif input_length is not None and ops.is_tensor(input_length) and not unroll:
+        lengths = ops.cast(input_length, "int32")
+        time = ops.expand_dims(ops.arange(steps, dtype="int32"), -1)
+        if go_backwards:
+            step_mask = ops.expand_dims(ops.max(lengths) - 1 - lengths, 0) < time
+        else:
+            step_mask = ops.expand_dims(lengths, 0) > time
+        step_mask = ops.expand_dims(step_mask, -1)
+
+    def run_step(step_states, flat_input):
+        output, new_states = step_function(
+            keras.tree.pack_sequence_as(inputs, list(flat_input)), step_states + constants
+        )
+        new_states = keras.tree.pack_sequence_as(states, keras.tree.flatten(new_states))
+        return output, new_states
+
+    def expand(keep, rank):
+        # trailing axes of one, so that the mask broadcasts over a value of that rank
+        for _ in range(rank - len(keep.shape)):
+            keep = ops.expand_dims(keep, -1)
+        return keep
+
+    def masked(keep, new, old):
+        return tuple(
+            ops.where(expand(keep, len(n.shape)), n, o)
+            for n, o in zip(keras.tree.flatten(new), keras.tree.flatten(old))
+        )
+
+    first, _ = run_step(states, [x[0] for x in flat_inputs])
+    output_like = first
+
+    def scan_step(carry, xs):
+        # the carry and what each step stacks are one structure: TensorFlow's scan needs
+        # them to agree in shape and dtype
+        step_states, previous = carry
+        output, new_states = run_step(step_states, xs[0])
+        if step_mask is not None:
+            zeros = [ops.zeros_like(o) for o in keras.tree.flatten(output)]
+            fallback = zeros if zero_output_for_mask and not unroll else list(previous)
+            output = keras.tree.pack_sequence_as(output_like, masked(xs[1], output, fallback))
+            kept = masked(xs[1], new_states, step_states)
+            new_states = keras.tree.pack_sequence_as(states, list(kept))
+        carry = (new_states, tuple(keras.tree.flatten(output)))
+        return carry, carry
+
+    start = (states, tuple(ops.zeros_like(o) for o in keras.tree.flatten(first)))
+    xs = (tuple(flat_inputs), step_mask) if step_mask is not None else (tuple(flat_inputs),)
+    (final_states, _), (_, flat_outputs) = ops.scan(scan_step, start, xs)
+    flat_outputs = list(flat_outputs)
+    if not return_all_outputs:
+        flat_outputs = [o[-1:] for o in flat_outputs]
+    flat_last = [o[-1] for o in flat_outputs]
+    if step_mask is not None and zero_output_for_mask and unroll:
+        # Keras 2's unrolled loop zeroes masked outputs afterwards: the last output by
+        # the last step's mask, the outputs by the whole mask in its original time order
+        # (even when the steps went backwards; broadcast over a single kept step)
+        flat_last = list(masked(step_mask[-1], flat_last, [ops.zeros_like(o) for o in flat_last]))
+        in_order = ops.flip(step_mask, 0) if go_backwards else step_mask
+        flat_outputs = [
+            ops.where(expand(in_order, len(o.shape)), o, ops.zeros_like(o)) for o in flat_outputs
+        ]
+    last_output = keras.tree.pack_sequence_as(output_like, flat_last)
+    if not time_major:
+        flat_outputs = [ops.swapaxes(o, 0, 1) for o in flat_outputs]
+    outputs = keras.tree.pack_sequence_as(output_like, flat_outputs)
+    return last_output, outputs, list(final_states)

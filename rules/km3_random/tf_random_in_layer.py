@@ -43,11 +43,14 @@ class TfRandomInLayer(Rule):
         "so about 4 in a million samples lie outside 2 stddev. Omitted dtypes follow "
         "keras.config.floatx() (float32 unless changed) where TF uses float32. An int op "
         "seed becomes the default of the layer's `seed` argument. Manual: tensor seeds, "
+        "draws in a function reached from a layer and from a tf.data map (a warning), "
         "draws outside a layer, in nested functions or lambdas, in Loss/Metric classes, "
         "gamma with beta or array alpha, shuffle of an expression."
     )
     severity = Severity.ERROR
-    contexts = frozenset({Context.MODEL})
+    # Undecided code (reached from a layer and from a tf.data map) gets a manual warning:
+    # the draw is right in the map and wrong in the layer, so a person splits it.
+    contexts = frozenset({Context.MODEL, Context.UNDECIDED})
     call_symbols = frozenset(TF_RANDOM)
     examples = [
         Flagged(
@@ -184,6 +187,24 @@ class TfRandomInLayer(Rule):
             noise = keras.layers.Lambda(add_noise)
             """
         ),
+        Flagged(
+            """
+            import keras
+            import tensorflow as tf
+
+
+            def jitter(x):
+                return x + tf.random.normal(tf.shape(x), stddev=0.1)
+
+
+            class Noisy(keras.layers.Layer):
+                def call(self, x):
+                    return jitter(x)
+
+
+            dataset = tf.data.Dataset.range(8).map(lambda i: jitter(tf.cast(i, "float32")))
+            """
+        ),
         Clean(
             """
             import keras
@@ -205,6 +226,9 @@ class TfRandomInLayer(Rule):
     ]
 
     def check_call(self, site: CallSite) -> Iterable[Report]:
-        yield layer_report(
+        report = layer_report(
             site, TF_RANDOM[site.symbol], "draws from TensorFlow's RNG (TensorFlow backend only)"
         )
+        if site.context is Context.UNDECIDED:  # the analysis adds why, and keeps no fix
+            report.severity = Severity.WARNING
+        yield report

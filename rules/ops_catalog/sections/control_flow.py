@@ -86,10 +86,17 @@ CONTROL_FLOW = [
         "`(x if training else alt)`; a lambda or nested function is called in its branch, "
         "so only the chosen branch runs, as before. K.in_test_phase swaps the branches.",
     ),
-    manual(
+    op(
         "K.rnn",
-        "Keras 2 backend RNN loop",
-        "keras.layers.RNN with a cell, or ops.scan over the time axis",
+        "step_function, inputs, initial_states, go_backwards=False, mask=None, "
+        "constants=None, unroll=False, input_length=None, time_major=False, "
+        "zero_output_for_mask=False, return_all_outputs=True",
+        builder="keras2_helper",
+        note="A call to `rnn`, Keras 2's K.rnn on keras.ops.scan (the step function, "
+        "masks, a tensor input_length, go_backwards, constants and time_major as Keras 2 "
+        "treats them; it runs under jit and in a functional model), which apply writes "
+        "into `_keras2_compat.py` beside the file (unless the module uses the name "
+        "itself). Keras 3 has no public K.rnn.",
     ),
     manual(
         "tf.custom_gradient tf.recompute_grad tf.grad_pass_through",
