@@ -48,7 +48,19 @@ BATCH_DOT = [
 
 # K.cast_to_floatx: (name, how the input is made) -> a tensor stays a tensor, anything
 # else becomes a NumPy array (both of floatx).
-CAST_TO_FLOATX = ["py_int", "py_list", "np_int", "np_f64", "tensor_int", "tensor_f64", "variable"]
+CAST_TO_FLOATX = [
+    "py_int",
+    "py_float",
+    "py_list",
+    "np_int",
+    "np_f64",
+    "tensor_int",
+    "tensor_f64",
+    "variable",
+]
+# ... and a number's result on the left of a tensor (keras-contrib's SineReLU:
+# `self.epsilon * (K.sin(x) - K.cos(x))`), eagerly and in a functional model.
+CAST_ON_THE_LEFT = ["py_int", "py_float"]
 
 # K.int_shape: concrete shapes (a scalar, an empty axis); then a symbolic input (batch
 # None), a variable, a tensor of unknown rank (None: TensorFlow only) and a jit trace
@@ -67,6 +79,7 @@ def _inputs() -> dict[str, np.ndarray]:
         arrays[f"bd{index}_y"] = _array(y_shape, dtype, 2 * index + 1)
     arrays["int"] = np.arange(6, dtype="int32").reshape(2, 3) - 2
     arrays["f64"] = _array((2, 3), "float64", 99)
+    arrays["f32"] = _array((2, 3), "float32", 98)
     return arrays
 
 
@@ -82,7 +95,8 @@ reference = os.environ.get("TF_USE_LEGACY_KERAS") == "1"
 
 def cast_input(name, tensor, variable):
     return {
-        "py_int": lambda: 2, "py_list": lambda: [1, 2.5], "np_int": lambda: data["int"],
+        "py_int": lambda: 2, "py_float": lambda: 0.0025, "py_list": lambda: [1, 2.5],
+        "np_int": lambda: data["int"],
         "np_f64": lambda: data["f64"], "tensor_int": lambda: tensor(data["int"]),
         "tensor_f64": lambda: tensor(data["f64"]), "variable": lambda: variable(data["f64"]),
     }[name]()
@@ -96,8 +110,14 @@ if reference:
         out[f"bd{i}"] = K.batch_dot(tf.constant(x), tf.constant(y), axes=axes).numpy()
     for name in cases["cast"]:
         value = K.cast_to_floatx(cast_input(name, tf.constant, tf.Variable))
-        kinds[name] = "numpy" if isinstance(value, np.ndarray) else "tensor"
+        kinds[name] = "numpy" if isinstance(value, (np.ndarray, np.generic)) else "tensor"
         out[f"cast_{name}"] = np.asarray(value)
+    for name in cases["cast_left"]:
+        value = K.cast_to_floatx(cast_input(name, tf.constant, tf.Variable))
+        out[f"cast_{name}_left"] = (value * tf.constant(data["f32"])).numpy()
+        a = tf_keras.Input(shape=(3,))
+        model = tf_keras.Model(a, tf_keras.layers.Lambda(lambda t, v=value: v * t)(a))
+        out[f"cast_{name}_left_model"] = np.asarray(model.predict(data["f32"], verbose=0))
 else:
     import keras
     from keras import ops
@@ -120,11 +140,17 @@ else:
             out[f"bd{i}_jit"] = np.asarray(jax.jit(fn)(x, y))
     for name in cases["cast"]:
         value = compat.cast_to_floatx(cast_input(name, ops.convert_to_tensor, keras.Variable))
-        kinds[name] = "numpy" if isinstance(value, np.ndarray) else "tensor"
+        kinds[name] = "numpy" if isinstance(value, (np.ndarray, np.generic)) else "tensor"
         out[f"cast_{name}"] = ops.convert_to_numpy(value)
         if name.startswith("tensor") and backend == "jax":
             import jax
             out[f"cast_{name}_jit"] = np.asarray(jax.jit(compat.cast_to_floatx)(data["int"]))
+    for name in cases["cast_left"]:
+        value = compat.cast_to_floatx(cast_input(name, ops.convert_to_tensor, keras.Variable))
+        out[f"cast_{name}_left"] = ops.convert_to_numpy(value * ops.convert_to_tensor(data["f32"]))
+        a = keras.Input(shape=(3,))
+        model = keras.Model(a, keras.layers.Lambda(lambda t, v=value: v * t)(a))
+        out[f"cast_{name}_left_model"] = np.asarray(model.predict(data["f32"], verbose=0))
     a = keras.Input(shape=(3,), dtype="int32")
     model = keras.Model(a, keras.layers.Lambda(compat.cast_to_floatx)(a))
     out["cast_model"] = np.asarray(model.predict(data["int"], verbose=0))
@@ -161,7 +187,12 @@ def helper_runs(tmp_path_factory):
     kind (NumPy array or tensor) of each K.cast_to_floatx result."""
     work = tmp_path_factory.mktemp("helpers")
     (work / "worker.py").write_text(WORKER)
-    cases = {"batch_dot": BATCH_DOT, "cast": CAST_TO_FLOATX, "int_shape": INT_SHAPE}
+    cases = {
+        "batch_dot": BATCH_DOT,
+        "cast": CAST_TO_FLOATX,
+        "cast_left": CAST_ON_THE_LEFT,
+        "int_shape": INT_SHAPE,
+    }
     (work / "cases.json").write_text(json.dumps(cases))
     np.savez(work / "inputs.npz", **_inputs())
     argv = [sys.executable, "worker.py", str(HELPER_FILE)]
@@ -219,6 +250,19 @@ def test_cast_to_floatx_helper_matches_keras2(helper_runs, backend: str, name: s
             run["out"][f"cast_{name}_jit"],
             f"cast_to_floatx under jax.jit on {backend}",
         )
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", CAST_ON_THE_LEFT)
+def test_cast_to_floatx_of_a_number_on_the_left_of_a_tensor(
+    helper_runs, backend: str, name: str
+) -> None:
+    """`K.cast_to_floatx(0.0025) * x` runs on every backend with Keras 2's numbers (a 0-d
+    NumPy array there raised TypeError on torch: keras-contrib's SineReLU)."""
+    reference, run = helper_runs["reference"]["out"], helper_runs[backend]["out"]
+    for suffix in ("left", "left_model"):
+        key = f"cast_{name}_{suffix}"
+        _same(reference[key], run[key], f"{key} on {backend}")
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -51,10 +51,14 @@ def batch_dot(x, y, axes=None):
 def cast_to_floatx(x):
     """Keras 2's ``K.cast_to_floatx``: a tensor or variable cast to the float type
     (``keras.config.floatx()``); anything else (a NumPy array, a Python number or
-    list) becomes a NumPy array of that type, as in Keras 2."""
+    list) becomes a NumPy array of that type, as in Keras 2. A single number becomes a
+    NumPy scalar of that type (the same value and dtype as Keras 2's 0-d array): a 0-d
+    array on the left of a PyTorch tensor (``epsilon * x``) raises TypeError, a NumPy
+    scalar works on every backend, as the 0-d array did on TensorFlow."""
     if isinstance(x, (keras.Variable, keras.KerasTensor)) or ops.is_tensor(x):
         return ops.cast(x, keras.config.floatx())
-    return np.asarray(x, dtype=keras.config.floatx())
+    value = np.asarray(x, dtype=keras.config.floatx())
+    return value[()] if value.ndim == 0 else value
 
 
 def int_shape(x):

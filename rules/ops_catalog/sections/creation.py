@@ -112,7 +112,8 @@ CREATION = [
         "x",
         builder="keras2_helper",
         note="A call to `cast_to_floatx`, Keras 2's K.cast_to_floatx on keras.ops (a tensor "
-        "or variable cast with ops.cast, anything else a NumPy array, as Keras 2 returns), "
+        "or variable cast with ops.cast, anything else a NumPy array, as Keras 2 returns; a "
+        "single number a NumPy scalar, which a PyTorch tensor accepts on either side), "
         "which apply writes into `_keras2_compat.py` beside the file (unless the module "
         "uses the name itself).",
     ),
