@@ -337,10 +337,10 @@ def test_a_linked_cache_folder_gets_nothing_created_in_its_target(tmp_path, link
 INTERRUPT_WHILE_INDEXING = """
 import os, signal, sys
 
-import kmigrate.project.index_pass as index_pass
+import kmigrate.project.index_entries as index_entries
 from kmigrate.cli.main import main
 
-original = index_pass.entry_for_bytes
+original = index_entries.entry_for_bytes
 calls = []
 
 
@@ -352,7 +352,7 @@ def interrupted(data):
     return original(data)
 
 
-index_pass.entry_for_bytes = interrupted
+index_entries.entry_for_bytes = interrupted
 sys.argv[0] = "kmigrate"
 main()
 """
