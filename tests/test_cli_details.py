@@ -110,3 +110,18 @@ def test_check_annotations_on_a_notebook_point_at_the_stored_line(tmp_path: Path
     line = 1 + next(i for i, text in enumerate(stored) if "Dense(3)" in text)
     out = run("check", "nb.ipynb", "-f", "github", cwd=tmp_path).stdout
     assert f"file=nb.ipynb,line={line}," in out and "::cell 1, line 3: " in out
+
+
+def test_one_file_of_manual_work_reads_in_the_singular(tmp_path: Path) -> None:
+    """One file with manual work and one still needing TensorFlow: no "Top 1 files",
+    no "1 ... still need"."""
+    (tmp_path / "layer.py").write_text(
+        "import tensorflow as tf\nfrom tensorflow import keras\n\n\n"
+        "class Odd(keras.layers.Layer):\n    def call(self, x):\n"
+        "        return tf.py_function(abs, [x], tf.float32)\n"
+    )
+    result = run("scan", ".", "-j", "1", "--no-cache", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    assert "The file with manual work" in text
+    assert "Top 1 files" not in text and "1 still need " not in text
