@@ -10,6 +10,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -84,3 +86,33 @@ def test_the_sdist_and_wheel_build_and_pass_twine_check(tmp_path: Path) -> None:
         "kmigrate/cli/main.py",
     ):
         assert needed in names, needed
+
+
+@pytest.mark.backends
+def test_the_readme_install_gives_pytorchs_cpu_build(tmp_path: Path) -> None:
+    """The README's install (the constraints file plus PyTorch's CPU index) resolves torch
+    to the CPU build on an ordinary Linux machine, with no CUDA wheels (a dry run: pip
+    resolves from the real indexes and downloads nothing it does not need to)."""
+    import json
+    import subprocess
+
+    report = tmp_path / "report.json"
+    resolved = subprocess.run(
+        [
+            *(sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed"),
+            *("--quiet", "--report", str(report), "-c", str(ROOT / "constraints.txt")),
+            *("--extra-index-url", "https://download.pytorch.org/whl/cpu", "torch"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if resolved.returncode != 0 and "NewConnectionError" in resolved.stderr:
+        pytest.skip("no route to the package indexes from this machine")
+    assert resolved.returncode == 0, resolved.stderr[-2000:]
+    installs = {
+        item["metadata"]["name"].lower(): item["metadata"]["version"]
+        for item in json.loads(report.read_text())["install"]
+    }
+    assert installs["torch"] == "2.13.0+cpu"
+    assert not [name for name in installs if name.startswith("nvidia")], sorted(installs)
