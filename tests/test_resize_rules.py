@@ -36,8 +36,8 @@ def test_resize_images_calls_the_keras2_helper(call: str) -> None:
         ('K.resize_images(x, 2, 2, "channels_last", "bicubic")', "Keys kernel"),
         ('K.resize_images(x, 2, 2, "channels_last", interpolation=self.how)', "only 'nearest'"),
         ("tf.compat.v1.image.resize_images(x, (8, 8))", "half-pixel centers"),
-        ("tf.image.resize_images(x, [8, 8], method=1)", "half-pixel centers"),
-        ("tf.image.resize_bilinear(x, (8, 8), align_corners=True)", "half-pixel centers"),
+        ("tf.compat.v1.image.resize_images(x, [8, 8], method=1)", "half-pixel centers"),
+        ("tf.compat.v1.image.resize_bilinear(x, (8, 8), align_corners=True)", "half-pixel centers"),
         ("tf.compat.v1.image.resize_nearest_neighbor(x, (8, 8))", "half-pixel centers"),
     ],
 )

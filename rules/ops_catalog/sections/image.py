@@ -64,9 +64,8 @@ IMAGE = [
         "data_format='channels_last'",
     ),
     manual(
-        "tf.compat.v1.image.resize_images tf.compat.v1.image.resize tf.image.resize_images "
-        "tf.compat.v1.image.resize_bilinear tf.image.resize_bilinear "
-        "tf.compat.v1.image.resize_nearest_neighbor tf.image.resize_nearest_neighbor",
+        "tf.compat.v1.image.resize_images tf.compat.v1.image.resize "
+        "tf.compat.v1.image.resize_bilinear tf.compat.v1.image.resize_nearest_neighbor",
         "TensorFlow 1's resize maps output pixels to input pixels without half-pixel "
         "centers (corner to corner with align_corners=True); keras.ops.image.resize and "
         "keras.layers.Resizing use half-pixel centers, so the values differ for most size "
