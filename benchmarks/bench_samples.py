@@ -25,13 +25,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
-FACTORY_SAMPLES = (
-    "custom_layers",
-    "vae_sampling",
-    "losses_metrics",
-    "training_script",
-    "keras2_legacy",
-)
+sys.path.insert(0, str(ROOT / "benchmarks"))
+# the samples with a build_model() factory: one list, kept by the batching benchmark
+from parity_batch import FACTORY_SAMPLES  # noqa: E402 - a sibling script, not a package
 
 
 def kmigrate(*args: str) -> subprocess.CompletedProcess[str]:
