@@ -141,6 +141,12 @@ class _Indexer:
         canonical = self.resolver.canonical
         if any(spec.is_keras_symbol(canonical(q)) for q in self.resolver.stack[0].imports.values()):
             return True
+        if any(  # `from keras.layers import *` binds no name the resolver lists
+            not node.level and spec.is_keras_symbol(canonical(node.module or ""))
+            for node in self.index.nodes(ast.ImportFrom)
+            if any(alias.name == "*" for alias in node.names)
+        ):
+            return True
         tails = {ns.rpartition(".")[2] for ns in spec.keras_namespaces if "." in ns}
         for node in self.index.nodes(ast.Attribute):
             if node.attr in tails:  # type: ignore[attr-defined]
