@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_hostile_inputs import run  # the CLI in a subprocess
+
+from tests.cli.test_hostile_inputs import run  # the CLI in a subprocess
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "notebook" / "custom_layer_demo.ipynb"
