@@ -26,7 +26,7 @@ from typing import Any
 from kmigrate.engine.apply import fix_module_text
 from kmigrate.engine.rule_walk import RuleSet
 from kmigrate.rules.context_spec import CONTEXT_SPEC
-from kmigrate.rules.registry import select_rules
+from kmigrate.rules.registry import all_rules, select_rules
 from kmigrate.run.settings import RunSettings, SettingsError
 
 __all__ = ["FileChange", "SettingsError", "apply", "apply_to_text", "scan", "scan_text"]
@@ -128,8 +128,7 @@ def apply(
 def apply_to_text(text: str, select: Sequence[str] | None = None, path: str = "<memory>") -> str:
     """Module ``text`` as ``apply`` rewrites it with the selected rules (all when None),
     the module read alone (no project around it)."""
-    ruleset = RuleSet(select_rules(select))
-    return fix_module_text(path, text, ruleset, CONTEXT_SPEC).text
+    return fix_module_text(path, text, _ruleset(select), CONTEXT_SPEC).text
 
 
 def scan_text(
@@ -139,6 +138,11 @@ def scan_text(
     from kmigrate.engine.analyze import analyze_module_text
     from kmigrate.report.json_report import finding_json
 
-    ruleset = RuleSet(select_rules(select))
-    findings = analyze_module_text(path, text, ruleset, CONTEXT_SPEC).findings
+    findings = analyze_module_text(path, text, _ruleset(select), CONTEXT_SPEC).findings
     return [finding_json(f) for f in sorted(findings, key=lambda f: f.sort_key())]
+
+
+def _ruleset(select: Sequence[str] | None) -> RuleSet:
+    """The selected rules, with every registered rule's claims (a selection does not
+    change what a fallback rule reports)."""
+    return RuleSet(select_rules(select), claimants=all_rules())
