@@ -49,7 +49,7 @@ def test_the_claims_example_takes_its_call_from_the_fallback(tmp_path: Path) -> 
     from kmigrate.engine.rule_walk import RuleSet
     from kmigrate.rules.context_spec import CONTEXT_SPEC
     from kmigrate.rules.registry import all_rules, rule_by_id
-    from tests.test_claims import test_every_claim_is_within_what_the_rule_asks_to_see
+    from tests.engine.test_claims import test_every_claim_is_within_what_the_rule_asks_to_see
 
     module_file = tmp_path / "kmigrate_doc_glimpse.py"
     module_file.write_text(_python_block_after("### Claims and fallbacks"), encoding="utf-8")

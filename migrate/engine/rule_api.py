@@ -186,7 +186,7 @@ class Rule:
         """The calls this rule reports itself, which fallback rules then leave to it. By
         default every call it asks to see (``call_symbols``, ``call_prefixes``) in the
         contexts it reports in; a rule that reports only some of them, or calls it sees as
-        references, says so here (tests/test_claims.py holds every claim within what the
+        references, says so here (tests/engine/test_claims.py holds every claim within what the
         rule asks to see)."""
         if cls.fallback is not None or not (cls.call_symbols or cls.call_prefixes):
             return ()
