@@ -6,7 +6,7 @@ import ast
 from typing import Any
 
 from kmigrate.engine import CallSite, Context, ReferenceSite, Severity
-from kmigrate.rules.base import Rule
+from kmigrate.rules.base import Claim, Rule
 from kmigrate.rules.common.catalog.binding import ManualPortError
 from kmigrate.rules.common.catalog.builders import plan_call
 from kmigrate.rules.common.catalog.plan import Rewrite
@@ -90,3 +90,13 @@ class CatalogRule(Rule):
     contexts = frozenset({Context.MODEL, Context.UNDECIDED, Context.OTHER})
     call_symbols = CATALOG_SYMBOLS
     reference_prefixes = _REFERENCE_PREFIXES
+
+    @classmethod
+    def claims(cls) -> tuple[Claim, ...]:
+        """Every catalog call in model code; outside it only TensorFlow's: a Keras 2
+        backend function there fails on Keras 3 wherever it runs, which KM108 says."""
+        tensorflow = frozenset(s for s in CATALOG_SYMBOLS if not s.startswith("K."))
+        return (
+            Claim(CATALOG_SYMBOLS, contexts=frozenset({Context.MODEL})),
+            Claim(tensorflow, contexts=cls.contexts),
+        )
