@@ -14,8 +14,11 @@ the module's own call graph; the absence of a recognised base class proves nothi
 function reached both from model code (a layer's method, a function applied to
 ``keras.Input`` tensors) and from data code is ``undecided``: reported, never rewritten.
 A layer's own methods are model code whatever they call. Nested functions inherit their
-enclosing context unless seeded themselves. In a module without Keras, unseeded code
-stays ``other``.
+enclosing context unless seeded themselves. A module without any Keras name of its own
+is held to the same default when another module of its project uses Keras
+(``ModuleFacts.keras_project``): a helper a layer reaches through something the project
+index cannot follow is still model code. Only in a project without Keras (or a module
+analysed alone without Keras) does unseeded code stay ``other``.
 """
 
 from __future__ import annotations
@@ -103,7 +106,7 @@ class _Indexer:
         self._find_model_classes()
         self._walk_bodies()
         self._seed_from_project()
-        keras = self._uses_keras()
+        keras = self._uses_keras() or (self.facts is not None and self.facts.keras_project)
         spec = self.spec
         index = ContextIndex(
             model_classes=self.model_classes,
