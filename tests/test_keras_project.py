@@ -32,44 +32,44 @@ def _by_file(result) -> dict[str, list]:
 def test_a_helper_module_without_keras_is_model_code_in_a_keras_project(tmp_path) -> None:
     root = copy_repo("unfollowed_helper", tmp_path)
     found = _by_file(run_repo(root))
-    helpers = found["nets/mathutils.py"]
+    helpers = found["squash/mathutils.py"]
     assert [f.symbol for f in helpers] == ["tf.abs", "tf.tanh", "tf.reduce_max", "tf.abs"]
     assert all(f.context is Context.MODEL and f.fixable for f in helpers)
     assert not any(_LEFT_ON_TF in f.message for fs in found.values() for f in fs)
     # proven TensorFlow by design: the tf.data map and the GradientTape loop stay
-    assert "nets/data.py" not in found
-    assert [(f.rule, f.context) for f in found["nets/loop.py"]] == [
+    assert "squash/data.py" not in found
+    assert [(f.rule, f.context) for f in found["squash/loop.py"]] == [
         ("KM601", Context.TRAINING_LOOP)
     ]
     apply_repo(root)
-    text = (root / "nets" / "mathutils.py").read_text()
+    text = (root / "squash" / "mathutils.py").read_text()
     assert "ops.max(ops.abs(x), axis=-1, keepdims=True)" in text
     assert "tensorflow" not in text
     for kept in ("data.py", "loop.py"):
-        assert (root / "nets" / kept).read_text() == (
-            REPOS / "unfollowed_helper" / "nets" / kept
+        assert (root / "squash" / kept).read_text() == (
+            REPOS / "unfollowed_helper" / "squash" / kept
         ).read_text()
 
 
 def test_a_project_without_keras_keeps_its_code_on_tensorflow(tmp_path) -> None:
     """The same helper module in a project with no Keras at all: `other`, as before."""
     root = copy_repo("unfollowed_helper", tmp_path)
-    (root / "nets" / "layers.py").unlink()
+    (root / "squash" / "layers.py").unlink()
     (root / "run_model.py").unlink()
-    helpers = _by_file(run_repo(root))["nets/mathutils.py"]
+    helpers = _by_file(run_repo(root))["squash/mathutils.py"]
     assert len(helpers) == 4
     for finding in helpers:
         assert finding.context is Context.OTHER and not finding.fixable
         assert finding.severity is Severity.INFO and _LEFT_ON_TF in finding.message
     apply_repo(root)
-    assert (root / "nets" / "mathutils.py").read_text() == (
-        REPOS / "unfollowed_helper" / "nets" / "mathutils.py"
+    assert (root / "squash" / "mathutils.py").read_text() == (
+        REPOS / "unfollowed_helper" / "squash" / "mathutils.py"
     ).read_text()
 
 
 def _contexts(root, config) -> set[str]:
     result = run_jobs(plan_jobs([root], config), select_ids((), ()))
-    return {f.context.value for f in result.findings if f.path == "nets/mathutils.py"}
+    return {f.context.value for f in result.findings if f.path == "squash/mathutils.py"}
 
 
 def test_the_keras_project_fact_follows_edits_through_the_stored_resolution(tmp_path) -> None:
@@ -79,7 +79,7 @@ def test_the_keras_project_fact_follows_edits_through_the_stored_resolution(tmp_
     root = copy_repo("unfollowed_helper", tmp_path)
     (root / "run_model.py").unlink()
     config = Config(root=root)
-    layers = root / "nets" / "layers.py"
+    layers = root / "squash" / "layers.py"
     keras_text = layers.read_text()
     assert _contexts(root, config) == {"model"}
     assert list((root / ".kmigrate_cache" / ".index").rglob("resolved.*"))
@@ -109,7 +109,7 @@ def test_a_cold_scan_that_guesses_first_gives_the_same_contexts(tmp_path, monkey
 )
 def test_any_keras_import_makes_a_keras_project(tmp_path, keras_line: str) -> None:
     root = copy_repo("unfollowed_helper", tmp_path)
-    (root / "nets" / "layers.py").write_text(f"{keras_line}\n")
+    (root / "squash" / "layers.py").write_text(f"{keras_line}\n")
     (root / "run_model.py").unlink()
-    helpers = _by_file(run_repo(root))["nets/mathutils.py"]
+    helpers = _by_file(run_repo(root))["squash/mathutils.py"]
     assert {f.context for f in helpers} == {Context.MODEL}
