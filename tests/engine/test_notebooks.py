@@ -346,6 +346,7 @@ def test_an_unchanged_project_keeps_its_notebooks_facts(tmp_path: Path, monkeypa
         *notebook_facts._NAME_FIELDS,
         *notebook_facts._PAIR_FIELDS,
         *notebook_facts._LINE_FIELDS,
+        *notebook_facts._FLAG_FIELDS,
     }
     path = _project_with_notebook(tmp_path)
     config = Config(root=tmp_path)

@@ -76,9 +76,11 @@ def passed_function(site: ReferenceSite) -> OpEntry | None:
 _REFERENCE_PREFIXES = ("tf.", "K.")
 
 
+# Code is ``other`` only where no module of the project uses Keras
+# (``ModuleFacts.keras_project``): in a Keras project unproven code is model code.
 OUTSIDE = (
-    " (in a module that uses no Keras, which nothing in the project reaches from model "
-    "code: left on TensorFlow; convert it if a model runs it on another backend)"
+    " (in a project that uses no Keras: left on TensorFlow; convert it if a model runs it "
+    "on another backend)"
 )
 
 
