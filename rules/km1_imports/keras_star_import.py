@@ -174,11 +174,12 @@ class KerasStarImport(Rule):
         )
         yield Report(
             site,
-            f"{said} {'is' if len(missing) == 1 else 'are'} not defined in this module: under "
-            f"Keras 2 the star import of {modules} gave {'it' if len(missing) == 1 else 'them'} "
-            "(Keras 2's modules exported their own imports), Keras 3's modules export their "
-            "public API only, so the code raises NameError there: import each name by name"
-            + (f"; {advice}" if advice else ""),
+            f"{said} {'is' if len(missing) == 1 else 'are'} bound nowhere in this module: "
+            f"only the star imports of {modules} can bring {'it' if len(missing) == 1 else 'them'}. "
+            "Keras 2's modules exported their own imports too (`K` among them); Keras 3's "
+            "export their public API "
+            f"only, so under Keras 3 {'it raises' if len(missing) == 1 else 'they raise'} "
+            "NameError: import each name by name" + (f"; {advice}" if advice else ""),
         )
 
 
