@@ -166,6 +166,7 @@ class KerasStarImport(Rule):
         if not missing:
             return
         modules = ", ".join(f"`{module}`" for _, module, _ in stars)
+        them = "it" if len(missing) == 1 else "them"
         said = ", ".join(f"`{name}` (line {free[name].lineno})" for name in missing)
         advice = "; ".join(
             f"for `{name}` write {_IMPORT_ADVICE[name]}"
@@ -175,7 +176,7 @@ class KerasStarImport(Rule):
         yield Report(
             site,
             f"{said} {'is' if len(missing) == 1 else 'are'} bound nowhere in this module: "
-            f"only the star imports of {modules} can bring {'it' if len(missing) == 1 else 'them'}. "
+            f"only the star imports of {modules} can bring {them}. "
             "Keras 2's modules exported their own imports too (`K` among them); Keras 3's "
             "export their public API "
             f"only, so under Keras 3 {'it raises' if len(missing) == 1 else 'they raise'} "
