@@ -18,6 +18,25 @@ from kmigrate.rules.common.keras2_classes import keras_classes
 from kmigrate.rules.common.namespaces import KERAS_NAMESPACES
 
 _LAYER_NAMESPACES = tuple(ns + "layers." for ns in KERAS_NAMESPACES)
+# Layers that hold no variable (no weights, no seed state): a new one at every call costs
+# an object, never a weight or a traced variable. Checked on the three backends under
+# `fit` (tests/rules/test_layer_created_in_call_backends.py). Dropout and the noise
+# layers are not here: Keras 3 gives them a SeedGenerator, whose state is a variable.
+_WEIGHTLESS_LAYERS = frozenset(
+    {
+        *("Reshape", "Flatten", "Permute", "RepeatVector", "Activation", "Lambda"),
+        *("Softmax", "ReLU", "LeakyReLU", "ELU", "ThresholdedReLU", "Identity", "Masking"),
+        *("Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate"),
+        "Dot",
+        *(f"{kind}{d}D" for kind in ("ZeroPadding", "Cropping", "UpSampling") for d in (1, 2, 3)),
+        *(
+            f"{scope}{kind}{d}D"
+            for scope in ("", "Global")
+            for kind in ("MaxPooling", "MaxPool", "AveragePooling", "AvgPool")
+            for d in (1, 2, 3)
+        ),
+    }
+)
 
 
 def _method(node: ast.ClassDef, name: str) -> ast.FunctionDef | None:
@@ -34,12 +53,14 @@ def _call_nodes(node: ast.ClassDef) -> Iterator[ast.AST]:
 class LayerCreatedInCall(Rule):
     id = "KM517"
     name = "layer-created-in-call"
-    summary = "A Keras layer is created inside a layer's `call`."
+    summary = "A Keras layer with weights or seed state is created inside a layer's `call`."
     rationale = (
         "`call` runs at every step (and is traced by `jit` on JAX, `tf.function` on "
         "TensorFlow): a layer created there is new each time, so its weights are never "
         "tracked, saved or trained, and Keras 3 cannot create variables inside a traced "
-        "call on JAX. Keras 2 hid this in graph mode, where `call` ran once."
+        "call on JAX (a Dropout's seed state is a variable too). Keras 2 hid this in graph "
+        "mode, where `call` ran once. Layers that hold no variable (`Reshape`, `Activation`, "
+        "pooling, merging...) are not reported: a new one per call runs on every backend."
     )
     fix_safety = "Reported: create the layer in `__init__` (or `build`) and call it in `call`."
     severity = Severity.WARNING
@@ -51,6 +72,15 @@ class LayerCreatedInCall(Rule):
             class Head(keras.layers.Layer):
                 def call(self, x):
                     return keras.layers.Dense(4)(x)
+            """
+        ),
+        Clean(  # a layer without variables: a new one per call runs on every backend
+            """
+            import keras
+
+            class Head(keras.layers.Layer):
+                def call(self, x):
+                    return keras.layers.Reshape((-1,))(keras.layers.Activation("relu")(x))
             """
         ),
         Clean(
@@ -75,7 +105,11 @@ class LayerCreatedInCall(Rule):
                     continue
                 symbol = module.resolve(inner.func) or ""
                 leaf = symbol.rpartition(".")[2]
-                if symbol.startswith(_LAYER_NAMESPACES) and leaf[:1].isupper():
+                if (
+                    symbol.startswith(_LAYER_NAMESPACES)
+                    and leaf[:1].isupper()
+                    and leaf not in _WEIGHTLESS_LAYERS
+                ):
                     yield Report(
                         site,
                         f"`{node.name}.call` creates a new `{leaf}` at every call: its weights "
