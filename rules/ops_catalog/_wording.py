@@ -9,6 +9,12 @@ from kmigrate.rules.ops_catalog._model import OpEntry, op
 # Shared wording.
 # ---------------------------------------------------------------------------
 
+NO_TF_STATE = (
+    "no argument, and no function it is given (a lambda, a function of the same function "
+    "or module, a method of the class), holds or builds TensorFlow-only state: a "
+    "tf.TensorArray, a ragged or sparse tensor or spec (keras.ops loops and branches "
+    "carry tensors only on JAX and PyTorch)"
+)
 REDUCE = "input_tensor, axis=None, keepdims=False, name=None"
 REDUCE_OUT = "input_tensor, axis=axis, keepdims=keepdims"
 REDUCE_LEGACY = {"keep_dims": "keepdims", "reduction_indices": "axis"}

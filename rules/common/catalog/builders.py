@@ -12,6 +12,7 @@ from typing import Any
 from kmigrate.engine import MISSING, NOT_LITERAL, ArgOut, CallEdit, CallSite, EditPlan, ReplaceNode
 from kmigrate.rules.common.batch_dot import batch_dot_axes, einsum_subscripts, static_rank
 from kmigrate.rules.common.catalog.binding import Binding, ManualPortError, bind
+from kmigrate.rules.common.catalog.loop_state import CONTROL_FLOW, tf_only_state
 from kmigrate.rules.common.catalog.plan import Rewrite, check_conditions, plain_names, table_rewrite
 from kmigrate.rules.common.catalog.tensor_array import build_tensor_array
 from kmigrate.rules.common.catalog.train_phase import build_train_phase
@@ -334,6 +335,15 @@ def _check_static_shape(binding: Binding) -> None:
         )
 
 
+def _check_loop_state(binding: Binding) -> None:
+    """Refuse a control-flow call given TensorFlow-only state (loop_state)."""
+    if binding.entry.symbol not in CONTROL_FLOW:
+        return
+    found = tf_only_state(binding.site)
+    if found is not None:
+        raise ManualPortError(*found)
+
+
 def _int_list(value: Any) -> list[int] | None:
     if not isinstance(value, (list, tuple)):
         return None
@@ -436,6 +446,7 @@ def plan_call(entry: OpEntry, site: CallSite) -> Rewrite | ManualPortError:
     try:
         binding = bind(entry, site)
         _check_static_shape(binding)
+        _check_loop_state(binding)
         if entry.builder:
             return BUILDERS[entry.builder](binding)
         return table_rewrite(binding)
