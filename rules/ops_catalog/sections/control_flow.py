@@ -125,7 +125,9 @@ CONTROL_FLOW = [
         "tensor_array_name=None, handle=None, flow=None, infer_shape=True, "
         "element_shape=None, colocate_with_first_write_call=True, name=None",
         builder="tensor_array",
-        when="`ta = tf.TensorArray(dtype, size=n)` is written once per step of a Python "
+        when="`ta = tf.TensorArray(dtype, size=n)`, n a Python value (not read from a "
+        "tensor's shape when the model runs: a Python loop over that fails in a TensorFlow "
+        "functional model with the dimension unknown), is written once per step of a Python "
         "`for i in range(n)` loop in the same function (`ta = ta.write(i, value)`) and "
         "read only by `ta.stack()` after it: a list, keras.ops.convert_to_tensor(value, "
         "dtype) appended, keras.ops.stack; every other use is reported (rule KM207)",
