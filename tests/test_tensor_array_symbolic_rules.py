@@ -73,3 +73,22 @@ def test_a_graph_range_loop_is_named() -> None:
 def test_static_lengths_still_become_a_list(lines) -> None:
     out = apply_to_text(_layer(*lines))
     assert "TensorArray" not in out and "keras.ops.stack(ta)" in out, out
+
+
+def test_a_for_loop_over_a_symbolic_range_stays_manual() -> None:
+    source = _layer(
+        "h = x[:, 0]",
+        "for i in tf.range(tf.shape(x)[1]):",
+        "    h = h * 0.5 + x[:, i]",
+        "for i in tf.range(steps):",
+        "    h = h + x[:, i]",
+        "return h + tf.range(tf.shape(x)[1])",
+    )
+    ranges = [f for f in scan_text(source) if f.symbol == "tf.range"]
+    assert [(f.rule, f.span.line) for f in ranges] == [
+        ("KM202", 9),
+        ("KM201", 11),
+        ("KM201", 13),
+    ], [(f.rule, f.span.line, f.message) for f in ranges]
+    assert "iterator of a `for` loop and its bound is a tensor" in ranges[0].message
+    assert "for i in tf.range(keras.ops.shape(x)[1]):" in apply_to_text(source)

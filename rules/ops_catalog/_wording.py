@@ -15,6 +15,11 @@ NO_TF_STATE = (
     "tf.TensorArray, a ragged or sparse tensor or spec (keras.ops loops and branches "
     "carry tensors only on JAX and PyTorch)"
 )
+RANGE_LOOP = (
+    "it is not the iterator of a `for` loop whose bound is read from a tensor's shape "
+    "(Keras 2 ran that loop as a graph loop; a Python loop over keras.ops.arange fails in "
+    "a TensorFlow functional model with the dimension unknown)"
+)
 REDUCE = "input_tensor, axis=None, keepdims=False, name=None"
 REDUCE_OUT = "input_tensor, axis=axis, keepdims=keepdims"
 REDUCE_LEGACY = {"keep_dims": "keepdims", "reduction_indices": "axis"}

@@ -14,7 +14,11 @@ from kmigrate.rules.common.batch_dot import batch_dot_axes, einsum_subscripts, s
 from kmigrate.rules.common.catalog.binding import Binding, ManualPortError, bind
 from kmigrate.rules.common.catalog.loop_state import CONTROL_FLOW, tf_only_state
 from kmigrate.rules.common.catalog.plan import Rewrite, check_conditions, plain_names, table_rewrite
-from kmigrate.rules.common.catalog.tensor_array import build_tensor_array
+from kmigrate.rules.common.catalog.tensor_array import (
+    SYMBOLIC_LENGTH,
+    build_tensor_array,
+    symbolic_value,
+)
 from kmigrate.rules.common.catalog.train_phase import build_train_phase
 from kmigrate.rules.common.compat_helpers import (
     HELPER_FILE,
@@ -344,6 +348,31 @@ def _check_loop_state(binding: Binding) -> None:
         raise ManualPortError(*found)
 
 
+_RANGES = frozenset({"tf.range", "K.arange"})
+
+
+def _check_range_loop(binding: Binding) -> None:
+    """Refuse ``for i in tf.range(n)`` with ``n`` read from a tensor's shape: Keras 2 ran
+    it as a graph loop (autograph); Keras 3 runs a Python loop over ops.arange(n), which
+    fails in a TensorFlow functional model with that dimension unknown."""
+    site = binding.site
+    loop = site.module.parent_of(site.node)
+    if binding.entry.symbol not in _RANGES or not (
+        isinstance(loop, ast.For) and loop.iter is site.node
+    ):
+        return
+    for argument in [*site.args, *site.keywords.values()]:
+        why = symbolic_value(site, argument)
+        if why:
+            raise ManualPortError(
+                f"it is the iterator of a `for` loop and its bound is a tensor ({why}): "
+                "Keras 2 ran the loop as a graph loop, Keras 3 would run a Python loop over "
+                "keras.ops.arange, which fails in a TensorFlow functional model with that "
+                "dimension unknown",
+                SYMBOLIC_LENGTH,
+            )
+
+
 def _int_list(value: Any) -> list[int] | None:
     if not isinstance(value, (list, tuple)):
         return None
@@ -447,6 +476,7 @@ def plan_call(entry: OpEntry, site: CallSite) -> Rewrite | ManualPortError:
         binding = bind(entry, site)
         _check_static_shape(binding)
         _check_loop_state(binding)
+        _check_range_loop(binding)
         if entry.builder:
             return BUILDERS[entry.builder](binding)
         return table_rewrite(binding)

@@ -201,7 +201,7 @@ def _check_static_size(binding: Binding) -> None:
     """Refuse a size read from a tensor's shape (``tf.shape(x)[1]``, directly or through
     a name): known only at run time, it is no Python int for the loop to range over."""
     size = binding.node("size")
-    why = _symbolic(binding.site, size, 0) if size is not None else ""
+    why = symbolic_value(binding.site, size, 0) if size is not None else ""
     if why:
         raise ManualPortError(
             f"its size `{binding.text('size')}` is a tensor ({why}): a Python loop over "
@@ -212,7 +212,7 @@ def _check_static_size(binding: Binding) -> None:
         )
 
 
-def _symbolic(site: CallSite, node: ast.expr, depth: int) -> str:
+def symbolic_value(site: CallSite, node: ast.expr, depth: int = 0) -> str:
     """Why ``node`` is a tensor computed at run time ("" when nothing says so): it calls
     a TensorFlow/Keras function (``tf.shape``, ``K.shape``, ``tf.size``...), directly or
     through names bound once in the function."""
@@ -224,7 +224,7 @@ def _symbolic(site: CallSite, node: ast.expr, depth: int) -> str:
             return f"`{site.text(call)}` is computed when the model runs"  # type: ignore[arg-type]
     for name in site.module.nodes_in(node, ast.Name):
         value = single_binding(site, name.id)  # type: ignore[attr-defined]
-        why = _symbolic(site, value, depth + 1) if value is not None else ""
+        why = symbolic_value(site, value, depth + 1) if value is not None else ""
         if why:
             return f"`{name.id}` = {why}"  # type: ignore[attr-defined]
     return ""
