@@ -898,7 +898,8 @@ def test_a_stacked_shape_argument_becomes_a_tuple(expr: str, after: str) -> None
 @pytest.mark.parametrize(
     "expr",
     [
-        "K.tile(x, [1, K.cast(K.shape(x)[1], 'int32'), 1])",
+        "K.tile(x, [1, K.cast(n, 'int32'), 1])",
+        "K.tile(x, [1, K.cast(K.shape(x)[1], 'int64'), 1])",
         "K.reshape(x, K.concatenate([K.shape(x)[:1], [-1]]))",
         "tf.ones(tf.constant([2, 3]))",
         "tf.broadcast_to(x, tf.stack([K.cast(n, 'int32'), 3]))",

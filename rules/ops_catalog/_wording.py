@@ -20,6 +20,13 @@ RANGE_LOOP = (
     "(Keras 2 ran that loop as a graph loop; a Python loop over keras.ops.arange fails in "
     "a TensorFlow functional model with the dimension unknown)"
 )
+SHAPE_ENTRY_CAST = (
+    "A cast to int32 of one entry of a dynamic shape (`K.cast(K.shape(x)[0], 'int32')`), "
+    "which is int32 already, becomes the entry itself (`keras.ops.shape(x)[0]`): a Python "
+    "int where the dimension is known, so it can still slice and shape under jit on JAX "
+    "(ops.cast would make it a traced value), and the int32 tensor Keras 2 had where "
+    "TensorFlow does not know it."
+)
 REDUCE = "input_tensor, axis=None, keepdims=False, name=None"
 REDUCE_OUT = "input_tensor, axis=axis, keepdims=keepdims"
 REDUCE_LEGACY = {"keep_dims": "keepdims", "reduction_indices": "axis"}

@@ -29,6 +29,7 @@ from kmigrate.rules.common.compat_helpers import (
 from kmigrate.rules.common.shape_uses import shape_use_ok
 from kmigrate.rules.common.static_shapes import (
     STATIC_SHAPE_ARGUMENTS,
+    shape_entry_cast,
     stack_as_tuple,
     tensor_shape_argument,
 )
@@ -323,6 +324,18 @@ def _build_stack(binding: Binding) -> Rewrite:
     return Rewrite(EditPlan((ReplaceNode(binding.site.span, text),)), f"the tuple {text}")
 
 
+def _build_cast(binding: Binding) -> Rewrite:
+    """A cast to int32 of a dynamic shape's entry (int32 already in Keras 2) is the entry
+    itself, which keras.ops.shape keeps static where it can; any other cast is ops.cast."""
+    rewrite = table_rewrite(binding)
+    site = binding.site
+    entry = shape_entry_cast(site, site.node)  # type: ignore[arg-type]
+    if entry is None:
+        return rewrite
+    text = site.text(entry)
+    return Rewrite(EditPlan((ReplaceNode(site.span, text),)), f"the shape entry {text}")
+
+
 def _check_static_shape(binding: Binding) -> None:
     """Refuse a call whose shape or count argument is a tensor: its keras.ops form needs
     Python values there (ints, and ops.shape(x)[i] in a tuple) on JAX and PyTorch."""
@@ -454,6 +467,7 @@ BUILDERS: dict[str, Callable[[Binding], Rewrite]] = {
     "slice": _build_slice,
     "batch_dot": _build_batch_dot,
     "stack": _build_stack,
+    "cast": _build_cast,
     "keras2_helper": _build_keras2_helper,
     "name_scope": _build_name_scope,
     "fill": _build_fill,
