@@ -149,6 +149,8 @@ PROVEN_BY_OWN_TEST = {
     "K.in_train_phase": "test_train_phase_backends.py",
     "K.cast_to_floatx": "test_keras2_helpers_backends.py",
     "K.resize_images": "test_resize_images_backends.py",
+    "tf.compat.v1.image.resize_images": "test_tf1_resize_backends.py",
+    "tf.compat.v1.image.resize_bilinear": "test_tf1_resize_backends.py",
     "tf.TensorArray": "test_tensor_array_backends.py",
     "K.rnn": "test_keras2_rnn_backends.py",
 }

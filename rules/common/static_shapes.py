@@ -28,6 +28,11 @@ from kmigrate.rules.common.shape_uses import SHAPE_ARGUMENTS
 STATIC_SHAPE_ARGUMENTS: dict[str, tuple[int, str]] = {
     "tf.tile": (1, "multiples"),
     "K.tile": (1, "n"),
+    # TensorFlow 1's resizes: the helper ranges over the size (tf1_resize)
+    **{
+        f"tf.compat.v1.image.{name}": (1, "size")
+        for name in ("resize_images", "resize", "resize_bilinear", "resize_nearest_neighbor")
+    },
     **{
         symbol: SHAPE_ARGUMENTS[symbol]
         for symbol in ("tf.reshape", "K.reshape", "tf.zeros", "tf.ones", "tf.fill")
@@ -93,18 +98,28 @@ def stack_as_tuple(site: CallSite) -> str | None:
     argument of a call of ``STATIC_SHAPE_ARGUMENTS`` and stacks a literal list along
     axis 0 (None otherwise): ``(1, K.shape(x)[1], 1)``."""
     call = site.node
-    if not isinstance(call, ast.Call) or not _stackable(call, site.module):
-        return None
-    values = call.args[0]
-    if not isinstance(values, (ast.List, ast.Tuple)) or not values.elts:
-        return None
-    if any(isinstance(e, ast.Starred) for e in values.elts):
+    if not isinstance(call, ast.Call):
         return None
     consumer = site.module.parent_of(call)
     if not isinstance(consumer, ast.Call):
         return None
     where = STATIC_SHAPE_ARGUMENTS.get(site.module.resolve(consumer.func) or "")
     if where is None or _argument(consumer, *where) is not call:
+        return None
+    return stacked_tuple(site, call)
+
+
+def stacked_tuple(site: CallSite, node: ast.expr) -> str | None:
+    """The tuple text of ``node`` when it is a ``K.stack`` / ``tf.stack`` of a literal
+    list along axis 0 (None otherwise): the same values, as keras.ops takes a shape."""
+    if not isinstance(node, ast.Call) or site.module.resolve(node.func) not in STACKS:
+        return None
+    if not _stackable(node, site.module):
+        return None
+    values = node.args[0]
+    if not isinstance(values, (ast.List, ast.Tuple)) or not values.elts:
+        return None
+    if any(isinstance(e, ast.Starred) for e in values.elts):
         return None
     items = [site.text(e) for e in values.elts]
     return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"

@@ -27,6 +27,14 @@ SHAPE_ENTRY_CAST = (
     "(ops.cast would make it a traced value), and the int32 tensor Keras 2 had where "
     "TensorFlow does not know it."
 )
+TF1_RESIZE = (
+    "A call to `tf1_resize`, TensorFlow 1's resize on keras.ops (output pixel i reads "
+    "input position i * in / out, or (in - 1) / (out - 1) with align_corners, without "
+    "the half-pixel centers of ops.image.resize; bilinear returns float32, nearest keeps "
+    "the dtype; resize_images returns the images as they are when the size does not "
+    "change), which apply writes into `_keras2_compat.py` beside the file (unless the "
+    "module uses the name itself)."
+)
 REDUCE = "input_tensor, axis=None, keepdims=False, name=None"
 REDUCE_OUT = "input_tensor, axis=axis, keepdims=keepdims"
 REDUCE_LEGACY = {"keep_dims": "keepdims", "reduction_indices": "axis"}

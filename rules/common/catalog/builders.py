@@ -19,6 +19,7 @@ from kmigrate.rules.common.catalog.tensor_array import (
     build_tensor_array,
     symbolic_value,
 )
+from kmigrate.rules.common.catalog.tf1_resize import build_tf1_resize
 from kmigrate.rules.common.catalog.train_phase import build_train_phase
 from kmigrate.rules.common.compat_helpers import (
     HELPER_FILE,
@@ -468,6 +469,7 @@ BUILDERS: dict[str, Callable[[Binding], Rewrite]] = {
     "batch_dot": _build_batch_dot,
     "stack": _build_stack,
     "cast": _build_cast,
+    "tf1_resize": build_tf1_resize,
     "keras2_helper": _build_keras2_helper,
     "name_scope": _build_name_scope,
     "fill": _build_fill,
