@@ -43,7 +43,9 @@ class TfDtypeAndShapeHelpers(Rule):
     fix_safety = (
         'tf.float32 -> "float32" (keras.ops, layers and add_weight accept dtype names); '
         "x.shape.as_list() -> list(x.shape) and input_shape.as_list() -> list(input_shape) "
-        "in build(); x.get_shape() -> x.shape. A dtype compared with == is reported instead "
+        "in build() and compute_output_shape() (input_shape[0].as_list() -> "
+        "list(input_shape[0]) where a multi-input layer gets a list of shapes); "
+        "x.get_shape() -> x.shape. A dtype compared with == is reported instead "
         "(x.dtype is a torch.dtype on PyTorch, which never equals a string): compare "
         'keras.backend.standardize_dtype(x.dtype) == "float32".'
     )
@@ -164,8 +166,10 @@ class TfDtypeAndShapeHelpers(Rule):
             return
         if isinstance(receiver, ast.Attribute) and receiver.attr == "shape":
             shape_text = site.text(receiver)
-        elif isinstance(receiver, ast.Name) and _is_build_input_shape(site, receiver.id):
+        elif isinstance(receiver, ast.Name) and _is_shape_parameter(site, receiver.id):
             shape_text = receiver.id
+        elif _is_one_of_the_shapes(site, receiver):  # a multi-input layer's list of shapes
+            shape_text = site.text(receiver)
         elif _is_get_shape_call(receiver):  # one rewrite, not one per round
             inner = receiver.func.value  # type: ignore[attr-defined]
             text = site.text(inner)
@@ -192,9 +196,24 @@ def _is_get_shape_call(node: ast.AST) -> bool:
     )
 
 
-def _is_build_input_shape(site: CallSite, name: str) -> bool:
+def _is_shape_parameter(site: CallSite, name: str) -> bool:
+    """Whether ``name`` is the shape parameter of ``build`` or ``compute_output_shape``
+    (a TensorShape, or a list of them, in Keras 2; tuples in Keras 3)."""
     function = site.scope.function_node
-    if site.scope.function_name != "build" or not isinstance(function, ast.FunctionDef):
+    if site.scope.function_name not in _SHAPE_METHODS or not isinstance(function, ast.FunctionDef):
         return False
     params = function.args.args
     return len(params) >= 2 and params[1].arg == name
+
+
+def _is_one_of_the_shapes(site: CallSite, node: ast.AST) -> bool:
+    """``input_shape[0]``: a multi-input layer called on a list gets a list of shapes."""
+    return (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Name)
+        and _is_shape_parameter(site, node.value.id)
+        and isinstance(site.module.literal(node.slice), int)
+    )
+
+
+_SHAPE_METHODS = frozenset({"build", "compute_output_shape"})
