@@ -5,7 +5,7 @@ pixel mapping (no half-pixel centers; ``align_corners``) on keras.ops.
 ``keras.ops.image.resize`` maps pixels with half-pixel centers, so its values differ
 for most size changes; the helper reads TensorFlow 1's source positions with ops.take
 and interpolates them in float32 as TensorFlow's kernels do (equal to the last bit on
-tensorflow, jax and torch: tests/test_tf1_resize_backends.py). The method must be
+tensorflow, jax and torch: tests/rules/test_tf1_resize_backends.py). The method must be
 visible (bilinear or nearest; bicubic and area stay manual), ``align_corners`` a
 literal, and ``half_pixel_centers`` / ``preserve_aspect_ratio`` absent or False.
 """
