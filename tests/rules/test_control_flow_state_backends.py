@@ -7,13 +7,9 @@ loop given a tf.TensorArray is left on TensorFlow (tests/rules/test_control_flow
 
 from __future__ import annotations
 
-import sys
-import textwrap
-
-import numpy as np
 import pytest
 
-from tests.backend_run import original_and_migrated, run_on_backend
+from tests.backend_run import assert_same_report, layer_runs
 
 pytestmark = pytest.mark.backends
 
@@ -72,22 +68,14 @@ print("REPORT" + json.dumps(report))
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict:
-    original, migrated = original_and_migrated(tmp_path_factory, textwrap.dedent(LAYER))
-    text = (migrated / "layer.py").read_text()
+    text, found = layer_runs(tmp_path_factory, LAYER, DRIVER)
     flow, kept = text.split("class Kept")
     assert "tf." not in flow and "keras.ops.while_loop(more, self.grow" in flow, text
     assert "tf.while_loop(" in kept, text
-    argv = [sys.executable, "-c", DRIVER]
-    found = {"reference": run_on_backend(argv, "tensorflow", original, legacy_keras=True)}
-    for backend in ("tensorflow", "jax", "torch"):
-        found[backend] = run_on_backend(argv, backend, migrated)
     return found
 
 
 @pytest.mark.parametrize("backend", ["tensorflow", "jax", "torch"])
 def test_rewritten_control_flow_matches_keras2(runs, backend: str) -> None:
-    expected = runs["reference"]
-    for key in ("predict", "eager", "negative"):
-        np.testing.assert_allclose(
-            runs[backend][key], expected[key], rtol=1e-5, atol=1e-5, err_msg=key
-        )
+    keys = ("predict", "eager", "negative")
+    assert_same_report(runs[backend], runs["reference"], keys, rtol=1e-5, atol=1e-5)

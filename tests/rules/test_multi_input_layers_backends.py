@@ -7,13 +7,9 @@ shapes (by index, and with `input_shape[0].as_list()`, which KM204 rewrites), a
 
 from __future__ import annotations
 
-import sys
-import textwrap
-
-import numpy as np
 import pytest
 
-from tests.backend_run import original_and_migrated, run_on_backend
+from tests.backend_run import assert_same_report, layer_runs
 
 pytestmark = pytest.mark.backends
 
@@ -98,19 +94,12 @@ print("REPORT" + json.dumps(report))
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict:
-    original, migrated = original_and_migrated(tmp_path_factory, textwrap.dedent(LAYER))
-    text = (migrated / "layer.py").read_text()
+    text, found = layer_runs(tmp_path_factory, LAYER, DRIVER)
     assert "as_list" not in text and "tensorflow" not in text, text
-    argv = [sys.executable, "-c", DRIVER]
-    found = {"reference": run_on_backend(argv, "tensorflow", original, legacy_keras=True)}
-    for backend in ("tensorflow", "jax", "torch"):
-        found[backend] = run_on_backend(argv, backend, migrated)
     return found
 
 
 @pytest.mark.parametrize("backend", ["tensorflow", "jax", "torch"])
 @pytest.mark.parametrize("name", ["Combine", "ListShape", "Masked", "Single"])
 def test_multi_input_layers_match_keras2(runs, backend: str, name: str) -> None:
-    np.testing.assert_allclose(
-        runs[backend][name], runs["reference"][name], rtol=1e-6, atol=1e-6, err_msg=name
-    )
+    assert_same_report(runs[backend], runs["reference"], (name,), rtol=1e-6, atol=1e-6)

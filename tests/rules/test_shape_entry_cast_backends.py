@@ -8,13 +8,9 @@ reshape / tile / ones / zeros shapes, a shape bound to a name and indexed.
 
 from __future__ import annotations
 
-import sys
-import textwrap
-
-import numpy as np
 import pytest
 
-from tests.backend_run import original_and_migrated, run_on_backend
+from tests.backend_run import assert_same_report, layer_runs
 
 pytestmark = pytest.mark.backends
 
@@ -62,7 +58,7 @@ for layer in LAYERS:
     model = keras.Model(inputs, layer()(inputs))
     shapes = [(2, 4), (3, 6)]  # one traced model, two lengths
     report[layer.__name__] = {
-        "predict": [
+        "predict_each": [
             np.asarray(model.predict(np.linspace(-1, 1, a * b, dtype="float32").reshape(a, b),
                                      verbose=0)).tolist()
             for a, b in shapes
@@ -75,20 +71,13 @@ print("REPORT" + json.dumps(report))
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict:
-    original, migrated = original_and_migrated(tmp_path_factory, textwrap.dedent(LAYER))
-    text = (migrated / "layer.py").read_text()
+    text, found = layer_runs(tmp_path_factory, LAYER, DRIVER)
     assert "tensorflow" not in text and "n = keras.ops.shape(x)[1]" in text, text
-    argv = [sys.executable, "-c", DRIVER]
-    found = {"reference": run_on_backend(argv, "tensorflow", original, legacy_keras=True)}
-    for backend in ("tensorflow", "jax", "torch"):
-        found[backend] = run_on_backend(argv, backend, migrated)
     return found
 
 
 @pytest.mark.parametrize("backend", ["tensorflow", "jax", "torch"])
 @pytest.mark.parametrize("layer", ["Half", "Norm", "Shapes"])
 def test_shape_built_layers_match_keras2(runs, backend: str, layer: str) -> None:
-    expected, found = runs["reference"][layer], runs[backend][layer]
-    for got, want in zip(found["predict"], expected["predict"], strict=True):
-        np.testing.assert_allclose(got, want, rtol=1e-6, err_msg="predict")
-    np.testing.assert_allclose(found["eager"], expected["eager"], rtol=1e-6, err_msg="eager")
+    keys = ("predict_each", "eager")
+    assert_same_report(runs[backend][layer], runs["reference"][layer], keys, rtol=1e-6)

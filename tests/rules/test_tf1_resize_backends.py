@@ -10,14 +10,10 @@ batch axis unknown while it is built) and under ``jax.jit``. Shape, dtype and va
 
 from __future__ import annotations
 
-import json
-import sys
-
 import numpy as np
 import pytest
 
-from kmigrate.rules.common.compat_helpers import HELPER_FILE
-from tests.backend_run import saved_outputs
+from tests.backend_run import HELPER_WORKER_HEAD, helper_outputs
 from tests.rules.test_keras2_helpers_backends import _float64_on, _same
 
 pytestmark = pytest.mark.backends
@@ -43,14 +39,9 @@ CASES = [
     ("resize_nearest_neighbor", (2, 6, 6, 1), (4, 4), None, False, "float32"),
 ]
 
-WORKER = r"""
-import importlib.util, json, os, sys
-import numpy as np
-
-cases = json.load(open("cases.json"))
-data = dict(np.load("inputs.npz"))
-out = {}
-reference = os.environ.get("TF_USE_LEGACY_KERAS") == "1"
+WORKER = (
+    HELPER_WORKER_HEAD
+    + r"""
 if reference:
     import tensorflow as tf
     methods = {"bilinear": 0, "nearest": 1}
@@ -62,30 +53,17 @@ if reference:
         else:
             out[f"r{i}"] = resize(x, size, methods[method], align_corners=align).numpy()
 else:
-    import keras
-    spec = importlib.util.spec_from_file_location("keras2_compat", sys.argv[1])
-    compat = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(compat)
-    backend = keras.backend.backend()
     fixed = {"resize_bilinear": "bilinear", "resize_nearest_neighbor": "nearest"}
     for i, (function, shape, size, method, align, dtype) in enumerate(cases):
-        x = data[f"r{i}"]
         how = fixed.get(function, method)
         skip = function in ("resize_images", "resize")
         fn = lambda t, size=tuple(size), how=how, align=align, skip=skip: compat.tf1_resize(
             t, size, how, align_corners=align, skip_same_size=skip
         )
-        out[f"r{i}"] = keras.ops.convert_to_numpy(fn(keras.ops.convert_to_tensor(x)))
-        if dtype == "float32" and len(shape) == 4:
-            a = keras.Input(shape=shape[1:], dtype=dtype)
-            model = keras.Model(a, keras.layers.Lambda(fn)(a))
-            out[f"r{i}_model"] = np.asarray(model.predict(x, verbose=0))
-        if backend == "jax":
-            import jax
-            out[f"r{i}_jit"] = np.asarray(jax.jit(fn)(x))
-np.savez(f"out_{os.environ['KERAS_BACKEND']}_{int(reference)}.npz", **out)
-print("REPORT{}")
+        record(f"r{i}", fn, data[f"r{i}"], dtype == "float32" and len(shape) == 4)
+save()
 """
+)
 
 
 def _inputs() -> dict[str, np.ndarray]:
@@ -98,11 +76,7 @@ def _inputs() -> dict[str, np.ndarray]:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict[str, dict[str, np.ndarray]]:
-    work = tmp_path_factory.mktemp("tf1_resize")
-    (work / "worker.py").write_text(WORKER)
-    (work / "cases.json").write_text(json.dumps(CASES))
-    np.savez(work / "inputs.npz", **_inputs())
-    return saved_outputs(work, [sys.executable, "worker.py", str(HELPER_FILE)], BACKENDS)
+    return helper_outputs(tmp_path_factory, WORKER, CASES, _inputs(), BACKENDS)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
