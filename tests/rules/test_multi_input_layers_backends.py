@@ -1,7 +1,8 @@
 """Multi-input layers called on one flat list of tensors, converted by `kmigrate apply`,
 against the Keras 2 original (tf_keras) on tensorflow, jax and torch in a functional
 model with two inputs: `call(inputs)` unpacking the list, `build` reading the list of
-shapes (by index, and with `input_shape[0].as_list()`, which KM204 rewrites), a
+shapes (by index, and with `input_shape[0].as_list()`, `.rank` and `.is_fully_defined()`,
+which KM204 rewrites), a
 `compute_output_shape` on the list, a mask list (`compute_mask`), and a one-element list.
 """
 
@@ -36,6 +37,8 @@ class Combine(keras.layers.Layer):
 class ListShape(keras.layers.Layer):
     def build(self, input_shape):
         dims = input_shape[0].as_list()
+        if input_shape[1].rank != 3 or input_shape[0].is_fully_defined():
+            raise ValueError("a batch of sequences, batch size unknown")
         self.w = self.add_weight(name="w", shape=(dims[-1],), initializer="ones")
 
     def call(self, inputs):
@@ -95,7 +98,7 @@ print("REPORT" + json.dumps(report))
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict:
     text, found = layer_runs(tmp_path_factory, LAYER, DRIVER)
-    assert "as_list" not in text and "tensorflow" not in text, text
+    assert "as_list" not in text and "rank" not in text and "tensorflow" not in text, text
     return found
 
 
