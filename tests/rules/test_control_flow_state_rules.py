@@ -21,6 +21,7 @@ def _layer(*lines: str) -> str:
     )
 
 
+CONTROL = ("tf.while_loop", "tf.cond", "tf.map_fn", "tf.scan", "tf.vectorized_map")
 ARRAY = "ta = tf.TensorArray(tf.float32, size=n)"
 REFUSED = {
     "loop variable": (
@@ -74,11 +75,7 @@ REFUSED = {
 @pytest.mark.parametrize("case", sorted(REFUSED))
 def test_control_flow_given_tf_state_stays_manual(case: str) -> None:
     source = _layer(*REFUSED[case])
-    findings = [
-        f
-        for f in scan_text(source)
-        if f.symbol in ("tf.while_loop", "tf.cond", "tf.map_fn", "tf.scan")
-    ]
+    findings = [f for f in scan_text(source) if f.symbol in CONTROL]
     assert [f.rule for f in findings] == ["KM202"], [(f.rule, f.message) for f in findings]
     assert "TensorFlow-only state" in findings[0].message, findings[0].message
     assert "carries only on TensorFlow" in findings[0].message
@@ -123,3 +120,22 @@ def test_control_flow_with_tensors_is_still_rewritten(case: str) -> None:
     out = apply_to_text(_layer(*KEPT[case]))
     for symbol in ("tf.while_loop", "tf.cond", "tf.map_fn"):
         assert symbol not in out, out
+
+
+def test_state_bound_later_or_stored_in_a_container_taints_nothing_before() -> None:
+    """Found on keras-cv's Mosaic: a ragged map result bound after the call, then stored
+    into a dict the inputs came from, once made every name of the function 'ragged'."""
+    source = _layer(
+        "inputs = {'x': x}",
+        "images = inputs['x']",
+        "centers = images * 2.0",
+        "images = tf.vectorized_map(lambda i: images[i] + centers[i], tf.range(3))",
+        "boxes = tf.map_fn(lambda i: images[i], tf.range(3), "
+        "fn_output_signature=tf.RaggedTensorSpec(shape=[None], dtype=tf.float32))",
+        "inputs['boxes'] = boxes",
+        "return images",
+    )
+    found = {f.symbol: f for f in scan_text(source) if f.symbol in CONTROL}
+    assert found["tf.vectorized_map"].rule == "KM201", found["tf.vectorized_map"].message
+    assert found["tf.map_fn"].rule == "KM202"
+    assert "builds a tf.RaggedTensorSpec" in found["tf.map_fn"].message

@@ -51,8 +51,9 @@ LOOP_SUGGESTION = (
 def tf_only_state(site: CallSite) -> tuple[str, str] | None:
     """(why, what to write) when ``site``, a control-flow call, is given TensorFlow-only
     state; None when nothing visible in its function says so."""
-    held = _state_names(site)
-    for node in _given_code(site):
+    given = _given_code(site)
+    passes = ({}, _state_names(site))  # what the code builds first, then what it reads
+    for node, held in ((node, held) for held in passes for node in given):
         found = _state_in(site, node, held)
         if found is not None:
             target = "keras.ops." + _TARGETS.get(site.symbol, site.symbol.rpartition(".")[2])
@@ -71,15 +72,18 @@ def _state_kind(site: CallSite, node: ast.AST) -> str | None:
 
 
 def _state_names(site: CallSite) -> dict[str, str]:
-    """Names of the enclosing function bound to TensorFlow-only state (directly, or to
-    an expression reading such a name), with what they hold."""
+    """Names of the enclosing function bound, before the call, to TensorFlow-only state,
+    with what they hold: bound to a constructor (or a call given one: a map with a
+    ragged output signature), to such a name, a tuple of them, a TensorArray method
+    that returns the array (``ta.write``), or a control-flow call given one."""
     function = site.scope.function_node
     if function is None:
         return {}
+    line = site.node.lineno  # type: ignore[attr-defined]
     assignments = [
         node
         for node in site.module.nodes_in(function, ast.Assign, ast.AnnAssign)
-        if getattr(node, "value", None) is not None
+        if getattr(node, "value", None) is not None and node.lineno <= line  # type: ignore[attr-defined]
     ]
     held: dict[str, str] = {}
     changed = True
@@ -90,12 +94,23 @@ def _state_names(site: CallSite) -> dict[str, str]:
             if kind is None:
                 continue
             targets = assign.targets if isinstance(assign, ast.Assign) else [assign.target]  # type: ignore[attr-defined]
-            for target in targets:
-                for name in site.module.nodes_in(target, ast.Name):
-                    if name.id not in held:  # type: ignore[attr-defined]
-                        held[name.id] = kind  # type: ignore[attr-defined]
-                        changed = True
+            for name in (n for target in targets for n in _bound_names(target)):
+                if name not in held:
+                    held[name] = kind
+                    changed = True
     return held
+
+
+def _bound_names(target: ast.AST) -> list[str]:
+    """The plain names an assignment target binds (``a``, ``a, (b, *c)``); an item or
+    attribute stored into (``d["k"] = ta``) is not followed."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Starred):
+        return _bound_names(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for element in target.elts for name in _bound_names(element)]
+    return []
 
 
 # TensorArray methods whose result is a tensor (``y = ta.stack()`` holds no state).
@@ -103,22 +118,29 @@ _TENSOR_READS = frozenset({"stack", "read", "gather", "concat", "size"})
 
 
 def _held_by(site: CallSite, value: ast.AST, held: dict[str, str]) -> str | None:
-    for node in site.module.nodes_in(value, ast.Call, ast.Name):
+    for node in site.module.nodes_in(value, ast.Call):
         kind = _state_kind(site, node)
-        if kind is None and isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            kind = None if _read_as_tensor(site, node) else held.get(node.id)
         if kind is not None:
             return kind
+    return _held_value(site, value, held)
+
+
+def _held_value(site: CallSite, value: ast.AST, held: dict[str, str]) -> str | None:
+    if isinstance(value, ast.Name):
+        return held.get(value.id)
+    if isinstance(value, (ast.Tuple, ast.List)):
+        kinds = (_held_value(site, element, held) for element in value.elts)
+        return next((kind for kind in kinds if kind is not None), None)
+    if not isinstance(value, ast.Call):
+        return None
+    func = value.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        if func.attr not in _TENSOR_READS and func.value.id in held:
+            return held[func.value.id]  # ta.write(...), ta.unstack(...)
+    if site.module.resolve(func) in CONTROL_FLOW:
+        names = site.module.nodes_in(value, ast.Name)
+        return next((held[n.id] for n in names if n.id in held), None)  # type: ignore[attr-defined]
     return None
-
-
-def _read_as_tensor(site: CallSite, name: ast.Name) -> bool:
-    parent = site.module.parent_of(name)
-    return (
-        isinstance(parent, ast.Attribute)
-        and parent.attr in _TENSOR_READS
-        and isinstance(site.module.parent_of(parent), ast.Call)
-    )
 
 
 def _given_code(site: CallSite) -> list[ast.AST]:
