@@ -57,6 +57,33 @@ def original_and_migrated(
     return original, migrated
 
 
+def layer_runs(tmp_path_factory, source: str, driver: str) -> tuple[str, dict[str, dict]]:
+    """``source`` (a Keras 2 module, dedented) as ``layer.py``, as written and after
+    `kmigrate apply`: the text apply wrote, and the report of the script ``driver`` (run
+    with ``python -c`` in the module's folder) on tf_keras (``"reference"``, the
+    original) and on tensorflow, jax and torch (the converted module)."""
+    import textwrap
+
+    original, migrated = original_and_migrated(tmp_path_factory, textwrap.dedent(source))
+    argv = [sys.executable, "-c", driver]
+    runs = {"reference": run_on_backend(argv, "tensorflow", original, legacy_keras=True)}
+    for backend in ("tensorflow", "jax", "torch"):
+        runs[backend] = run_on_backend(argv, backend, migrated)
+    return (migrated / "layer.py").read_text(), runs
+
+
+def assert_same_report(found: dict, expected: dict, keys: tuple[str, ...], **tolerance) -> None:
+    """Each of ``keys`` holds the same values (within ``tolerance``: rtol, atol) in both
+    reports; a list of arrays is compared array by array."""
+    import numpy as np
+
+    for key in keys:
+        got, want = found[key], expected[key]
+        pairs = zip(got, want, strict=True) if key.endswith("_each") else [(got, want)]
+        for one, other in pairs:
+            np.testing.assert_allclose(one, other, err_msg=key, **tolerance)
+
+
 def run_driver(folder: Path, backend: str, legacy_keras: bool = False) -> dict:
     """:func:`run_on_backend` of the ``driver.py`` that :func:`original_and_migrated`
     wrote into ``folder``."""
@@ -98,6 +125,58 @@ def saved_outputs(work: Path, argv: list[str], backends: tuple[str, ...]) -> dic
         run_on_backend(argv, backend, work)
         found[backend] = dict(np.load(work / f"out_{backend}_0.npz"))
     return found
+
+
+# The first lines of a :func:`helper_outputs` worker: the cases and inputs, ``out`` (what
+# ``save()`` writes), ``reference`` (tf_keras runs it), ``compat`` (the helpers' module,
+# on Keras 3), and ``record(key, fn, x, in_model)``: ``fn(x)`` eagerly, in a functional
+# model (``in_model``) and, on JAX, under ``jax.jit``.
+HELPER_WORKER_HEAD = r"""
+import importlib.util, json, os, sys
+import numpy as np
+
+cases = json.load(open("cases.json"))
+data = dict(np.load("inputs.npz"))
+out = {}
+reference = os.environ.get("TF_USE_LEGACY_KERAS") == "1"
+if not reference:
+    import keras
+    spec = importlib.util.spec_from_file_location("keras2_compat", sys.argv[1])
+    compat = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(compat)
+
+
+def record(key, fn, x, in_model, dtype=None):
+    out[key] = keras.ops.convert_to_numpy(fn(keras.ops.convert_to_tensor(x)))
+    if in_model:
+        a = keras.Input(shape=x.shape[1:], dtype=dtype or str(x.dtype))
+        model = keras.Model(a, keras.layers.Lambda(fn, dtype=dtype)(a))
+        out[key + "_model"] = np.asarray(model.predict(x, verbose=0))
+    if keras.backend.backend() == "jax":
+        import jax
+        out[key + "_jit"] = np.asarray(jax.jit(fn)(x))
+
+
+def save():
+    np.savez(f"out_{os.environ['KERAS_BACKEND']}_{int(reference)}.npz", **out)
+    print("REPORT{}")
+"""
+
+
+def helper_outputs(
+    tmp_path_factory, worker: str, cases: list, inputs: dict, backends: tuple[str, ...]
+) -> dict[str, dict]:
+    """:func:`saved_outputs` of ``worker`` run on the project helpers' file (its first
+    argument) in a new folder holding ``cases.json`` and ``inputs.npz`` (``inputs``)."""
+    import numpy as np
+
+    from kmigrate.rules.common.compat_helpers import HELPER_FILE
+
+    work = tmp_path_factory.mktemp("helper")
+    (work / "worker.py").write_text(worker)
+    (work / "cases.json").write_text(json.dumps(cases))
+    np.savez(work / "inputs.npz", **inputs)
+    return saved_outputs(work, [sys.executable, "worker.py", str(HELPER_FILE)], backends)
 
 
 # The first lines of a worker that runs one module given as its argument: ``subject``.

@@ -20,6 +20,7 @@ import ast
 
 from kmigrate.engine import CallSite, ModuleInfo
 from kmigrate.rules.common.batch_dot import single_binding
+from kmigrate.rules.common.dtypes import dtype_name
 from kmigrate.rules.common.shape_uses import SHAPE_ARGUMENTS
 
 # Catalog symbol -> (position, keyword) of the argument that is a shape or counts: the
@@ -27,6 +28,11 @@ from kmigrate.rules.common.shape_uses import SHAPE_ARGUMENTS
 STATIC_SHAPE_ARGUMENTS: dict[str, tuple[int, str]] = {
     "tf.tile": (1, "multiples"),
     "K.tile": (1, "n"),
+    # TensorFlow 1's resizes: the helper ranges over the size (tf1_resize)
+    **{
+        f"tf.compat.v1.image.{name}": (1, "size")
+        for name in ("resize_images", "resize", "resize_bilinear", "resize_nearest_neighbor")
+    },
     **{
         symbol: SHAPE_ARGUMENTS[symbol]
         for symbol in ("tf.reshape", "K.reshape", "tf.zeros", "tf.ones", "tf.fill")
@@ -92,18 +98,28 @@ def stack_as_tuple(site: CallSite) -> str | None:
     argument of a call of ``STATIC_SHAPE_ARGUMENTS`` and stacks a literal list along
     axis 0 (None otherwise): ``(1, K.shape(x)[1], 1)``."""
     call = site.node
-    if not isinstance(call, ast.Call) or not _stackable(call, site.module):
-        return None
-    values = call.args[0]
-    if not isinstance(values, (ast.List, ast.Tuple)) or not values.elts:
-        return None
-    if any(isinstance(e, ast.Starred) for e in values.elts):
+    if not isinstance(call, ast.Call):
         return None
     consumer = site.module.parent_of(call)
     if not isinstance(consumer, ast.Call):
         return None
     where = STATIC_SHAPE_ARGUMENTS.get(site.module.resolve(consumer.func) or "")
     if where is None or _argument(consumer, *where) is not call:
+        return None
+    return stacked_tuple(site, call)
+
+
+def stacked_tuple(site: CallSite, node: ast.expr) -> str | None:
+    """The tuple text of ``node`` when it is a ``K.stack`` / ``tf.stack`` of a literal
+    list along axis 0 (None otherwise): the same values, as keras.ops takes a shape."""
+    if not isinstance(node, ast.Call) or site.module.resolve(node.func) not in STACKS:
+        return None
+    if not _stackable(node, site.module):
+        return None
+    values = node.args[0]
+    if not isinstance(values, (ast.List, ast.Tuple)) or not values.elts:
+        return None
+    if any(isinstance(e, ast.Starred) for e in values.elts):
         return None
     items = [site.text(e) for e in values.elts]
     return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
@@ -159,5 +175,45 @@ def _tensor_entry(site: CallSite, element: ast.expr, depth: int) -> str:
         value = single_binding(site, element.id)
         return "" if value is None else _tensor_entry(site, value, depth + 1)
     if isinstance(element, ast.Call) and (site.module.resolve(element.func) or "") in _CASTS:
+        if shape_entry_cast(site, element):
+            return ""  # the cast goes (see shape_entry_cast): the entry stays
         return f"`{site.text(element)}` is a tensor (a cast)"
     return ""
+
+
+# The dynamic shape functions: int32 entries in Keras 2; keras.ops.shape's entries are
+# Python ints where the dimension is known (static under jit on JAX, and on PyTorch) and
+# int32 scalar tensors where TensorFlow does not know it.
+SHAPE_FUNCTIONS = frozenset({"tf.shape", "K.shape", "keras.ops.shape"})
+_INT32_NAMES = frozenset({"int32"})
+
+
+def shape_entry_cast(site: CallSite, call: ast.Call) -> ast.expr | None:
+    """The entry, when ``call`` is a cast to int32 of one entry of a dynamic shape
+    (``K.cast(K.shape(x)[0], "int32")``, ``tf.cast(tf.shape(x)[1], tf.int32)``), which
+    is int32 already: the cast does nothing in Keras 2, and ``keras.ops.cast`` would turn
+    a static int into a traced value that cannot slice or shape under jit on JAX."""
+    arguments = {k.arg: k.value for k in call.keywords}
+    positional = list(call.args)
+    names = ("x", "dtype")
+    if any(k not in names for k in arguments) or len(positional) + len(arguments) != 2:
+        return None
+    given = dict(zip(names, positional)) | arguments
+    entry, dtype = given.get("x"), given.get("dtype")
+    if entry is None or dtype is None or dtype_name(site, dtype) not in _INT32_NAMES:
+        return None
+    return entry if _shape_entry(site, entry) else None
+
+
+def _shape_entry(site: CallSite, node: ast.expr) -> bool:
+    if not isinstance(node, ast.Subscript) or isinstance(node.slice, ast.Slice):
+        return False
+    shape = node.value
+    if isinstance(shape, ast.Name):  # s = tf.shape(x) ... s[0]
+        shape = single_binding(site, shape.id)
+    if not (isinstance(shape, ast.Call) and len(shape.args) == 1 and not shape.keywords):
+        return False
+    if site.module.resolve(shape.func) not in SHAPE_FUNCTIONS:
+        return False
+    index = site.module.literal(node.slice)
+    return isinstance(index, int) and not isinstance(index, bool)

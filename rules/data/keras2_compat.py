@@ -207,3 +207,69 @@ def rnn(
         flat_outputs = [ops.swapaxes(o, 0, 1) for o in flat_outputs]
     outputs = keras.tree.pack_sequence_as(output_like, flat_outputs)
     return last_output, outputs, list(final_states)
+
+
+def tf1_resize(images, size, method="bilinear", align_corners=False, skip_same_size=False):
+    """TensorFlow 1's resizes (``tf.compat.v1.image.resize_images`` / ``resize``,
+    ``resize_bilinear``, ``resize_nearest_neighbor``), whose pixel mapping Keras 3's
+    ``ops.image.resize`` does not have: output pixel ``i`` reads input position
+    ``i * scale``, with ``scale = in / out`` (``(in - 1) / (out - 1)`` with
+    ``align_corners`` and ``out > 1``), no half-pixel offset, computed in float32.
+
+    ``"nearest"`` takes input pixel ``floor(i * scale)`` (rounded half up with
+    ``align_corners``), at most ``in - 1``, and keeps the dtype. ``"bilinear"``
+    interpolates between ``floor`` and ``ceil`` of the position (at most ``in - 1``)
+    in float32 and returns float32, as TensorFlow 1 does. ``images`` is a batch
+    (batch, height, width, channels), or one image (resize_images only).
+    ``skip_same_size``: resize_images returns the images as they are (dtype
+    included) when their static height and width already are ``size``.
+    """
+    if method not in ("bilinear", "nearest"):
+        raise ValueError(f'`method` must be "bilinear" or "nearest" here. Received: {method}')
+    if len(images.shape) == 3:
+        return tf1_resize(images[None], size, method, align_corners, skip_same_size)[0]
+    height, width = size[0], size[1]
+    static = all(isinstance(n, (int, np.integer)) for n in (height, width))
+    if skip_same_size and static and tuple(images.shape[1:3]) == (height, width):
+        return images
+    shape = ops.shape(images)
+
+    def source(in_size, out_size):
+        """Input positions of the output pixels along one axis, as float32."""
+        in_f, out_f = ops.cast(in_size, "float32"), ops.cast(out_size, "float32")
+        scale = in_f / out_f
+        if align_corners:
+            scale = ops.where(out_f > 1, (in_f - 1) / ops.maximum(out_f - 1, 1), scale)
+        return ops.arange(out_size, dtype="float32") * scale
+
+    rows, cols = source(shape[1], height), source(shape[2], width)
+    last_row, last_col = shape[1] - 1, shape[2] - 1
+    if method == "nearest":
+
+        def nearest(position, last):
+            below = ops.floor(position)
+            if align_corners:  # C's roundf: halves go up
+                below = below + ops.cast(position - below >= 0.5, "float32")
+            return ops.minimum(ops.cast(below, "int32"), last)
+
+        picked = ops.take(images, nearest(rows, last_row), axis=1)
+        return ops.take(picked, nearest(cols, last_col), axis=2)
+    images = ops.cast(images, "float32")
+
+    def around(position, last):
+        below = ops.floor(position)
+        lower = ops.maximum(ops.cast(below, "int32"), 0)
+        upper = ops.minimum(ops.cast(ops.ceil(position), "int32"), last)
+        return lower, upper, position - below
+
+    top_row, bottom_row, row_weight = around(rows, last_row)
+    left, right, col_weight = around(cols, last_col)
+    row_weight = ops.reshape(row_weight, (1, -1, 1, 1))
+    col_weight = ops.reshape(col_weight, (1, 1, -1, 1))
+    top = ops.take(images, top_row, axis=1)
+    bottom = ops.take(images, bottom_row, axis=1)
+    top_left, top_right = ops.take(top, left, axis=2), ops.take(top, right, axis=2)
+    bottom_left, bottom_right = ops.take(bottom, left, axis=2), ops.take(bottom, right, axis=2)
+    upper_line = top_left + (top_right - top_left) * col_weight
+    lower_line = bottom_left + (bottom_right - bottom_left) * col_weight
+    return upper_line + (lower_line - upper_line) * row_weight

@@ -5,7 +5,15 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from kmigrate.engine import CallSite, Context, EditPlan, ReferenceSite, ReplaceNode, Severity
+from kmigrate.engine import (
+    CallSite,
+    Context,
+    EditPlan,
+    Node,
+    ReferenceSite,
+    ReplaceNode,
+    Severity,
+)
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.common.catalog.binding import ATOMS
 from kmigrate.rules.common.dtypes import dtype_of_symbol
@@ -43,14 +51,19 @@ class TfDtypeAndShapeHelpers(Rule):
     fix_safety = (
         'tf.float32 -> "float32" (keras.ops, layers and add_weight accept dtype names); '
         "x.shape.as_list() -> list(x.shape) and input_shape.as_list() -> list(input_shape) "
-        "in build(); x.get_shape() -> x.shape. A dtype compared with == is reported instead "
+        "in build() and compute_output_shape() (input_shape[0].as_list() -> "
+        "list(input_shape[0]) where a multi-input layer gets a list of shapes; there too "
+        "input_shape.rank / .ndims -> len(input_shape), .dims -> list(input_shape), "
+        ".is_fully_defined() -> all(d is not None for d in input_shape)); "
+        "x.get_shape() -> x.shape. A dtype compared with == is reported instead "
         "(x.dtype is a torch.dtype on PyTorch, which never equals a string): compare "
         'keras.backend.standardize_dtype(x.dtype) == "float32".'
     )
     severity = Severity.WARNING
     contexts = frozenset({Context.MODEL})
     reference_prefixes = _DTYPE_PREFIXES
-    method_names = frozenset({"as_list", "get_shape"})
+    method_names = frozenset({"as_list", "get_shape", "is_fully_defined"})
+    visit_types = (ast.FunctionDef,)  # build / compute_output_shape: their shape's attributes
     examples = [
         Flagged(
             """
@@ -143,11 +156,42 @@ class TfDtypeAndShapeHelpers(Rule):
         fix = EditPlan((ReplaceNode(site.span, py_literal(name)),))
         yield Report(site, f'`{symbol}` -> `"{name}"`: Keras 3 names dtypes with strings', fix=fix)
 
+    def check_node(self, site: Node) -> Iterable[Report]:
+        """``input_shape.rank`` / ``.ndims`` / ``.dims`` in build / compute_output_shape:
+        TensorShape attributes a Keras 3 tuple lacks."""
+        function = site.node
+        if not isinstance(function, ast.FunctionDef) or function.name not in _SHAPE_METHODS:
+            return
+        params = function.args.args
+        if len(params) < 2 or not isinstance(site.module.parent_of(function), ast.ClassDef):
+            return
+        for node in site.module.nodes_in(function, ast.Attribute):
+            if node.attr not in _SHAPE_ATTRIBUTES or not _names_the_shape(  # type: ignore[attr-defined]
+                site,
+                node.value,
+                params[1].arg,  # type: ignore[attr-defined]
+            ):
+                continue
+            shape = site.module.node_text(node.value)  # type: ignore[attr-defined]
+            text = _SHAPE_ATTRIBUTES[node.attr].format(shape)  # type: ignore[attr-defined]
+            span = site.module.span_of(node)
+            yield Report(
+                site,
+                f"`.{node.attr}` is a TensorShape attribute; Keras 3 shapes are tuples: use "  # type: ignore[attr-defined]
+                f"`{text}`",
+                fix=EditPlan((ReplaceNode(span, text),)),
+                severity=Severity.ERROR,
+                span=span,
+            )
+
     def check_call(self, site: CallSite) -> Iterable[Report]:
         receiver = site.receiver
         if receiver is None or site.args or site.keywords:
             return
         method = site.symbol.rpartition(".")[2]
+        if method == "is_fully_defined":
+            yield from _fully_defined(site, receiver)
+            return
         if method == "get_shape":
             if as_list_call(site) is not None:
                 return  # `x.get_shape().as_list()`: the `as_list` call's finding covers both
@@ -164,8 +208,10 @@ class TfDtypeAndShapeHelpers(Rule):
             return
         if isinstance(receiver, ast.Attribute) and receiver.attr == "shape":
             shape_text = site.text(receiver)
-        elif isinstance(receiver, ast.Name) and _is_build_input_shape(site, receiver.id):
+        elif isinstance(receiver, ast.Name) and _is_shape_parameter(site, receiver.id):
             shape_text = receiver.id
+        elif _is_one_of_the_shapes(site, receiver):  # a multi-input layer's list of shapes
+            shape_text = site.text(receiver)
         elif _is_get_shape_call(receiver):  # one rewrite, not one per round
             inner = receiver.func.value  # type: ignore[attr-defined]
             text = site.text(inner)
@@ -192,9 +238,53 @@ def _is_get_shape_call(node: ast.AST) -> bool:
     )
 
 
-def _is_build_input_shape(site: CallSite, name: str) -> bool:
+def _is_shape_parameter(site: CallSite, name: str) -> bool:
+    """Whether ``name`` is the shape parameter of ``build`` or ``compute_output_shape``
+    (a TensorShape, or a list of them, in Keras 2; tuples in Keras 3)."""
     function = site.scope.function_node
-    if site.scope.function_name != "build" or not isinstance(function, ast.FunctionDef):
+    if site.scope.function_name not in _SHAPE_METHODS or not isinstance(function, ast.FunctionDef):
         return False
     params = function.args.args
     return len(params) >= 2 and params[1].arg == name
+
+
+def _is_one_of_the_shapes(site: CallSite, node: ast.AST) -> bool:
+    """``input_shape[0]``: a multi-input layer called on a list gets a list of shapes."""
+    return (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Name)
+        and _is_shape_parameter(site, node.value.id)
+        and isinstance(site.module.literal(node.slice), int)
+    )
+
+
+_SHAPE_METHODS = frozenset({"build", "compute_output_shape"})
+# TensorShape attributes of a shape parameter -> the same value from a tuple.
+_SHAPE_ATTRIBUTES = {"rank": "len({})", "ndims": "len({})", "dims": "list({})"}
+
+
+def _names_the_shape(site: Node, node: ast.AST, name: str) -> bool:
+    """``input_shape`` or ``input_shape[0]`` (one of a multi-input layer's shapes)."""
+    if isinstance(node, ast.Subscript):
+        if not isinstance(site.module.literal(node.slice), int):
+            return False
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _fully_defined(site: CallSite, receiver: ast.expr) -> Iterable[Report]:
+    function = site.scope.function_node
+    if not isinstance(function, ast.FunctionDef) or site.scope.function_name not in (
+        _SHAPE_METHODS
+    ):
+        return
+    params = function.args.args
+    if len(params) < 2 or not _names_the_shape(site, receiver, params[1].arg):
+        return
+    text = f"all(d is not None for d in {site.text(receiver)})"
+    yield Report(
+        site,
+        f"`.is_fully_defined()` is a TensorShape method; Keras 3 shapes are tuples: use `{text}`",
+        fix=EditPlan((ReplaceNode(site.span, text),)),
+        severity=Severity.ERROR,
+    )

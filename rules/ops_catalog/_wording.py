@@ -9,6 +9,32 @@ from kmigrate.rules.ops_catalog._model import OpEntry, op
 # Shared wording.
 # ---------------------------------------------------------------------------
 
+NO_TF_STATE = (
+    "no argument, and no function it is given (a lambda, a function of the same function "
+    "or module, a method of the class), holds or builds TensorFlow-only state: a "
+    "tf.TensorArray, a ragged or sparse tensor or spec (keras.ops loops and branches "
+    "carry tensors only on JAX and PyTorch)"
+)
+RANGE_LOOP = (
+    "it is not the iterator of a `for` loop whose bound is read from a tensor's shape "
+    "(Keras 2 ran that loop as a graph loop; a Python loop over keras.ops.arange fails in "
+    "a TensorFlow functional model with the dimension unknown)"
+)
+SHAPE_ENTRY_CAST = (
+    "A cast to int32 of one entry of a dynamic shape (`K.cast(K.shape(x)[0], 'int32')`), "
+    "which is int32 already, becomes the entry itself (`keras.ops.shape(x)[0]`): a Python "
+    "int where the dimension is known, so it can still slice and shape under jit on JAX "
+    "(ops.cast would make it a traced value), and the int32 tensor Keras 2 had where "
+    "TensorFlow does not know it."
+)
+TF1_RESIZE = (
+    "A call to `tf1_resize`, TensorFlow 1's resize on keras.ops (output pixel i reads "
+    "input position i * in / out, or (in - 1) / (out - 1) with align_corners, without "
+    "the half-pixel centers of ops.image.resize; bilinear returns float32, nearest keeps "
+    "the dtype; resize_images returns the images as they are when the size does not "
+    "change), which apply writes into `_keras2_compat.py` beside the file (unless the "
+    "module uses the name itself)."
+)
 REDUCE = "input_tensor, axis=None, keepdims=False, name=None"
 REDUCE_OUT = "input_tensor, axis=axis, keepdims=keepdims"
 REDUCE_LEGACY = {"keep_dims": "keepdims", "reduction_indices": "axis"}

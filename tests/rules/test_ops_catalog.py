@@ -149,6 +149,8 @@ PROVEN_BY_OWN_TEST = {
     "K.in_train_phase": "test_train_phase_backends.py",
     "K.cast_to_floatx": "test_keras2_helpers_backends.py",
     "K.resize_images": "test_resize_images_backends.py",
+    "tf.compat.v1.image.resize_images": "test_tf1_resize_backends.py",
+    "tf.compat.v1.image.resize_bilinear": "test_tf1_resize_backends.py",
     "tf.TensorArray": "test_tensor_array_backends.py",
     "K.rnn": "test_keras2_rnn_backends.py",
 }
@@ -898,7 +900,8 @@ def test_a_stacked_shape_argument_becomes_a_tuple(expr: str, after: str) -> None
 @pytest.mark.parametrize(
     "expr",
     [
-        "K.tile(x, [1, K.cast(K.shape(x)[1], 'int32'), 1])",
+        "K.tile(x, [1, K.cast(n, 'int32'), 1])",
+        "K.tile(x, [1, K.cast(K.shape(x)[1], 'int64'), 1])",
         "K.reshape(x, K.concatenate([K.shape(x)[:1], [-1]]))",
         "tf.ones(tf.constant([2, 3]))",
         "tf.broadcast_to(x, tf.stack([K.cast(n, 'int32'), 3]))",

@@ -8,14 +8,10 @@ tf_keras's ``K.resize_images`` on the same inputs (shape, dtype and values).
 
 from __future__ import annotations
 
-import json
-import sys
-
 import numpy as np
 import pytest
 
-from kmigrate.rules.common.compat_helpers import HELPER_FILE
-from tests.backend_run import saved_outputs
+from tests.backend_run import HELPER_WORKER_HEAD, helper_outputs
 from tests.rules.test_keras2_helpers_backends import _float64_on, _same
 
 pytestmark = pytest.mark.backends
@@ -38,14 +34,9 @@ RESIZE = [
     ((1, 1, 1, 1), 4, 4, "channels_first", "bilinear", "float32"),  # one pixel
 ]
 
-WORKER = r"""
-import importlib.util, json, os, sys
-import numpy as np
-
-cases = json.load(open("cases.json"))
-data = dict(np.load("inputs.npz"))
-out = {}
-reference = os.environ.get("TF_USE_LEGACY_KERAS") == "1"
+WORKER = (
+    HELPER_WORKER_HEAD
+    + r"""
 if reference:
     import tensorflow as tf
     import tf_keras
@@ -53,26 +44,13 @@ if reference:
     for i, (shape, hf, wf, fmt, how, dtype) in enumerate(cases):
         out[f"r{i}"] = K.resize_images(tf.constant(data[f"r{i}"]), hf, wf, fmt, how).numpy()
 else:
-    import keras
-    from keras import ops
-    spec = importlib.util.spec_from_file_location("keras2_compat", sys.argv[1])
-    compat = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(compat)
-    backend = keras.backend.backend()
     for i, (shape, hf, wf, fmt, how, dtype) in enumerate(cases):
-        x = data[f"r{i}"]
         fn = lambda t, hf=hf, wf=wf, fmt=fmt, how=how: compat.resize_images(t, hf, wf, fmt, how)
-        out[f"r{i}"] = ops.convert_to_numpy(fn(ops.convert_to_tensor(x)))
-        if dtype.startswith("float"):  # predict() feeds floats; integer images stay eager
-            a = keras.Input(shape=shape[1:], dtype=dtype)
-            model = keras.Model(a, keras.layers.Lambda(fn, dtype=dtype)(a))
-            out[f"r{i}_model"] = np.asarray(model.predict(x, verbose=0))
-        if backend == "jax":
-            import jax
-            out[f"r{i}_jit"] = np.asarray(jax.jit(fn)(x))
-np.savez(f"out_{os.environ['KERAS_BACKEND']}_{int(reference)}.npz", **out)
-print("REPORT{}")
+        # predict() feeds floats; integer images stay eager
+        record(f"r{i}", fn, data[f"r{i}"], dtype.startswith("float"), dtype)
+save()
 """
+)
 
 
 def _inputs() -> dict[str, np.ndarray]:
@@ -86,11 +64,7 @@ def _inputs() -> dict[str, np.ndarray]:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict[str, dict[str, np.ndarray]]:
-    work = tmp_path_factory.mktemp("resize")
-    (work / "worker.py").write_text(WORKER)
-    (work / "cases.json").write_text(json.dumps(RESIZE))
-    np.savez(work / "inputs.npz", **_inputs())
-    return saved_outputs(work, [sys.executable, "worker.py", str(HELPER_FILE)], BACKENDS)
+    return helper_outputs(tmp_path_factory, WORKER, RESIZE, _inputs(), BACKENDS)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -1,6 +1,7 @@
 """K.resize_images and TensorFlow 1's resizes in model code, without backends: what is
-rewritten (to the ``resize_images`` helper, proven in tests/rules/test_resize_images_backends.py)
-and what is refused, with the reason."""
+rewritten (to the ``resize_images`` helper, proven in tests/rules/test_resize_images_backends.py,
+and the ``tf1_resize`` helper, proven in tests/rules/test_tf1_resize_backends.py) and what
+is refused, with the reason."""
 
 from __future__ import annotations
 
@@ -35,13 +36,65 @@ def test_resize_images_calls_the_keras2_helper(call: str) -> None:
     [
         ('K.resize_images(x, 2, 2, "channels_last", "bicubic")', "Keys kernel"),
         ('K.resize_images(x, 2, 2, "channels_last", interpolation=self.how)', "only 'nearest'"),
-        ("tf.compat.v1.image.resize_images(x, (8, 8))", "half-pixel centers"),
-        ("tf.compat.v1.image.resize_images(x, [8, 8], method=1)", "half-pixel centers"),
-        ("tf.compat.v1.image.resize_bilinear(x, (8, 8), align_corners=True)", "half-pixel centers"),
-        ("tf.compat.v1.image.resize_nearest_neighbor(x, (8, 8))", "half-pixel centers"),
+        ("tf.compat.v1.image.resize_images(x, (8, 8), method=2)", "bicubic and area"),
+        (
+            "tf.compat.v1.image.resize(x, (8, 8), tf.compat.v1.image.ResizeMethod.AREA)",
+            "bicubic and area",
+        ),
+        ("tf.compat.v1.image.resize_images(x, (8, 8), method=self.how)", "not a literal"),
+        ("tf.compat.v1.image.resize_images(x, (8, 8), align_corners=self.a)", "not a literal"),
+        (
+            "tf.compat.v1.image.resize_images(x, (8, 8), preserve_aspect_ratio=True)",
+            "preserve_aspect_ratio",
+        ),
+        (
+            "tf.compat.v1.image.resize_bilinear(x, (8, 8), half_pixel_centers=True)",
+            "half_pixel_centers",
+        ),
+        (
+            "tf.compat.v1.image.resize_nearest_neighbor(x, tf.cast(self.size, 'int32'))",
+            "holds a tensor",
+        ),
     ],
 )
 def test_resizes_without_an_exact_form_are_refused(call: str, why: str) -> None:
-    found = [f for f in scan_text(LAYER.format(call=call)) if f.rule.startswith("KM2")]
+    callee = call.split("(")[0]
+    found = [f for f in scan_text(LAYER.format(call=call)) if f.symbol == callee]
     assert len(found) == 1 and found[0].fix is None, [f.message for f in found]
     assert why in found[0].message, found[0].message
+
+
+@pytest.mark.parametrize(
+    ("call", "helper_call"),
+    [
+        (
+            "tf.compat.v1.image.resize_images(x, (8, 8))",
+            'tf1_resize(x, (8, 8), "bilinear", skip_same_size=True)',
+        ),
+        (
+            "tf.compat.v1.image.resize_images(x, [8, 8], method=1, align_corners=True)",
+            'tf1_resize(x, [8, 8], "nearest", align_corners=True, skip_same_size=True)',
+        ),
+        (
+            "tf.compat.v1.image.resize(x, self.size, "
+            "tf.compat.v1.image.ResizeMethod.NEAREST_NEIGHBOR)",
+            'tf1_resize(x, self.size, "nearest", skip_same_size=True)',
+        ),
+        (
+            "tf.compat.v1.image.resize_images(x, (8, 8), tf.image.ResizeMethod.BILINEAR)",
+            'tf1_resize(x, (8, 8), "bilinear", skip_same_size=True)',
+        ),
+        (
+            "tf.compat.v1.image.resize_bilinear(x, (8, 8), align_corners=True)",
+            'tf1_resize(x, (8, 8), "bilinear", align_corners=True)',
+        ),
+        (
+            "tf.compat.v1.image.resize_nearest_neighbor(x, tf.stack([8, 4]))",
+            'tf1_resize(x, (8, 4), "nearest")',
+        ),
+    ],
+)
+def test_tf1_resizes_call_the_tf1_helper(call: str, helper_call: str) -> None:
+    out = apply_to_text(LAYER.format(call=call))
+    assert f"return {helper_call}" in out, out
+    assert "from _keras2_compat import tf1_resize" in out and "tensorflow" not in out, out

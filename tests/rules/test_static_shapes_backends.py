@@ -66,13 +66,24 @@ def test_converted_shapes_predict_what_keras2_did(folders, backend: str) -> None
     np.testing.assert_allclose(got, reference, rtol=1e-5, atol=1e-6)
 
 
-def test_a_cast_shape_entry_is_refused() -> None:
+def test_an_int32_cast_shape_entry_is_the_entry() -> None:
+    """K.shape is int32 in Keras 2: the cast goes, the entry stays a static int (proven
+    on the backends in tests/rules/test_shape_entry_cast_backends.py)."""
     code = textwrap.dedent(LAYER).replace(
         "steps = K.shape(x)[1]", "steps = K.cast(K.shape(x)[1], 'int32')"
     )
     (found,) = [f for f in scan_text(code) if f["symbol"] == "K.tile"]
+    assert found["fixable"], found
+    out = apply_to_text(code)
+    assert "steps = keras.ops.shape(x)[1]" in out and "ops.tile(x, (1, steps, 1))" in out, out
+
+
+def test_a_cast_of_another_tensor_is_refused() -> None:
+    code = textwrap.dedent(LAYER).replace(
+        "steps = K.shape(x)[1]", "steps = K.cast(K.sum(x), 'int32')"
+    )
+    (found,) = [f for f in scan_text(code) if f["symbol"] == "K.tile"]
     assert not found["fixable"] and "holds a tensor" in found["message"], found
-    assert "K.tile(x, (1, steps, 1))" in apply_to_text(code)  # the stack is a tuple already
 
 
 WORKER = """

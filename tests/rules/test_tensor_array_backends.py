@@ -7,13 +7,9 @@ functional model's predict (a graph on tensorflow, jit on jax) and called eagerl
 
 from __future__ import annotations
 
-import sys
-import textwrap
-
-import numpy as np
 import pytest
 
-from tests.backend_run import original_and_migrated, run_on_backend
+from tests.backend_run import assert_same_report, layer_runs
 
 pytestmark = pytest.mark.backends
 
@@ -68,14 +64,9 @@ print("REPORT" + json.dumps(report))
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict:
-    original, migrated = original_and_migrated(tmp_path_factory, textwrap.dedent(LAYER))
-    text = (migrated / "layer.py").read_text()
+    text, found = layer_runs(tmp_path_factory, LAYER, DRIVER)
     assert "TensorArray" not in text and "tensorflow" not in text, text
     assert 'convert_to_tensor(t * 2, dtype="int32")' in text, text
-    argv = [sys.executable, "-c", DRIVER]
-    found = {"reference": run_on_backend(argv, "tensorflow", original, legacy_keras=True)}
-    for backend in ("tensorflow", "jax", "torch"):
-        found[backend] = run_on_backend(argv, backend, migrated)
     return found
 
 
@@ -83,7 +74,4 @@ def runs(tmp_path_factory) -> dict:
 def test_list_accumulation_matches_the_tensor_array(runs, backend: str) -> None:
     expected = runs["reference"]
     assert runs[backend]["table"] == expected["table"] == "float32"
-    for key in ("predict", "eager"):
-        np.testing.assert_allclose(
-            runs[backend][key], expected[key], rtol=1e-6, atol=1e-6, err_msg=key
-        )
+    assert_same_report(runs[backend], expected, ("predict", "eager"), rtol=1e-6, atol=1e-6)

@@ -51,7 +51,7 @@ WHILE_LOOP = (
     ("lines", "why", "uses"),
     [
         (_replace(0, "ta = tf.TensorArray(tf.float32, size=n, dynamic_size=True)"), "symbolic", 2),
-        (_replace(1, "for i in tf.range(n):"), "range(size)", 2),
+        (_replace(1, "for i in tf.range(n):"), "runs over `tf.range(n)`", 2),
         (_replace(1, "for i in range(n - 1):"), "range(size)", 2),
         (_replace(3, "    ta = ta.write(i, tf.nn.relu(y))"), "own statement", 2),
         (_replace(3, "    ta = ta.write(i, y) if i else ta"), "passed on", 3),
@@ -73,5 +73,5 @@ def test_other_forms_are_refused_and_each_use_reported(lines, why: str, uses: in
     assert len(reported) == uses and all(f.fix is None for f in reported), [
         (f.span.line, f.message) for f in reported
     ]
-    assert all("fori_loop" in f.message for f in reported)
+    assert all("keras.ops.scan" in f.message for f in reported)
     assert "TensorArray" in apply_to_text(_layer(*lines))

@@ -12,8 +12,14 @@ from typing import Any
 from kmigrate.engine import MISSING, NOT_LITERAL, ArgOut, CallEdit, CallSite, EditPlan, ReplaceNode
 from kmigrate.rules.common.batch_dot import batch_dot_axes, einsum_subscripts, static_rank
 from kmigrate.rules.common.catalog.binding import Binding, ManualPortError, bind
+from kmigrate.rules.common.catalog.loop_state import CONTROL_FLOW, tf_only_state
 from kmigrate.rules.common.catalog.plan import Rewrite, check_conditions, plain_names, table_rewrite
-from kmigrate.rules.common.catalog.tensor_array import build_tensor_array
+from kmigrate.rules.common.catalog.tensor_array import (
+    SYMBOLIC_LENGTH,
+    build_tensor_array,
+    symbolic_value,
+)
+from kmigrate.rules.common.catalog.tf1_resize import build_tf1_resize
 from kmigrate.rules.common.catalog.train_phase import build_train_phase
 from kmigrate.rules.common.compat_helpers import (
     HELPER_FILE,
@@ -24,6 +30,7 @@ from kmigrate.rules.common.compat_helpers import (
 from kmigrate.rules.common.shape_uses import shape_use_ok
 from kmigrate.rules.common.static_shapes import (
     STATIC_SHAPE_ARGUMENTS,
+    shape_entry_cast,
     stack_as_tuple,
     tensor_shape_argument,
 )
@@ -318,6 +325,18 @@ def _build_stack(binding: Binding) -> Rewrite:
     return Rewrite(EditPlan((ReplaceNode(binding.site.span, text),)), f"the tuple {text}")
 
 
+def _build_cast(binding: Binding) -> Rewrite:
+    """A cast to int32 of a dynamic shape's entry (int32 already in Keras 2) is the entry
+    itself, which keras.ops.shape keeps static where it can; any other cast is ops.cast."""
+    rewrite = table_rewrite(binding)
+    site = binding.site
+    entry = shape_entry_cast(site, site.node)  # type: ignore[arg-type]
+    if entry is None:
+        return rewrite
+    text = site.text(entry)
+    return Rewrite(EditPlan((ReplaceNode(site.span, text),)), f"the shape entry {text}")
+
+
 def _check_static_shape(binding: Binding) -> None:
     """Refuse a call whose shape or count argument is a tensor: its keras.ops form needs
     Python values there (ints, and ops.shape(x)[i] in a tuple) on JAX and PyTorch."""
@@ -332,6 +351,40 @@ def _check_static_shape(binding: Binding) -> None:
             "write the shape as a tuple of ints and ops.shape(x)[i] entries, without "
             "casting them (ops.shape gives ints, or scalar tensors TensorFlow accepts there)",
         )
+
+
+def _check_loop_state(binding: Binding) -> None:
+    """Refuse a control-flow call given TensorFlow-only state (loop_state)."""
+    if binding.entry.symbol not in CONTROL_FLOW:
+        return
+    found = tf_only_state(binding.site)
+    if found is not None:
+        raise ManualPortError(*found)
+
+
+_RANGES = frozenset({"tf.range", "K.arange"})
+
+
+def _check_range_loop(binding: Binding) -> None:
+    """Refuse ``for i in tf.range(n)`` with ``n`` read from a tensor's shape: Keras 2 ran
+    it as a graph loop (autograph); Keras 3 runs a Python loop over ops.arange(n), which
+    fails in a TensorFlow functional model with that dimension unknown."""
+    site = binding.site
+    loop = site.module.parent_of(site.node)
+    if binding.entry.symbol not in _RANGES or not (
+        isinstance(loop, ast.For) and loop.iter is site.node
+    ):
+        return
+    for argument in [*site.args, *site.keywords.values()]:
+        why = symbolic_value(site, argument)
+        if why:
+            raise ManualPortError(
+                f"it is the iterator of a `for` loop and its bound is a tensor ({why}): "
+                "Keras 2 ran the loop as a graph loop, Keras 3 would run a Python loop over "
+                "keras.ops.arange, which fails in a TensorFlow functional model with that "
+                "dimension unknown",
+                SYMBOLIC_LENGTH,
+            )
 
 
 def _int_list(value: Any) -> list[int] | None:
@@ -415,6 +468,8 @@ BUILDERS: dict[str, Callable[[Binding], Rewrite]] = {
     "slice": _build_slice,
     "batch_dot": _build_batch_dot,
     "stack": _build_stack,
+    "cast": _build_cast,
+    "tf1_resize": build_tf1_resize,
     "keras2_helper": _build_keras2_helper,
     "name_scope": _build_name_scope,
     "fill": _build_fill,
@@ -436,6 +491,8 @@ def plan_call(entry: OpEntry, site: CallSite) -> Rewrite | ManualPortError:
     try:
         binding = bind(entry, site)
         _check_static_shape(binding)
+        _check_loop_state(binding)
+        _check_range_loop(binding)
         if entry.builder:
             return BUILDERS[entry.builder](binding)
         return table_rewrite(binding)

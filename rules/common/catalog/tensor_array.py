@@ -14,7 +14,9 @@ and ``keras.ops.stack(ta)``. A Python ``for ... in range(n)`` runs its body n ti
 order on every backend (TensorFlow unrolls it in a graph too), writing indices 0..n-1,
 which is what the list holds; ``write`` converts a Python number to the array's dtype,
 and so does ``convert_to_tensor`` (a tensor of that dtype is kept as it is). Anything
-else (a symbolic length, ``dynamic_size=True``, ``read``/``unstack``/``gather``, the array
+else (a symbolic length: ``size=tf.shape(x)[1]`` or a name bound to it, which a Python
+loop cannot range over in a TensorFlow functional model with that dimension unknown;
+``dynamic_size=True``, ``read``/``unstack``/``gather``, the array
 passed to ``tf.while_loop`` or another function, a conditional write) keeps
 TensorFlow's loop state and is reported at each use.
 """
@@ -25,6 +27,7 @@ import ast
 from dataclasses import dataclass
 
 from kmigrate.engine import MISSING, CallSite, EditPlan, ReplaceNode
+from kmigrate.rules.common.batch_dot import single_binding
 from kmigrate.rules.common.catalog.binding import Binding, ManualPortError
 from kmigrate.rules.common.catalog.plan import Rewrite
 from kmigrate.rules.common.dtypes import dtype_name
@@ -36,6 +39,19 @@ SYMBOLIC_LOOP = (
     "keras.ops.fori_loop(0, n, body, init) carrying a preallocated tensor updated with "
     "ops.slice_update, or keras.ops.scan(f, init, xs) returning the stacked outputs"
 )
+# A length read from a tensor's shape at run time: a Python loop over it fails in a
+# TensorFlow functional model with that dimension unknown (Keras 2 ran it as a graph loop).
+SYMBOLIC_LENGTH = (
+    "move the loop body into `def step(carry, i): ...; return carry, value` (carry: what "
+    "the body updates from step to step, such as a recurrent state, else None) and write "
+    "`carry, stacked = keras.ops.scan(step, carry, keras.ops.arange(n))` in place of the "
+    "loop and `.stack()`: it runs with an unknown length on TensorFlow, under jit on JAX "
+    "and on PyTorch"
+)
+# Calls that give a Python value even where their argument is a tensor.
+_STATIC_CALLS = frozenset({"K.int_shape", "K.ndim"})
+_RANGE_TENSORS = frozenset({"tf.range", "K.arange", "keras.ops.arange"})
+_DEPTH = 3
 
 
 @dataclass
@@ -56,6 +72,7 @@ def build_tensor_array(binding: Binding) -> Rewrite:
     site = binding.site
     name, uses = array_uses(site)
     _check_arguments(binding)
+    _check_static_size(binding)
     dtype = dtype_name(site, binding.node("dtype")) if binding.given("dtype") else None
     if dtype is None:
         raise ManualPortError("its dtype is not a literal dtype", SYMBOLIC_LOOP)
@@ -180,6 +197,39 @@ def _check_arguments(binding: Binding) -> None:
         raise ManualPortError("`size` is not given", SYMBOLIC_LOOP)
 
 
+def _check_static_size(binding: Binding) -> None:
+    """Refuse a size read from a tensor's shape (``tf.shape(x)[1]``, directly or through
+    a name): known only at run time, it is no Python int for the loop to range over."""
+    size = binding.node("size")
+    why = symbolic_value(binding.site, size, 0) if size is not None else ""
+    if why:
+        raise ManualPortError(
+            f"its size `{binding.text('size')}` is a tensor ({why}): a Python loop over "
+            "it runs where the shape is static (jit on JAX, PyTorch) but fails in a "
+            "TensorFlow functional model with that dimension unknown, where Keras 2 ran "
+            "it as a graph loop",
+            SYMBOLIC_LENGTH,
+        )
+
+
+def symbolic_value(site: CallSite, node: ast.expr, depth: int = 0) -> str:
+    """Why ``node`` is a tensor computed at run time ("" when nothing says so): it calls
+    a TensorFlow/Keras function (``tf.shape``, ``K.shape``, ``tf.size``...), directly or
+    through names bound once in the function."""
+    if depth > _DEPTH:
+        return ""
+    for call in site.module.nodes_in(node, ast.Call):
+        symbol = site.module.resolve(call.func)  # type: ignore[attr-defined]
+        if symbol is not None and symbol not in _STATIC_CALLS:
+            return f"`{site.text(call)}` is computed when the model runs"  # type: ignore[arg-type]
+    for name in site.module.nodes_in(node, ast.Name):
+        value = single_binding(site, name.id)  # type: ignore[attr-defined]
+        why = symbolic_value(site, value, depth + 1) if value is not None else ""
+        if why:
+            return f"`{name.id}` = {why}"  # type: ignore[attr-defined]
+    return ""
+
+
 def _static_loop(binding: Binding, statement: ast.AST, write: ast.Call) -> ast.For:
     """The ``for i in range(size)`` loop whose body holds the write at index ``i``."""
     site = binding.site
@@ -198,6 +248,13 @@ def _static_loop(binding: Binding, statement: ast.AST, write: ast.Call) -> ast.F
     if not (isinstance(index, ast.Name) and index.id == loop.target.id and len(write.args) == 2):
         raise refusal
     iterator = loop.iter
+    if isinstance(iterator, ast.Call) and site.module.resolve(iterator.func) in _RANGE_TENSORS:
+        raise ManualPortError(
+            f"the loop runs over `{site.text(iterator)}`, a tensor: Keras 3 has no graph "
+            "loop over a tensor (a Python loop over one fails in a TensorFlow functional "
+            "model)",
+            SYMBOLIC_LENGTH,
+        )
     if not (
         isinstance(iterator, ast.Call)
         and isinstance(iterator.func, ast.Name)

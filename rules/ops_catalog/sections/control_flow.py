@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kmigrate.rules.ops_catalog._model import manual, op
-from kmigrate.rules.ops_catalog._wording import GRAPH_ONLY
+from kmigrate.rules.ops_catalog._wording import GRAPH_ONLY, NO_TF_STATE
 
 CONTROL_FLOW = [
     op(
@@ -12,6 +12,7 @@ CONTROL_FLOW = [
         "cond",
         "pred, true_fn, false_fn",
         needs=("true_fn", "false_fn"),
+        when=NO_TF_STATE,
         legacy={"fn1": "true_fn", "fn2": "false_fn"},
     ),
     op(
@@ -21,6 +22,7 @@ CONTROL_FLOW = [
         "while_loop",
         "cond, body, loop_vars, maximum_iterations=maximum_iterations",
         drop=["parallel_iterations", "swap_memory"],
+        when=NO_TF_STATE,
         note="parallel_iterations and swap_memory are performance hints, dropped.",
     ),
     op(
@@ -30,10 +32,18 @@ CONTROL_FLOW = [
         "map",
         "fn, elems",
         drop=["dtype", "fn_output_signature", "parallel_iterations", "swap_memory", "infer_shape"],
+        when=NO_TF_STATE,
         note="keras.ops.map infers the output structure by calling fn; dtype and "
         "fn_output_signature are dropped.",
     ),
-    op("K.map_fn", "fn, elems, name=None, dtype=None", "map", "fn, elems", drop=["dtype"]),
+    op(
+        "K.map_fn",
+        "fn, elems, name=None, dtype=None",
+        "map",
+        "fn, elems",
+        drop=["dtype"],
+        when=NO_TF_STATE,
+    ),
     op(
         "tf.scan",
         "fn, elems, initializer=None, parallel_iterations=10, back_prop=True, "
@@ -43,7 +53,7 @@ CONTROL_FLOW = [
         accept={"back_prop": [True]},
         needs=("initializer",),
         when="`reverse` is a literal; fn(acc, x) -> acc is wrapped into keras.ops.scan's "
-        "f(carry, x) -> (carry, y) and the stacked accumulators ([1]) are returned",
+        "f(carry, x) -> (carry, y) and the stacked accumulators ([1]) are returned; " + NO_TF_STATE,
         reason="without an initializer TF starts from elems[0] and emits it first",
         suggestion="pass initializer=elems[0] and drop the first element "
         "(ops.scan(f, elems[0], elems[1:]))",
@@ -54,6 +64,7 @@ CONTROL_FLOW = [
         "vectorized_map",
         "fn, elems",
         drop=["fallback_to_while_loop", "warn"],
+        when=NO_TF_STATE,
     ),
     manual(
         "tf.switch_case tf.case",
@@ -114,7 +125,9 @@ CONTROL_FLOW = [
         "tensor_array_name=None, handle=None, flow=None, infer_shape=True, "
         "element_shape=None, colocate_with_first_write_call=True, name=None",
         builder="tensor_array",
-        when="`ta = tf.TensorArray(dtype, size=n)` is written once per step of a Python "
+        when="`ta = tf.TensorArray(dtype, size=n)`, n a Python value (not read from a "
+        "tensor's shape when the model runs: a Python loop over that fails in a TensorFlow "
+        "functional model with the dimension unknown), is written once per step of a Python "
         "`for i in range(n)` loop in the same function (`ta = ta.write(i, value)`) and "
         "read only by `ta.stack()` after it: a list, keras.ops.convert_to_tensor(value, "
         "dtype) appended, keras.ops.stack; every other use is reported (rule KM207)",

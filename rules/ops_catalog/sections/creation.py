@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kmigrate.rules.ops_catalog._model import manual, op
-from kmigrate.rules.ops_catalog._wording import FLOATX, STATE
+from kmigrate.rules.ops_catalog._wording import FLOATX, RANGE_LOOP, STATE
 
 CREATION = [
     op(
@@ -53,6 +53,7 @@ CREATION = [
         "start, limit=None, delta=1, dtype=None, name='range'",
         "arange",
         "start, stop=limit, step=delta, dtype=dtype(dtype)",
+        when=RANGE_LOOP,
     ),
     op(
         "K.arange",
@@ -60,6 +61,7 @@ CREATION = [
         "arange",
         "start, stop=stop, step=step, dtype=dtype(dtype)",
         builder="backend_arange",
+        when=RANGE_LOOP,
         note="K.arange casts only to a dtype other than 'int32', so its result has "
         "tf.range's dtype, inferred from the bounds and step: dtype is written for literal "
         "bounds (float32 when one is a float), and left to keras.ops.arange, which infers "

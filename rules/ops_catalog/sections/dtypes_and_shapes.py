@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from kmigrate.rules.ops_catalog._model import manual, op
+from kmigrate.rules.ops_catalog._wording import SHAPE_ENTRY_CAST
 
 DTYPES_AND_SHAPES = [
     op(
-        "tf.cast tf.dtypes.cast tf.compat.v1.cast", "x, dtype, name=None", "cast", "x, dtype(dtype)"
+        "tf.cast tf.dtypes.cast tf.compat.v1.cast",
+        "x, dtype, name=None",
+        "cast",
+        "x, dtype(dtype)",
+        builder="cast",
+        note=SHAPE_ENTRY_CAST,
     ),
-    op("K.cast", "x, dtype", "cast", "x, dtype(dtype)"),
+    op("K.cast", "x, dtype", "cast", "x, dtype(dtype)", builder="cast", note=SHAPE_ENTRY_CAST),
     op(
         "tf.saturate_cast tf.dtypes.saturate_cast",
         "value, dtype, name=None",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kmigrate.rules.ops_catalog._model import manual, op
-from kmigrate.rules.ops_catalog._wording import CHANNELS_LAST, DATA
+from kmigrate.rules.ops_catalog._wording import CHANNELS_LAST, DATA, TF1_RESIZE
 
 IMAGE = [
     op(
@@ -63,17 +63,22 @@ IMAGE = [
         "dilation_rate=window(rates, 2), padding=padding(padding), "
         "data_format='channels_last'",
     ),
-    manual(
-        "tf.compat.v1.image.resize_images tf.compat.v1.image.resize "
+    op(
+        "tf.compat.v1.image.resize_images tf.compat.v1.image.resize",
+        "images, size, method=0, align_corners=False, preserve_aspect_ratio=False, name=None",
+        builder="tf1_resize",
+        accept={"preserve_aspect_ratio": [False]},
+        when="the method is bilinear or nearest (a literal or a ResizeMethod constant) "
+        "and `align_corners` a literal",
+        note=TF1_RESIZE,
+    ),
+    op(
         "tf.compat.v1.image.resize_bilinear tf.compat.v1.image.resize_nearest_neighbor",
-        "TensorFlow 1's resize maps output pixels to input pixels without half-pixel "
-        "centers (corner to corner with align_corners=True); keras.ops.image.resize and "
-        "keras.layers.Resizing use half-pixel centers, so the values differ for most size "
-        "changes (nearest with an integer upscale is the exception, which the size alone "
-        "does not show); TensorFlow 1 also returns float32 for bilinear",
-        "keep TensorFlow 1's pixel mapping with ops.take of the source rows and columns "
-        "(nearest: floor(i * in / out)) or their interpolation (bilinear); "
-        "ops.image.resize(x, size, interpolation=...) only where the model is retrained",
+        "images, size, align_corners=False, name=None, half_pixel_centers=False",
+        builder="tf1_resize",
+        accept={"half_pixel_centers": [False]},
+        when="`align_corners` is a literal",
+        note=TF1_RESIZE,
     ),
     manual(
         "tf.image.resize_with_pad tf.image.resize_with_crop_or_pad tf.image.central_crop",
