@@ -78,6 +78,15 @@ def argument_of(site: Node, node: ast.AST) -> tuple[ast.Call, int | str] | None:
     return None
 
 
+def returned_entry(site: Node) -> bool:
+    """Whether the shape ``site.node`` is indexed and that entry returned (see
+    :func:`_returned`)."""
+    parent = site.module.parent_of(site.node)
+    return (
+        isinstance(parent, ast.Subscript) and parent.value is site.node and _returned(site, parent)
+    )
+
+
 def shape_use_ok(site: Node) -> bool:
     """Whether every use of the shape ``site.node`` reads it only as a shape."""
     return _use_ok(site, site.node, 0)
@@ -92,7 +101,7 @@ def _use_ok(site: Node, node: ast.AST, depth: int) -> bool:
         index = parent.slice
         if isinstance(index, ast.Slice):
             return _constant_bounds(index) and _use_ok(site, parent, depth + 1)
-        return _int_index(site, index)
+        return _int_index(site, index) and not _returned(site, parent)
     if isinstance(parent, (ast.Assign, ast.For)):
         targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
         value = parent.value if isinstance(parent, ast.Assign) else parent.iter
@@ -115,6 +124,16 @@ def _use_ok(site: Node, node: ast.AST, depth: int) -> bool:
         wanted = SHAPE_ARGUMENTS.get(callee)
         return wanted is not None and where in wanted
     return False
+
+
+def _returned(site: Node, entry: ast.AST) -> bool:
+    """Whether a shape entry is what its function returns (``return s[1]``, or a lambda's
+    body, as in ``Lambda(lambda x: tf.shape(x)[1])``): ``tf.shape`` gives a tensor there,
+    ``keras.ops.shape`` a Python int, which Keras 3 does not take as a layer's output."""
+    parent = site.module.parent_of(entry)
+    return isinstance(parent, ast.Return) or (
+        isinstance(parent, ast.Lambda) and parent.body is entry
+    )
 
 
 def _constant_bounds(index: ast.Slice) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from kmigrate.api import apply_to_text
+from kmigrate.run.runner import scan_text
 
 
 def _apply(*lines: str) -> str:
@@ -49,3 +50,18 @@ def test_through_a_shape_name_and_into_shape_arguments() -> None:
     assert "n = s[0]" in out and "m = keras.ops.shape(x)[1]" in out, out
     assert "keras.ops.ones((n, m))" in out and "keras.ops.reshape(x, (n, -1))" in out, out
     assert "tensorflow" not in out, out
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "pos = keras.layers.Lambda(lambda x: tf.shape(x)[1])(keras.Input((None, 4)))\n",
+        "def length(x):\n    return K.shape(x)[1]\n",
+    ],
+)
+def test_a_returned_shape_entry_is_refused_with_the_tensor_form(source: str) -> None:
+    header = "import tensorflow as tf\nfrom tensorflow import keras\n"
+    header += "from tensorflow.keras import backend as K\n\n"
+    findings = [f for f in scan_text(header + source) if f.symbol in ("tf.shape", "K.shape")]
+    assert [(f.rule, f.fix is None) for f in findings] == [("KM202", True)], findings
+    assert "ops.convert_to_tensor(ops.shape(x)[i]" in findings[0].message

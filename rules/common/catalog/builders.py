@@ -27,7 +27,7 @@ from kmigrate.rules.common.compat_helpers import (
     helper_edit,
     helper_name_taken,
 )
-from kmigrate.rules.common.shape_uses import shape_use_ok
+from kmigrate.rules.common.shape_uses import returned_entry, shape_use_ok
 from kmigrate.rules.common.static_shapes import (
     STATIC_SHAPE_ARGUMENTS,
     shape_entry_cast,
@@ -74,6 +74,13 @@ def _build_matmul(binding: Binding) -> Rewrite:
 
 def _build_shape(binding: Binding) -> Rewrite:
     check_conditions(binding)
+    if returned_entry(binding.site):
+        raise ManualPortError(
+            f"an entry of {binding.entry.symbol} is returned here: a scalar int32 tensor in "
+            "Keras 2, a Python int from keras.ops.shape, which Keras 3 does not take as a "
+            "layer's output (a Lambda returning it raises)",
+            'return ops.convert_to_tensor(ops.shape(x)[i], dtype="int32")',
+        )
     if not shape_use_ok(binding.site):
         raise ManualPortError(
             f"{binding.entry.symbol} returns a tensor, keras.ops.shape a tuple (of ints, "
