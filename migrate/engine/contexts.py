@@ -139,7 +139,8 @@ class _Indexer:
             return True
         spec = self.spec
         canonical = self.resolver.canonical
-        if any(spec.is_keras_symbol(canonical(q)) for q in self.resolver.stack[0].imports.values()):
+        bound = [*self.resolver.stack[0].imports.values(), *self.index.added_bindings()]
+        if any(spec.is_keras_symbol(canonical(q)) for q in bound):  # Keras's injected modules too
             return True
         tails = {ns.rpartition(".")[2] for ns in spec.keras_namespaces if "." in ns}
         for node in self.index.nodes(ast.Attribute):
