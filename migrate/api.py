@@ -135,10 +135,9 @@ def apply_to_text(text: str, select: Sequence[str] | None = None, path: str = "<
 def scan_text(
     text: str, path: str = "module.py", select: Sequence[str] | None = None
 ) -> list[dict[str, Any]]:
-    """The findings of module ``text`` read alone, as the JSON report writes them."""
-    from kmigrate.engine.analyze import analyze_module_text
+    """The findings of module ``text`` read alone, as the JSON report writes them: the
+    runner's own text scan (unused suppressions included), so the two never drift."""
     from kmigrate.report.json_report import finding_json
+    from kmigrate.run.runner import scan_text as scan_module_text
 
-    ruleset = RuleSet(select_rules(select))
-    findings = analyze_module_text(path, text, ruleset, CONTEXT_SPEC).findings
-    return [finding_json(f) for f in sorted(findings, key=lambda f: f.sort_key())]
+    return [finding_json(f) for f in scan_module_text(text, select, path)]

@@ -11,7 +11,7 @@ A rule is looked up by the engine through what it declares it wants to see
 fixable; the engine never asks a rule to
 build LibCST nodes, so ``scan`` and ``apply`` cannot disagree.
 
-The examples are the rule's contract: ``tests/test_rule_examples.py`` turns every
+The examples are the rule's contract: ``tests/rules/test_rule_examples.py`` turns every
 :class:`Example` of every registered rule into a test, and a rule counts as
 auto-fixable exactly when one of its flagged examples has an expected rewrite.
 """

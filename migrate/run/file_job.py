@@ -62,7 +62,7 @@ def run_job(
     counting frees, and the collector's passes over them cost a fifth of the scan.
     The few small cycles left (helper closures of ``ast.literal_eval``, tracebacks
     of crashed rules) are collected when the collector next runs, after the file;
-    tests/test_engine.py checks that no tree is caught in one.
+    tests/engine/test_engine.py checks that no tree is caught in one.
     """
     if not gc.isenabled():
         return _run_job(job, rule_ids, data)

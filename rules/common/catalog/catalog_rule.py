@@ -37,7 +37,8 @@ def plan_for(site: CallSite) -> tuple[OpEntry, Rewrite | ManualPortError] | None
 
 
 # Keras 3 keeps these names in `keras.backend` as the very functions the catalog rewrites
-# to (`keras.backend.floatx is keras.config.floatx`; tests/test_keras3_backend_names_backends.py).
+# to (`keras.backend.floatx is keras.config.floatx`;
+# tests/rules/test_keras3_backend_names_backends.py).
 KERAS3_BACKEND_NAMES = {
     "keras.backend.floatx": "keras.config.floatx",
     "keras.backend.epsilon": "keras.config.epsilon",
