@@ -41,7 +41,8 @@ def ruleset_for(rule_ids: Sequence[str]) -> RuleSet:
         from kmigrate.rules.registry import all_rules
 
         wanted = set(key)
-        _RULESETS[key] = RuleSet([r for r in all_rules() if r.id in wanted])
+        chosen = [r for r in all_rules() if r.id in wanted]
+        _RULESETS[key] = RuleSet(chosen, claimants=all_rules())  # claims of every rule
     return _RULESETS[key]
 
 

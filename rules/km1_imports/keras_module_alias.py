@@ -1,4 +1,4 @@
-"""KM109: ``sys.modules['keras'] = tf.keras``, Keras 2 code's switch to tf.keras.
+"""KM110: ``sys.modules['keras'] = tf.keras``, Keras 2 code's switch to tf.keras.
 
 Projects that ran on standalone Keras and on tf.keras (bert4keras: ``if TF_KERAS:
 sys.modules['keras'] = tf.keras``) made every later ``import keras`` load tf.keras. Under
@@ -44,7 +44,7 @@ def _only_statement(module: ModuleInfo, statement: ast.stmt) -> bool:
 
 
 class KerasModuleAlias(Rule):
-    id = "KM109"
+    id = "KM110"
     name = "keras-module-alias"
     summary = "`sys.modules['keras'] = tf.keras` makes `import keras` recurse under Keras 3."
     rationale = (

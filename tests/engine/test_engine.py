@@ -202,6 +202,9 @@ def test_without_keras_unseeded_code_is_other() -> None:
     assert _contexts(text.replace("(x)\n", "(x)\n\nlayer = tf.keras.layers.Dense(3)\n")) == {
         "unrelated": Context.MODEL  # reading `tf.keras` makes it a Keras module
     }
+    for star in ("from keras.layers import *", "from tensorflow.keras.models import *"):
+        assert _contexts(f"{star}\n{text}") == {"unrelated": Context.MODEL}, star
+    assert _contexts(f"from numpy import *\n{text}") == {"unrelated": None}
 
 
 def test_a_helper_of_a_layer_and_of_a_data_map_is_undecided() -> None:

@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_hostile_inputs import run  # the CLI in a subprocess
+
+from tests.cli.test_hostile_inputs import run  # the CLI in a subprocess
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "notebook" / "custom_layer_demo.ipynb"
@@ -345,6 +346,7 @@ def test_an_unchanged_project_keeps_its_notebooks_facts(tmp_path: Path, monkeypa
         *notebook_facts._NAME_FIELDS,
         *notebook_facts._PAIR_FIELDS,
         *notebook_facts._LINE_FIELDS,
+        *notebook_facts._FLAG_FIELDS,
     }
     path = _project_with_notebook(tmp_path)
     config = Config(root=tmp_path)

@@ -13,12 +13,12 @@ import time
 from pathlib import Path
 
 import pytest
-from test_hostile_inputs import run  # the CLI in a subprocess
 
 from kmigrate.engine import sources
 from kmigrate.engine.model import EditPlan, ReplaceNode
 from kmigrate.engine.sources import WriteRefusedError, deferred_signals, write_atomic
 from kmigrate.rules.base import Report, Rule
+from tests.cli.test_hostile_inputs import run  # the CLI in a subprocess
 
 LEGACY = "import tensorflow as tf\n\nx = tf.keras.layers.Dense(3)\n"
 

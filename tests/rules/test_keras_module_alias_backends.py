@@ -1,4 +1,4 @@
-"""KM109 on the real backends: bert4keras's switch ``sys.modules['keras'] = tf.keras``
+"""KM110 on the real backends: bert4keras's switch ``sys.modules['keras'] = tf.keras``
 runs under Keras 2 (tf_keras) and makes the next ``import keras`` recurse under Keras 3
 on every backend, as the finding says; after ``kmigrate apply`` removed it, the model
 matches the Keras 2 original on TensorFlow, JAX and PyTorch with the same weights."""
@@ -52,7 +52,7 @@ WORKER = textwrap.dedent(
 
 
 def test_the_alias_is_reported_and_removed() -> None:
-    (finding,) = [f for f in scan_text(LEGACY) if f["rule"] == "KM109"]
+    (finding,) = [f for f in scan_text(LEGACY) if f["rule"] == "KM110"]
     assert finding["fixable"] and finding["severity"] == "error"
     converted = apply_to_text(LEGACY)
     assert "sys.modules" not in converted
