@@ -135,6 +135,15 @@ CONTEXT_SPEC = ContextSpec(
     ),
     custom_object_getters=(".get_custom_objects",),
     model_function_decorators=(".register_keras_serializable",),
+    # keras_applications' convention (copied by efficientnet, classification_models,
+    # segmentation_models): a builder gets Keras's modules as keyword arguments and
+    # unpacks them; whichever Keras was injected, they are Keras's modules
+    injected_modules=(
+        (
+            "get_submodules_from_kwargs",
+            ("keras.backend", "keras.layers", "keras.models", "keras.utils"),
+        ),
+    ),
     model_function_callees=(".Lambda", ".Activation"),
     functional_input_suffixes=(
         "keras.Input",
@@ -215,5 +224,10 @@ CONTEXT_SPEC = ContextSpec(
 )
 
 # Bytes that any file with TensorFlow or Keras code contains; files without them are
-# skipped before parsing (``keras`` also covers ``tf_keras``).
-SOURCE_MARKERS: tuple[bytes, ...] = (b"tensorflow", b"keras")
+# skipped before parsing (``keras`` also covers ``tf_keras``), and a builder that gets
+# Keras's modules only through an unpacking helper may name neither.
+SOURCE_MARKERS: tuple[bytes, ...] = (
+    b"tensorflow",
+    b"keras",
+    *(helper.encode() for helper, _ in CONTEXT_SPEC.injected_modules),
+)

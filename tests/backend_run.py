@@ -188,6 +188,23 @@ LOAD_SUBJECT = (
 )
 
 
+# A worker (after LOAD_SUBJECT) for a module whose ``build()`` returns a model of one
+# (batch, 4) input: seeded weights, ``predict`` on 3 seeded rows; ``{"error": ...}`` when
+# loading the module or building the model raises.
+PREDICT_WORKER = """
+try:
+    spec.loader.exec_module(subject)
+    model = subject.build()
+except Exception as error:
+    print("REPORT" + json.dumps({"error": f"{type(error).__name__}: {error}"[:300]}))
+    raise SystemExit(0)
+rng = np.random.default_rng(0)
+model.set_weights([rng.normal(size=w.shape).astype("float32") for w in model.get_weights()])
+x = rng.normal(size=(3, 4)).astype("float32")
+print("REPORT" + json.dumps({"out": model.predict(x, verbose=0).tolist()}))
+"""
+
+
 def run_module_worker(worker: str, module: Path, backend: str, tmp_path: Path) -> dict:
     """:func:`run_on_backend` of the script ``LOAD_SUBJECT + worker`` on ``module``;
     ``backend`` "keras2" runs it on tf_keras (TensorFlow), the Keras 2 reference."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from kmigrate.engine.contexts import build_context_index
 from kmigrate.engine.fingerprint import Occurrences
+from kmigrate.engine.injected_modules import unpacked_module_bindings
 from kmigrate.engine.model import (
     UNPARSEABLE,
     Context,
@@ -141,6 +142,8 @@ def analyze_module_text(
         fingerprint_findings(result.findings)
         return result
     tree_index = tree_index or TreeIndex(tree)
+    if spec.injected_modules:
+        tree_index.add_bindings(unpacked_module_bindings(tree_index, spec.injected_modules))
     if facts is None:
         try:
             facts, result.index_entry = module_facts_for_text(tree, spec, package, tree_index)

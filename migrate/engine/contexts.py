@@ -148,7 +148,8 @@ class _Indexer:
             return True
         spec = self.spec
         canonical = self.resolver.canonical
-        if any(spec.is_keras_symbol(canonical(q)) for q in self.resolver.stack[0].imports.values()):
+        bound = [*self.resolver.stack[0].imports.values(), *self.index.added_bindings()]
+        if any(spec.is_keras_symbol(canonical(q)) for q in bound):  # Keras's injected modules too
             return True
         if any(  # `from keras.layers import *` binds no name the resolver lists
             not node.level and spec.is_keras_symbol(canonical(node.module or ""))

@@ -96,6 +96,9 @@ class ContextSpec:
     custom_object_getters: tuple[str, ...] = ()
     # ... and of decorators that register a function there
     model_function_decorators: tuple[str, ...] = ()
+    # (helper name, qualified modules): ``backend, layers, ... = helper(kwargs)`` binds
+    # those names to Keras's modules, in order (kmigrate.engine.injected_modules)
+    injected_modules: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def canonical(self) -> Canonical:

@@ -65,6 +65,8 @@ class TreeIndex:
         self._scopes_package = ""
         self._functions: tuple[list[int], list[int], list[ast.AST], list[int]] | None = None
         self._function_names: set[str] | None = None  # every name some scope but the module binds
+        # names bound like imports that no import statement binds (add_bindings)
+        self._extra_bindings: dict[int, dict[str, str]] = {}
 
     @property
     def parents(self) -> dict[int, ast.AST]:
@@ -164,6 +166,19 @@ class TreeIndex:
             dict(found.imports), set(found.others), set(found.globals_), found.is_class
         )
 
+    def add_bindings(self, bindings: dict[int, dict[str, str]]) -> None:
+        """Names that resolve like imports of a qualified module though no import binds
+        them (local name -> qualified, by the ``id`` of the scope that binds them:
+        Keras's modules unpacked from a builder's arguments, ``injected_modules``)."""
+        for scope, names in bindings.items():
+            self._extra_bindings.setdefault(scope, {}).update(names)
+        self._scopes = None
+        self._function_names = None
+
+    def added_bindings(self) -> list[str]:
+        """The qualified names :meth:`add_bindings` bound, in every scope."""
+        return [q for names in self._extra_bindings.values() for q in names.values()]
+
     def local_binder(self, node: ast.AST, name: str) -> str | None:
         """The innermost function around ``node`` whose own body binds ``name`` (a
         parameter, an assignment, an import, unless declared global), by its name
@@ -249,6 +264,9 @@ class TreeIndex:
             if bindings is not None:
                 for local, qualified in import_bindings(node, package):  # type: ignore[arg-type]
                     bindings.imports.setdefault(local, qualified)
+        for scope, names in self._extra_bindings.items():
+            if scope in scopes:
+                scopes[scope].imports.update(names)
         for bindings in scopes.values():
             bindings.others.difference_update(bindings.imports)
         return scopes

@@ -216,8 +216,8 @@ def escaping_reference(
     renaming it would break (``legacy`` as for :func:`check_module_uses`). Empty when the
     reference is not a module or is followed into uses that all exist in Keras 3."""
     found = EscapeCheck()
-    if not is_module(path):
-        return found
+    if not is_module(path) or node.__class__ is ast.Name and node.ctx.__class__ is not ast.Load:  # type: ignore[attr-defined]
+        return found  # a binding (`backend, layers = unpack(kwargs)`) passes nothing on
     parent = module.parent_of(node)
     called = isinstance(parent, ast.Call) and parent.func is node
     if isinstance(parent, ast.Attribute) or called or _inspected(parent, node):

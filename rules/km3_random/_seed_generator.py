@@ -27,6 +27,8 @@ from kmigrate.rules.km3_random._table import (
     RandomMapping,
 )
 
+_NESTED_SCOPES = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
 
 def _self_attribute_assignments(class_node: ast.ClassDef) -> list[tuple[str, ast.expr, str]]:
     """(attribute, value, method) for every ``self.<attribute> = value`` in the class."""
@@ -91,6 +93,32 @@ def _inside_lambda(site: CallSite) -> bool:
     return False
 
 
+def called_directly_in(module: ModuleInfo, nested: ast.AST | None) -> ast.FunctionDef | None:
+    """The method a helper defined in its body runs in, when the method only ever calls
+    it right there (``return helper() if training else x``): never passes it on (to
+    ``tf.cond``, ``K.in_train_phase``, ``tf.map_fn``, which trace it on their own) nor
+    calls it from a lambda or another nested function. None otherwise."""
+    if not isinstance(nested, ast.FunctionDef) or nested.decorator_list:
+        return None
+    outer = module.parent_of(nested)
+    if not isinstance(outer, ast.FunctionDef) or nested not in outer.body:
+        return None
+    uses = [
+        node
+        for node in module.nodes_in(outer, ast.Name)
+        if node.id == nested.name and node.ctx.__class__ is ast.Load  # type: ignore[attr-defined]
+    ]
+    for use in uses:
+        parent = module.parent_of(use)
+        if not (isinstance(parent, ast.Call) and parent.func is use):
+            return None  # passed on as a value
+        while parent is not outer:
+            if parent is None or parent.__class__ in _NESTED_SCOPES:
+                return None  # called from a lambda or a nested function
+            parent = module.parent_of(parent)
+    return outer if uses else None
+
+
 def _super_init_line(function: ast.AST) -> int | None:
     """The first line calling an ``__init__`` (``super().__init__(...)``) in ``function``."""
     lines = [
@@ -103,7 +131,7 @@ def _super_init_line(function: ast.AST) -> int | None:
     return min(lines, default=None)
 
 
-def _non_layer_base(bases: tuple[str, ...]) -> str | None:
+def non_layer_base(bases: tuple[str, ...]) -> str | None:
     for base in bases:
         path = base
         for namespace in ("tf.keras.", "tf_keras.", "keras."):
@@ -158,19 +186,22 @@ def generator_for(site: CallSite) -> tuple[str, ClassEdit | None]:
         raise NotExactError(
             "it runs in the class body, where there is no `self` to own a generator"
         )
-    if "." in method or _inside_lambda(site):
-        raise NotExactError(
-            f"it is in a function nested in `{method.split('.')[0]}`; such functions are often "
-            "traced on their own (tf.map_fn, tf.while_loop, tf.cond), where a SeedGenerator's "
-            "state update is not portable: draw the numbers in the method itself with "
-            "seed=self.seed_generator and pass them in"
-        )
     function = scope.function_node
+    if "." in method or _inside_lambda(site):
+        owner = None if _inside_lambda(site) else called_directly_in(site.module, function)
+        if owner is None:
+            raise NotExactError(
+                f"it is in a function nested in `{method.split('.')[0]}`; such functions are "
+                "often traced on their own (tf.map_fn, tf.while_loop, tf.cond), where a "
+                "SeedGenerator's state update is not portable: draw the numbers in the method "
+                "itself with seed=self.seed_generator and pass them in"
+            )
+        function, method = owner, owner.name  # it runs as part of the method itself
     args = getattr(function, "args", None)
     decorators = {d.id for d in getattr(function, "decorator_list", ()) if isinstance(d, ast.Name)}
     if not args or not args.args or args.args[0].arg != "self" or "staticmethod" in decorators:
         raise NotExactError(f"`{method}` has no `self` to hold a keras.random.SeedGenerator")
-    base = _non_layer_base(scope.class_bases)
+    base = non_layer_base(scope.class_bases)
     if base is not None:
         raise NotExactError(
             f"`{scope.class_name}` derives from `{base}`, not from a Layer or Model: only layers "

@@ -12,7 +12,7 @@ from kmigrate.rules.km3_random._rewrite import (
     plan_rewrite,
     short_symbol,
 )
-from kmigrate.rules.km3_random._seed_generator import layer_report
+from kmigrate.rules.km3_random._seed_generator import layer_report, non_layer_base
 from kmigrate.rules.km3_random._table import BACKEND_RANDOM
 
 
@@ -31,7 +31,9 @@ class BackendRandom(Rule):
         "floatx() on both sides. K.random_bernoulli(shape, p) (where(uniform <= p, 1, 0)) "
         "becomes random.binomial(shape, counts=1, probabilities=p), the same Bernoulli "
         "distribution. K.dropout's `level` is random.dropout's `rate` (both scale by "
-        "1/(1-rate)). In layers the rules of KM301 apply. Outside layers an int seed is not "
+        "1/(1-rate)). In layers the rules of KM301 apply. An initializer's `__call__` (run "
+        "eagerly, once per weight it creates) draws like code outside layers. Outside layers "
+        "an int seed is not "
         "rewritten (K gives a fresh draw per call from a seeded op, keras.random.normal(seed=1) "
         "returns the same numbers every call). In tf.data pipelines use tf.random.*: "
         "keras.random would return backend tensors there."
@@ -117,7 +119,8 @@ class BackendRandom(Rule):
             )
             return
         why = "does not exist in Keras 3"
-        if site.context == Context.MODEL and _in_model_class(site):
+        initializer = _initializer_draw(site)
+        if site.context == Context.MODEL and _in_model_class(site) and not initializer:
             yield layer_report(site, mapping, why)  # a layer's draw: its own SeedGenerator
             return
         if site.context == Context.DATA:
@@ -128,7 +131,7 @@ class BackendRandom(Rule):
             )
             return
         try:
-            if site.scope.class_node is not None:
+            if site.scope.class_node is not None and not initializer:
                 # Not recognised as a layer, yet in a class: a draw there must be owned by
                 # a layer's SeedGenerator (jax refuses unseeded draws in traced code).
                 raise NotExactError(
@@ -152,6 +155,19 @@ class BackendRandom(Rule):
             "SeedGenerator, seeded by keras.utils.set_random_seed)",
             fix=EditPlan((edit,), f"use {mapping.target}"),
         )
+
+
+def _initializer_draw(site: CallSite) -> bool:
+    """Whether the draw is in the ``__call__`` of an initializer class: Keras runs it
+    eagerly, once per weight it creates, where an unseeded ``keras.random`` draw (Keras's
+    global SeedGenerator) is fresh at each call, as Keras 2's unseeded ``K.random_*`` was."""
+    scope = site.scope
+    base = non_layer_base(scope.class_bases) if scope.class_node is not None else None
+    return (
+        scope.function_name == "__call__"
+        and base is not None
+        and base.rpartition(".")[0].endswith("initializers")
+    )
 
 
 def _in_model_class(site: CallSite) -> bool:

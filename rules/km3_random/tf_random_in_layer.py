@@ -44,7 +44,9 @@ class TfRandomInLayer(Rule):
         "keras.config.floatx() (float32 unless changed) where TF uses float32. An int op "
         "seed becomes the default of the layer's `seed` argument. Manual: tensor seeds, "
         "draws in a function reached from a layer and from a tf.data map (a warning), "
-        "draws outside a layer, in nested functions or lambdas, in Loss/Metric classes, "
+        "draws outside a layer, in lambdas or in nested functions the method passes on "
+        "(a helper it only calls right there draws with the layer's generator), in "
+        "Loss/Metric classes, "
         "gamma with beta or array alpha, shuffle of an expression."
     )
     severity = Severity.ERROR

@@ -1,0 +1,163 @@
+"""KM530: a layer's ``__init__`` hides its signature behind a ``(*args, **kwargs)`` wrapper.
+
+Keras 3 builds every layer's default config from its constructor's arguments: the
+``Operation.__new__`` of ``keras/src/ops/operation.py`` reads
+``inspect.getfullargspec(cls.__init__).args[0]``. ``getfullargspec`` does not follow
+``functools.wraps``' ``__wrapped__``, so a decorator whose wrapper takes only
+``*args, **kwargs`` (typeguard 2's ``@typechecked``, a project's own checking or logging
+decorator) gives an empty ``args`` and constructing the layer raises
+``IndexError: list index out of range`` on every backend. Keras 2 never read the
+signature that way (tensorflow/addons' layers carry ``@typechecked``).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from kmigrate.engine import ModuleInfo, Severity
+from kmigrate.rules.base import Clean, Flagged, Report, Rule
+from kmigrate.rules.common.keras2_classes import class_methods, keras_classes
+from kmigrate.rules.context_spec import CONTEXT_SPEC
+
+# Decorators known to wrap in ``(*args, **kwargs)``: qualified name -> what else to write.
+_KNOWN_WRAPPERS = {
+    "typeguard.typechecked": (
+        "or use typeguard 3 or later, whose `@typechecked` rewrites the function itself "
+        "and keeps its signature (the checks stay)"
+    ),
+}
+# Keras classes that are operations (their signature is read): layers and models.
+# Losses, metrics, optimizers and schedules are not.
+_OPERATION_PARTS = (".layers.", ".engine.", ".models.")
+_OPERATION_NAMES = (".Model", ".Sequential")
+
+
+def _hiding_wrapper(module: ModuleInfo, decorator: ast.expr) -> str | None:
+    """What to write besides removing ``decorator`` when it hides the signature of the
+    function it decorates (None when it does not, or cannot be told): a known wrapper,
+    or a function of this module that returns a nested ``def f(*args, **kwargs)``."""
+    symbol = module.resolver.resolve(decorator) or ""
+    if symbol in _KNOWN_WRAPPERS:
+        return _KNOWN_WRAPPERS[symbol]
+    if not isinstance(decorator, ast.Name) or decorator.id in module.module_scope.imports:
+        return None
+    defined = [
+        s for s in module.tree.body if isinstance(s, ast.FunctionDef) and s.name == decorator.id
+    ]
+    if len(defined) != 1:
+        return None
+    nested = {s.name: s for s in defined[0].body if isinstance(s, ast.FunctionDef)}
+    for statement in defined[0].body:
+        value = statement.value if isinstance(statement, ast.Return) else None
+        inner = nested.get(value.id) if isinstance(value, ast.Name) else None
+        if inner is not None and not (
+            inner.args.posonlyargs or inner.args.args or _sets_signature(defined[0], inner.name)
+        ):
+            return (
+                f"or give `{inner.name}` the constructor's signature "
+                f"(`{inner.name}.__signature__ = inspect.signature(function)`)"
+            )
+    return None
+
+
+def _sets_signature(decorator: ast.FunctionDef, inner: str) -> bool:
+    """Whether the decorator gives its wrapper a signature (``inner.__signature__ = ...``),
+    which ``getfullargspec`` reads."""
+    return any(
+        isinstance(target, ast.Attribute)
+        and target.attr == "__signature__"
+        and isinstance(target.value, ast.Name)
+        and target.value.id == inner
+        for statement in decorator.body
+        if isinstance(statement, ast.Assign)
+        for target in statement.targets
+    )
+
+
+def _operation(module: ModuleInfo, node: ast.ClassDef, local: dict[str, ast.ClassDef]) -> bool:
+    """Whether ``node`` is a Keras layer or model: a base in a Keras layers/models
+    namespace, or a class of this module that is one. A base from another module of
+    the project is not followed (losses and metrics derive from project bases too)."""
+    for base in node.bases:
+        if isinstance(base, ast.Name) and base.id in local and base.id != node.name:
+            if _operation(module, local.pop(base.id), local):
+                return True
+            continue
+        symbol = module.resolve(base) or ""
+        if CONTEXT_SPEC.is_keras_symbol(symbol) and (
+            any(part in symbol for part in _OPERATION_PARTS) or symbol.endswith(_OPERATION_NAMES)
+        ):
+            return True
+    return False
+
+
+class WrappedLayerInit(Rule):
+    id = "KM530"
+    name = "wrapped-layer-init"
+    summary = (
+        "A decorator wraps a layer's `__init__` in `(*args, **kwargs)`: Keras 3 cannot "
+        "read its arguments and constructing the layer raises IndexError."
+    )
+    rationale = (
+        "Keras 3 records each layer's constructor arguments for `get_config`: "
+        "`Operation.__new__` reads `inspect.getfullargspec(cls.__init__).args[0]`, and "
+        "`getfullargspec` does not see through `functools.wraps`. A wrapper with no named "
+        "positional parameter (typeguard 2's `@typechecked`, a project's own decorator) "
+        "leaves `args` empty: `IndexError: list index out of range` when the layer is "
+        "built, on every backend. Keras 2 did not read the signature."
+    )
+    fix_safety = (
+        "Reported: removing the decorator drops what it does (argument type checks); "
+        "typeguard 3 or later keeps the checks and the signature; a project's own wrapper "
+        "can set `__signature__`."
+    )
+    severity = Severity.ERROR
+    examples = [
+        Flagged(
+            """
+            import tensorflow as tf
+            from typeguard import typechecked
+
+            class Scale(tf.keras.layers.Layer):
+                @typechecked
+                def __init__(self, factor: float = 2.0, **kwargs):
+                    super().__init__(**kwargs)
+                    self.factor = factor
+            """
+        ),
+        Clean(
+            """
+            import keras
+
+            class Scale(keras.layers.Layer):
+                def __init__(self, factor: float = 2.0, **kwargs):
+                    super().__init__(**kwargs)
+                    self.factor = factor
+            """
+        ),
+    ]
+
+    def check_module(self, module: ModuleInfo) -> Iterable[Report]:
+        classes = {c.name: c for c in module.tree.body if isinstance(c, ast.ClassDef)}
+        for site, node in keras_classes(module):
+            init = class_methods(node).get("__init__")
+            if init is None or not init.decorator_list:
+                continue
+            if not _operation(module, node, dict(classes)):
+                continue
+            for decorator in init.decorator_list:
+                advice = _hiding_wrapper(module, decorator)
+                if advice is None:
+                    continue
+                written = module.node_text(decorator)
+                yield Report(
+                    site,
+                    f"`@{written}` on `{node.name}.__init__` wraps it in `(*args, **kwargs)`: "
+                    f"Keras 3 reads a layer's constructor arguments with "
+                    f"`inspect.getfullargspec`, which does not see through the wrapper, so "
+                    f"constructing `{node.name}` raises `IndexError: list index out of "
+                    f"range` on every backend. Remove `@{written}` from `__init__` (check "
+                    f"the arguments in its body instead), {advice}",
+                    span=module.span_of(decorator),
+                )
