@@ -9,6 +9,10 @@ from kmigrate.engine import Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.common.keras2_classes import module_site
 
+SHAPE_ADVICE = (
+    "gone in Keras 3 (AttributeError on every backend): `tuple(x.shape)` is the static "
+    "shape of a Keras tensor, a tuple of ints and None as it was"
+)
 # Private Keras 2 attributes and what to use instead.
 PRIVATE_ATTRIBUTES = {
     "_layers": "use `model.layers` (Keras 3 keeps `_layers` as an internal tracker list)",
@@ -30,18 +34,33 @@ PRIVATE_ATTRIBUTES = {
     "_get_trainable_state": "no Keras 3 equivalent",
     "_set_trainable_state": "no Keras 3 equivalent",
     "_nodes_by_depth": "internal in Keras 3; walk `model.layers` instead",
+    # Static shapes kept on a tensor by Keras 2.0-2.2 (``_keras_shape``) and TensorFlow
+    # 2.0-2.3 (``_shape_val``, a TensorShape): neither tf_keras nor Keras 3 sets them.
+    "_keras_shape": SHAPE_ADVICE,
+    "_shape_val": SHAPE_ADVICE,
 }
+# Attributes no Keras 3 object has at all: reading one raises AttributeError on every
+# backend, so the finding is an error, not a "may mean something else" warning.
+GONE = frozenset({"_keras_shape", "_shape_val"})
 
 
 class PrivateKerasAttribute(Rule):
     id = "KM509"
     name = "private-keras-attribute"
-    summary = "Keras 2 private attribute (`model._layers`, `layer._inbound_nodes`, ...)."
+    summary = (
+        "Keras 2 private attribute (`model._layers`, `layer._inbound_nodes`, "
+        "`x._keras_shape`, ...), read directly or by `getattr(x, '_name')`."
+    )
     rationale = (
         "Keras 3 is a rewrite: private attributes of Keras 2 layers and models are gone or "
-        "mean something else. Code that reaches into them breaks, often silently."
+        "mean something else. Code that reaches into them breaks, often silently. A "
+        "tensor's `_keras_shape` (Keras 2.0-2.2) and `_shape_val` (TensorFlow 2.0-2.3) are "
+        "gone outright: reading one raises AttributeError (an error finding)."
     )
-    fix_safety = "Never rewritten: the public replacements are close but not identical."
+    fix_safety = (
+        "Never rewritten: the public replacements are close but not identical. "
+        "`getattr(x, '_name', default)` is not reported (it does not raise)."
+    )
     severity = Severity.WARNING
     examples = [
         Flagged(
@@ -51,6 +70,18 @@ class PrivateKerasAttribute(Rule):
             def freeze_all(model):
                 for layer in model._layers:
                     layer.trainable = False
+            """
+        ),
+        Flagged(
+            """
+            from tensorflow.keras import layers
+
+            def squeeze(x, ratio):
+                filters = getattr(x, "_shape_val")[-1]
+                return layers.Dense(filters // ratio)(x)
+
+            def width(x):
+                return x._keras_shape[-1]
             """
         ),
         Clean(
@@ -78,8 +109,48 @@ class PrivateKerasAttribute(Rule):
             return
         nodes = [node for node in module.nodes(ast.Attribute) if node.attr in PRIVATE_ATTRIBUTES]
         owned = {n.attr for n in nodes if isinstance(n.ctx, ast.Store)}
+        owned |= set(_names_set_by_setattr(module))
         for node in nodes:
             if isinstance(node.ctx, ast.Load) and node.attr not in owned:
-                site = module_site(module, node)
-                advice = PRIVATE_ATTRIBUTES[node.attr]
-                yield Report(site, f"`{node.attr}` is Keras 2 internals: {advice}")
+                yield self._report(module, node, node.attr)
+        for call, name in _getattr_reads(module):
+            if name not in owned:
+                yield self._report(module, call, name)
+
+    def _report(self, module, node: ast.AST, name: str) -> Report:
+        site = module_site(module, node)
+        message = f"`{name}` is Keras 2 internals: {PRIVATE_ATTRIBUTES[name]}"
+        return Report(site, message, severity=Severity.ERROR if name in GONE else None)
+
+
+def _string_argument(call: ast.Call, function: str, arity: int) -> str | None:
+    """The attribute name ``call`` spells when it is ``function(obj, "name", ...)`` with
+    exactly ``arity`` positional arguments and a private Keras 2 name."""
+    if not (
+        isinstance(call.func, ast.Name)
+        and call.func.id == function
+        and len(call.args) == arity
+        and not call.keywords
+    ):
+        return None
+    name = call.args[1]
+    if isinstance(name, ast.Constant) and name.value in PRIVATE_ATTRIBUTES:
+        return name.value
+    return None
+
+
+def _getattr_reads(module) -> Iterable[tuple[ast.Call, str]]:
+    """``getattr(x, "_keras_shape")``: a read that raises when the attribute is gone (the
+    three-argument form has a default and does not)."""
+    for call in module.nodes(ast.Call):
+        name = _string_argument(call, "getattr", 2)
+        if name is not None:
+            yield call, name
+
+
+def _names_set_by_setattr(module) -> Iterable[str]:
+    """Names the module sets itself with ``setattr(x, "_keras_shape", ...)``."""
+    for call in module.nodes(ast.Call):
+        name = _string_argument(call, "setattr", 3)
+        if name is not None:
+            yield name

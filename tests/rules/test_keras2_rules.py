@@ -460,3 +460,34 @@ def test_set_value_of_a_get_value_is_one_round(monkeypatch) -> None:
         "model.optimizer.learning_rate.assign("
         "ops.convert_to_numpy(model.optimizer.learning_rate) * 0.1)"
     ) in outcome.text
+
+
+def test_private_shape_attributes_are_errors_read_directly_or_by_getattr() -> None:
+    code = """
+        def shape_of(tensor, tf_era):
+            if tf_era:
+                return getattr(tensor, '_shape_val')
+            return tensor._keras_shape
+
+        def maybe(tensor):
+            return getattr(tensor, '_keras_shape', None)  # a default: does not raise
+
+        def layers_of(model):
+            return getattr(model, '_layers')
+        """
+    findings = found(code, "KM509")
+    got = [(f.span.line, f.severity.value, f.message.split("`")[1]) for f in findings]
+    assert got == [
+        (3, "error", "_shape_val"),
+        (4, "error", "_keras_shape"),
+        (10, "warning", "_layers"),
+    ]
+
+
+def test_private_shape_attribute_the_module_sets_itself_is_its_own() -> None:
+    code = """
+        def fix_shape(tensor, shape):
+            setattr(tensor, '_keras_shape', shape)
+            return tensor._keras_shape
+        """
+    assert found(code, "KM509") == []

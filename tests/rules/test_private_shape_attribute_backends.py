@@ -1,0 +1,84 @@
+"""KM509 on the real backends: a Keras 2.0-era squeeze-excite block reads its input's
+static shape from the private ``_shape_val`` (TensorFlow 2.0-2.3) or ``_keras_shape``
+(Keras 2.0-2.2), as titu1994's keras-squeeze-excite-network and keras-contrib's
+applications do. No Keras 3 tensor has either: after ``kmigrate apply`` the block raises
+AttributeError on TensorFlow, JAX and PyTorch, which is why KM509 reports it as an error;
+written as the finding advises (``tuple(x.shape)``), the converted block predicts what the
+Keras 2 original (tf_keras) does on every backend.
+
+Each side runs in its own subprocess: ``KERAS_BACKEND`` (and tf_keras versus Keras 3) is
+chosen at import.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+
+from kmigrate.api import apply_to_text
+from kmigrate.run.runner import scan_text
+from tests.backend_run import keras2_and_converted, run_module_worker
+
+pytestmark = pytest.mark.backends
+
+LEGACY = textwrap.dedent(
+    """
+    from tensorflow.keras import layers, models
+
+
+    def _tensor_shape(tensor):
+        return getattr(tensor, "_shape_val")
+
+
+    def build():
+        inputs = layers.Input((3, 3, 8))
+        filters = _tensor_shape(inputs)[-1]
+        se = layers.GlobalAveragePooling2D()(inputs)
+        se = layers.Reshape((1, 1, filters))(se)
+        se = layers.Dense(filters // 4, activation="relu", use_bias=False)(se)
+        se = layers.Dense(filters, activation="sigmoid", use_bias=False)(se)
+        return models.Model(inputs, layers.multiply([inputs, se]))
+    """
+).lstrip("\n")
+# The same block written as the finding says.
+ADVISED = LEGACY.replace('getattr(tensor, "_shape_val")', "tuple(tensor.shape)")
+
+WORKER = textwrap.dedent(
+    """
+    try:
+        spec.loader.exec_module(subject)
+        model = subject.build()
+    except Exception as error:
+        print("REPORT" + json.dumps({"error": f"{type(error).__name__}: {error}"[:300]}))
+        raise SystemExit(0)
+    rng = np.random.default_rng(0)
+    model.set_weights([rng.normal(size=w.shape).astype("float32") for w in model.get_weights()])
+    x = rng.normal(size=(2, 3, 3, 8)).astype("float32")
+    print("REPORT" + json.dumps({"y": model.predict(x, verbose=0).tolist()}))
+    """
+)
+
+
+def test_the_private_shape_is_an_error_finding_apply_leaves() -> None:
+    findings = [f for f in scan_text(LEGACY, select=["KM509"]) if f.rule == "KM509"]
+    assert [(f.span.line, f.severity.value) for f in findings] == [(5, "error")]
+    assert "tuple(x.shape)" in findings[0].message
+    assert 'getattr(tensor, "_shape_val")' in apply_to_text(LEGACY)
+
+
+def test_the_converted_block_fails_on_every_backend(tmp_path) -> None:
+    converted = tmp_path / "converted.py"
+    converted.write_text(apply_to_text(LEGACY))
+    for backend in ("tensorflow", "jax", "torch"):
+        got = run_module_worker(WORKER, converted, backend, tmp_path)
+        assert got.get("error", "").startswith("AttributeError"), (backend, got)
+        assert "_shape_val" in got["error"], (backend, got)
+
+
+def test_the_advised_form_matches_keras2_on_every_backend(tmp_path) -> None:
+    reference, targets = keras2_and_converted(WORKER, ADVISED, apply_to_text(ADVISED), tmp_path)
+    assert "error" not in reference, reference
+    for backend, got in targets.items():
+        np.testing.assert_allclose(got["y"], reference["y"], rtol=1e-5, atol=1e-6, err_msg=backend)
