@@ -491,3 +491,33 @@ def test_private_shape_attribute_the_module_sets_itself_is_its_own() -> None:
             return tensor._keras_shape
         """
     assert found(code, "KM509") == []
+
+
+def test_average_pooling_gets_keras2_default_size_per_rank() -> None:
+    before = """
+        from tensorflow.keras import layers
+        from keras.layers.pooling import AveragePooling3D
+
+        def pools(a, b, c):
+            a = layers.AveragePooling1D(strides=1, padding="same")(a)
+            b = layers.AvgPool2D(data_format="channels_last")(b)
+            c = AveragePooling3D()(c)
+            return a, b, c, layers.MaxPooling2D()(b), layers.AveragePooling2D(3)(b)
+        """
+    after = fixed(before, "KM531")
+    assert 'AveragePooling1D(pool_size=2, strides=1, padding="same")' in after
+    assert 'AvgPool2D(pool_size=(2, 2), data_format="channels_last")' in after
+    assert "AveragePooling3D(pool_size=(2, 2, 2))(c)" in after
+    assert "MaxPooling2D()(b)" in after and "AveragePooling2D(3)(b)" in after
+    assert [f.severity.value for f in found(before, "KM531")] == ["error"] * 3
+
+
+def test_average_pooling_with_star_kwargs_is_reported_not_rewritten() -> None:
+    code = """
+        from tensorflow import keras
+
+        def pool(options, x):
+            return keras.layers.AveragePooling2D(**options)(x)
+        """
+    (finding,) = found(code, "KM531")
+    assert finding.fix is None and "pool_size=(2, 2)" in finding.message
