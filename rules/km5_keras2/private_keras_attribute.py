@@ -22,8 +22,16 @@ PRIVATE_ATTRIBUTES = {
         "Keras 3 keeps it as (operation, node_index, tensor_index), the layer named "
         "`operation` (KM527 renames `.layer`); the functional API is the public way"
     ),
-    "_trainable_weights": "use `trainable_weights` (includes sub-layers)",
-    "_non_trainable_weights": "use `non_trainable_weights` (includes sub-layers)",
+    "_trainable_weights": (
+        "gone in Keras 3 (AttributeError on every backend): read `trainable_weights` "
+        "(includes sub-layers); a layer kept as an attribute (`self.dense = Dense(...)`) "
+        "is tracked on its own, so `self._trainable_weights += self.dense.trainable_weights` "
+        "is deleted, not ported"
+    ),
+    "_non_trainable_weights": (
+        "gone in Keras 3 (AttributeError on every backend): read `non_trainable_weights` "
+        "(includes sub-layers); a layer kept as an attribute is tracked on its own"
+    ),
     "_is_graph_network": "no Keras 3 equivalent; test `isinstance(model, keras.Functional)`",
     "_network_nodes": "no Keras 3 equivalent",
     "_input_layers": "use `model.inputs`",
@@ -41,7 +49,7 @@ PRIVATE_ATTRIBUTES = {
 }
 # Attributes no Keras 3 object has at all: reading one raises AttributeError on every
 # backend, so the finding is an error, not a "may mean something else" warning.
-GONE = frozenset({"_keras_shape", "_shape_val"})
+GONE = frozenset({"_keras_shape", "_shape_val", "_trainable_weights", "_non_trainable_weights"})
 
 
 class PrivateKerasAttribute(Rule):
@@ -54,8 +62,9 @@ class PrivateKerasAttribute(Rule):
     rationale = (
         "Keras 3 is a rewrite: private attributes of Keras 2 layers and models are gone or "
         "mean something else. Code that reaches into them breaks, often silently. A "
-        "tensor's `_keras_shape` (Keras 2.0-2.2) and `_shape_val` (TensorFlow 2.0-2.3) are "
-        "gone outright: reading one raises AttributeError (an error finding)."
+        "tensor's `_keras_shape` (Keras 2.0-2.2) and `_shape_val` (TensorFlow 2.0-2.3) and "
+        "a layer's `_trainable_weights` / `_non_trainable_weights` are gone outright: "
+        "reading one (`+=` included) raises AttributeError (an error finding)."
     )
     fix_safety = (
         "Never rewritten: the public replacements are close but not identical. "
@@ -108,10 +117,13 @@ class PrivateKerasAttribute(Rule):
         if not any(name in module.text for name in PRIVATE_ATTRIBUTES):
             return
         nodes = [node for node in module.nodes(ast.Attribute) if node.attr in PRIVATE_ATTRIBUTES]
-        owned = {n.attr for n in nodes if isinstance(n.ctx, ast.Store)}
+        # `x._name += ...` reads the attribute first: Keras 2's own, not the module's
+        updated = {id(n.target) for n in module.nodes(ast.AugAssign)}
+        owned = {n.attr for n in nodes if isinstance(n.ctx, ast.Store) and id(n) not in updated}
         owned |= set(_names_set_by_setattr(module))
         for node in nodes:
-            if isinstance(node.ctx, ast.Load) and node.attr not in owned:
+            read = isinstance(node.ctx, ast.Load) or id(node) in updated
+            if read and node.attr not in owned:
                 yield self._report(module, node, node.attr)
         for call, name in _getattr_reads(module):
             if name not in owned:

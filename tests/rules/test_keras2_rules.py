@@ -521,3 +521,21 @@ def test_average_pooling_with_star_kwargs_is_reported_not_rewritten() -> None:
         """
     (finding,) = found(code, "KM531")
     assert finding.fix is None and "pool_size=(2, 2)" in finding.message
+
+
+def test_private_weight_list_updated_in_place_is_read_not_owned() -> None:
+    code = """
+        import tensorflow as tf
+
+        class Score(tf.keras.layers.Layer):
+            def build(self, input_shape):
+                self.proj = tf.keras.layers.Dense(4)
+                self._trainable_weights += self.proj.trainable_weights
+
+        class Bag:
+            def __init__(self):
+                self._non_trainable_weights = []
+                self._non_trainable_weights += [1]
+        """
+    got = [(f.span.line, f.severity.value) for f in found(code, "KM509")]
+    assert got == [(6, "error")]
