@@ -22,12 +22,15 @@ from __future__ import annotations
 
 import textwrap
 
-import numpy as np
 import pytest
 
 from kmigrate.api import apply_to_text
 from kmigrate.run.runner import scan_text
-from tests.backend_run import keras2_and_converted, run_module_worker
+from tests.backend_run import (
+    assert_fails_on_every_backend,
+    assert_matches_keras2,
+    build_and_predict_worker,
+)
 
 pytestmark = pytest.mark.backends
 
@@ -80,20 +83,7 @@ LAYER_ADVISED = LAYER_LEGACY.replace(
     "        self._trainable_weights += self.proj.trainable_weights\n", ""
 )
 
-WORKER = textwrap.dedent(
-    """
-    try:
-        spec.loader.exec_module(subject)
-        model = subject.build()
-    except Exception as error:
-        print("REPORT" + json.dumps({"error": f"{type(error).__name__}: {error}"[:300]}))
-        raise SystemExit(0)
-    rng = np.random.default_rng(0)
-    model.set_weights([rng.normal(size=w.shape).astype("float32") for w in model.get_weights()])
-    x = rng.normal(size=(2, 3, 3, 8)).astype("float32")
-    print("REPORT" + json.dumps({"y": model.predict(x, verbose=0).tolist()}))
-    """
-)
+WORKER = build_and_predict_worker((2, 3, 3, 8))
 
 
 def test_the_private_shape_is_an_error_finding_apply_leaves() -> None:
@@ -104,38 +94,24 @@ def test_the_private_shape_is_an_error_finding_apply_leaves() -> None:
 
 
 def test_the_converted_block_fails_on_every_backend(tmp_path) -> None:
-    converted = tmp_path / "converted.py"
-    converted.write_text(apply_to_text(LEGACY))
-    for backend in ("tensorflow", "jax", "torch"):
-        got = run_module_worker(WORKER, converted, backend, tmp_path)
-        assert got.get("error", "").startswith("AttributeError"), (backend, got)
-        assert "_shape_val" in got["error"], (backend, got)
+    converted = apply_to_text(LEGACY)
+    assert_fails_on_every_backend(WORKER, converted, "AttributeError", "_shape_val", tmp_path)
 
 
 def test_the_advised_form_matches_keras2_on_every_backend(tmp_path) -> None:
-    reference, targets = keras2_and_converted(WORKER, ADVISED, apply_to_text(ADVISED), tmp_path)
-    assert "error" not in reference, reference
-    for backend, got in targets.items():
-        np.testing.assert_allclose(got["y"], reference["y"], rtol=1e-5, atol=1e-6, err_msg=backend)
+    assert_matches_keras2(WORKER, ADVISED, apply_to_text(ADVISED), tmp_path)
 
 
 def test_trainable_weights_update_is_an_error_apply_leaves(tmp_path) -> None:
     findings = [f for f in scan_text(LAYER_LEGACY, select=["KM509"]) if f.rule == "KM509"]
     assert [(f.span.line, f.severity.value) for f in findings] == [(10, "error")]
     assert "deleted, not ported" in findings[0].message
-    converted = tmp_path / "converted.py"
-    converted.write_text(apply_to_text(LAYER_LEGACY))
-    for backend in ("tensorflow", "jax", "torch"):
-        got = run_module_worker(WORKER, converted, backend, tmp_path)
-        assert got.get("error", "").startswith("AttributeError"), (backend, got)
-        assert "_trainable_weights" in got["error"], (backend, got)
+    converted = apply_to_text(LAYER_LEGACY)
+    assert_fails_on_every_backend(
+        WORKER, converted, "AttributeError", "_trainable_weights", tmp_path
+    )
 
 
 def test_the_layer_without_the_update_matches_keras2_on_every_backend(tmp_path) -> None:
     assert "_trainable_weights" not in LAYER_ADVISED
-    reference, targets = keras2_and_converted(
-        WORKER, LAYER_LEGACY, apply_to_text(LAYER_ADVISED), tmp_path
-    )
-    assert "error" not in reference, reference
-    for backend, got in targets.items():
-        np.testing.assert_allclose(got["y"], reference["y"], rtol=1e-5, atol=1e-6, err_msg=backend)
+    assert_matches_keras2(WORKER, LAYER_LEGACY, apply_to_text(LAYER_ADVISED), tmp_path)
