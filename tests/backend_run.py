@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 
@@ -232,3 +233,47 @@ def keras2_and_converted(
         targets[backend] = run_module_worker(worker, rewritten, backend, tmp_path)
         assert "error" not in targets[backend], (backend, targets[backend])
     return reference, targets
+
+
+def build_and_predict_worker(input_shape: tuple[int, ...]) -> str:
+    """A worker for :func:`run_module_worker`: builds ``subject.build()``, sets seeded
+    weights and reports ``{"y": predict(x)}`` for a seeded batch of ``input_shape``, or
+    ``{"error": "Type: message"}`` when the module or the model does not build."""
+    return textwrap.dedent(
+        f"""
+        try:
+            spec.loader.exec_module(subject)
+            model = subject.build()
+        except Exception as error:
+            print("REPORT" + json.dumps({{"error": f"{{type(error).__name__}}: {{error}}"[:300]}}))
+            raise SystemExit(0)
+        rng = np.random.default_rng(0)
+        model.set_weights([rng.normal(size=w.shape).astype("float32") for w in model.get_weights()])
+        x = rng.normal(size={input_shape!r}).astype("float32")
+        print("REPORT" + json.dumps({{"y": model.predict(x, verbose=0).tolist()}}))
+        """
+    )
+
+
+def assert_fails_on_every_backend(
+    worker: str, text: str, error: str, needle: str, tmp_path: Path
+) -> None:
+    """``text`` (a converted module) raises ``error`` naming ``needle`` on TensorFlow,
+    JAX and PyTorch: the reason a rule reports what apply cannot rewrite."""
+    module = tmp_path / "converted.py"
+    module.write_text(text)
+    for backend in ("tensorflow", "jax", "torch"):
+        got = run_module_worker(worker, module, backend, tmp_path)
+        assert got.get("error", "").startswith(error), (backend, got)
+        assert needle in got["error"], (backend, got)
+
+
+def assert_matches_keras2(
+    worker: str, legacy: str, converted: str, tmp_path: Path, atol: float = 1e-6
+) -> None:
+    """``converted`` predicts on every Keras 3 backend what ``legacy`` predicts on tf_keras."""
+    import numpy as np
+
+    reference, targets = keras2_and_converted(worker, legacy, converted, tmp_path)
+    for backend, got in targets.items():
+        np.testing.assert_allclose(got["y"], reference["y"], rtol=1e-5, atol=atol, err_msg=backend)

@@ -9,6 +9,10 @@ from kmigrate.engine import Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.common.keras2_classes import module_site
 
+SHAPE_ADVICE = (
+    "gone in Keras 3 (AttributeError on every backend): `tuple(x.shape)` is the static "
+    "shape of a Keras tensor, a tuple of ints and None as it was"
+)
 # Private Keras 2 attributes and what to use instead.
 PRIVATE_ATTRIBUTES = {
     "_layers": "use `model.layers` (Keras 3 keeps `_layers` as an internal tracker list)",
@@ -18,8 +22,16 @@ PRIVATE_ATTRIBUTES = {
         "Keras 3 keeps it as (operation, node_index, tensor_index), the layer named "
         "`operation` (KM527 renames `.layer`); the functional API is the public way"
     ),
-    "_trainable_weights": "use `trainable_weights` (includes sub-layers)",
-    "_non_trainable_weights": "use `non_trainable_weights` (includes sub-layers)",
+    "_trainable_weights": (
+        "gone in Keras 3 (AttributeError on every backend): read `trainable_weights` "
+        "(includes sub-layers); a layer kept as an attribute (`self.dense = Dense(...)`) "
+        "is tracked on its own, so `self._trainable_weights += self.dense.trainable_weights` "
+        "is deleted, not ported"
+    ),
+    "_non_trainable_weights": (
+        "gone in Keras 3 (AttributeError on every backend): read `non_trainable_weights` "
+        "(includes sub-layers); a layer kept as an attribute is tracked on its own"
+    ),
     "_is_graph_network": "no Keras 3 equivalent; test `isinstance(model, keras.Functional)`",
     "_network_nodes": "no Keras 3 equivalent",
     "_input_layers": "use `model.inputs`",
@@ -30,18 +42,34 @@ PRIVATE_ATTRIBUTES = {
     "_get_trainable_state": "no Keras 3 equivalent",
     "_set_trainable_state": "no Keras 3 equivalent",
     "_nodes_by_depth": "internal in Keras 3; walk `model.layers` instead",
+    # Static shapes kept on a tensor by Keras 2.0-2.2 (``_keras_shape``) and TensorFlow
+    # 2.0-2.3 (``_shape_val``, a TensorShape): neither tf_keras nor Keras 3 sets them.
+    "_keras_shape": SHAPE_ADVICE,
+    "_shape_val": SHAPE_ADVICE,
 }
+# Attributes no Keras 3 object has at all: reading one raises AttributeError on every
+# backend, so the finding is an error, not a "may mean something else" warning.
+GONE = frozenset({"_keras_shape", "_shape_val", "_trainable_weights", "_non_trainable_weights"})
 
 
 class PrivateKerasAttribute(Rule):
     id = "KM509"
     name = "private-keras-attribute"
-    summary = "Keras 2 private attribute (`model._layers`, `layer._inbound_nodes`, ...)."
+    summary = (
+        "Keras 2 private attribute (`model._layers`, `layer._inbound_nodes`, "
+        "`x._keras_shape`, ...), read directly or by `getattr(x, '_name')`."
+    )
     rationale = (
         "Keras 3 is a rewrite: private attributes of Keras 2 layers and models are gone or "
-        "mean something else. Code that reaches into them breaks, often silently."
+        "mean something else. Code that reaches into them breaks, often silently. A "
+        "tensor's `_keras_shape` (Keras 2.0-2.2) and `_shape_val` (TensorFlow 2.0-2.3) and "
+        "a layer's `_trainable_weights` / `_non_trainable_weights` are gone outright: "
+        "reading one (`+=` included) raises AttributeError (an error finding)."
     )
-    fix_safety = "Never rewritten: the public replacements are close but not identical."
+    fix_safety = (
+        "Never rewritten: the public replacements are close but not identical. "
+        "`getattr(x, '_name', default)` is not reported (it does not raise)."
+    )
     severity = Severity.WARNING
     examples = [
         Flagged(
@@ -51,6 +79,18 @@ class PrivateKerasAttribute(Rule):
             def freeze_all(model):
                 for layer in model._layers:
                     layer.trainable = False
+            """
+        ),
+        Flagged(
+            """
+            from tensorflow.keras import layers
+
+            def squeeze(x, ratio):
+                filters = getattr(x, "_shape_val")[-1]
+                return layers.Dense(filters // ratio)(x)
+
+            def width(x):
+                return x._keras_shape[-1]
             """
         ),
         Clean(
@@ -77,9 +117,52 @@ class PrivateKerasAttribute(Rule):
         if not any(name in module.text for name in PRIVATE_ATTRIBUTES):
             return
         nodes = [node for node in module.nodes(ast.Attribute) if node.attr in PRIVATE_ATTRIBUTES]
-        owned = {n.attr for n in nodes if isinstance(n.ctx, ast.Store)}
+        # `x._name += ...` reads the attribute first: Keras 2's own, not the module's
+        updated = {id(n.target) for n in module.nodes(ast.AugAssign)}
+        owned = {n.attr for n in nodes if isinstance(n.ctx, ast.Store) and id(n) not in updated}
+        owned |= set(_names_set_by_setattr(module))
         for node in nodes:
-            if isinstance(node.ctx, ast.Load) and node.attr not in owned:
-                site = module_site(module, node)
-                advice = PRIVATE_ATTRIBUTES[node.attr]
-                yield Report(site, f"`{node.attr}` is Keras 2 internals: {advice}")
+            read = isinstance(node.ctx, ast.Load) or id(node) in updated
+            if read and node.attr not in owned:
+                yield self._report(module, node, node.attr)
+        for call, name in _getattr_reads(module):
+            if name not in owned:
+                yield self._report(module, call, name)
+
+    def _report(self, module, node: ast.AST, name: str) -> Report:
+        site = module_site(module, node)
+        message = f"`{name}` is Keras 2 internals: {PRIVATE_ATTRIBUTES[name]}"
+        return Report(site, message, severity=Severity.ERROR if name in GONE else None)
+
+
+def _string_argument(call: ast.Call, function: str, arity: int) -> str | None:
+    """The attribute name ``call`` spells when it is ``function(obj, "name", ...)`` with
+    exactly ``arity`` positional arguments and a private Keras 2 name."""
+    if not (
+        isinstance(call.func, ast.Name)
+        and call.func.id == function
+        and len(call.args) == arity
+        and not call.keywords
+    ):
+        return None
+    name = call.args[1]
+    if isinstance(name, ast.Constant) and name.value in PRIVATE_ATTRIBUTES:
+        return name.value
+    return None
+
+
+def _getattr_reads(module) -> Iterable[tuple[ast.Call, str]]:
+    """``getattr(x, "_keras_shape")``: a read that raises when the attribute is gone (the
+    three-argument form has a default and does not)."""
+    for call in module.nodes(ast.Call):
+        name = _string_argument(call, "getattr", 2)
+        if name is not None:
+            yield call, name
+
+
+def _names_set_by_setattr(module) -> Iterable[str]:
+    """Names the module sets itself with ``setattr(x, "_keras_shape", ...)``."""
+    for call in module.nodes(ast.Call):
+        name = _string_argument(call, "setattr", 3)
+        if name is not None:
+            yield name

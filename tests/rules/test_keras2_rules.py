@@ -460,3 +460,82 @@ def test_set_value_of_a_get_value_is_one_round(monkeypatch) -> None:
         "model.optimizer.learning_rate.assign("
         "ops.convert_to_numpy(model.optimizer.learning_rate) * 0.1)"
     ) in outcome.text
+
+
+def test_private_shape_attributes_are_errors_read_directly_or_by_getattr() -> None:
+    code = """
+        def shape_of(tensor, tf_era):
+            if tf_era:
+                return getattr(tensor, '_shape_val')
+            return tensor._keras_shape
+
+        def maybe(tensor):
+            return getattr(tensor, '_keras_shape', None)  # a default: does not raise
+
+        def layers_of(model):
+            return getattr(model, '_layers')
+        """
+    findings = found(code, "KM509")
+    got = [(f.span.line, f.severity.value, f.message.split("`")[1]) for f in findings]
+    assert got == [
+        (3, "error", "_shape_val"),
+        (4, "error", "_keras_shape"),
+        (10, "warning", "_layers"),
+    ]
+
+
+def test_private_shape_attribute_the_module_sets_itself_is_its_own() -> None:
+    code = """
+        def fix_shape(tensor, shape):
+            setattr(tensor, '_keras_shape', shape)
+            return tensor._keras_shape
+        """
+    assert found(code, "KM509") == []
+
+
+def test_average_pooling_gets_keras2_default_size_per_rank() -> None:
+    before = """
+        from tensorflow.keras import layers
+        from keras.layers.pooling import AveragePooling3D
+
+        def pools(a, b, c):
+            a = layers.AveragePooling1D(strides=1, padding="same")(a)
+            b = layers.AvgPool2D(data_format="channels_last")(b)
+            c = AveragePooling3D()(c)
+            return a, b, c, layers.MaxPooling2D()(b), layers.AveragePooling2D(3)(b)
+        """
+    after = fixed(before, "KM531")
+    assert 'AveragePooling1D(pool_size=2, strides=1, padding="same")' in after
+    assert 'AvgPool2D(pool_size=(2, 2), data_format="channels_last")' in after
+    assert "AveragePooling3D(pool_size=(2, 2, 2))(c)" in after
+    assert "MaxPooling2D()(b)" in after and "AveragePooling2D(3)(b)" in after
+    assert [f.severity.value for f in found(before, "KM531")] == ["error"] * 3
+
+
+def test_average_pooling_with_star_kwargs_is_reported_not_rewritten() -> None:
+    code = """
+        from tensorflow import keras
+
+        def pool(options, x):
+            return keras.layers.AveragePooling2D(**options)(x)
+        """
+    (finding,) = found(code, "KM531")
+    assert finding.fix is None and "pool_size=(2, 2)" in finding.message
+
+
+def test_private_weight_list_updated_in_place_is_read_not_owned() -> None:
+    code = """
+        import tensorflow as tf
+
+        class Score(tf.keras.layers.Layer):
+            def build(self, input_shape):
+                self.proj = tf.keras.layers.Dense(4)
+                self._trainable_weights += self.proj.trainable_weights
+
+        class Bag:
+            def __init__(self):
+                self._non_trainable_weights = []
+                self._non_trainable_weights += [1]
+        """
+    got = [(f.span.line, f.severity.value) for f in found(code, "KM509")]
+    assert got == [(6, "error")]
