@@ -79,8 +79,8 @@ def argument_of(site: Node, node: ast.AST) -> tuple[ast.Call, int | str] | None:
 
 
 def returned_entry(site: Node) -> bool:
-    """Whether the shape ``site.node`` is indexed and that entry returned (see
-    :func:`_returned`)."""
+    """Whether the shape ``site.node`` is indexed and that entry is a ``Lambda`` layer's
+    output (see :func:`_returned`)."""
     parent = site.module.parent_of(site.node)
     return (
         isinstance(parent, ast.Subscript) and parent.value is site.node and _returned(site, parent)
@@ -127,13 +127,19 @@ def _use_ok(site: Node, node: ast.AST, depth: int) -> bool:
 
 
 def _returned(site: Node, entry: ast.AST) -> bool:
-    """Whether a shape entry is what its function returns (``return s[1]``, or a lambda's
-    body, as in ``Lambda(lambda x: tf.shape(x)[1])``): ``tf.shape`` gives a tensor there,
-    ``keras.ops.shape`` a Python int, which Keras 3 does not take as a layer's output."""
-    parent = site.module.parent_of(entry)
-    return isinstance(parent, ast.Return) or (
-        isinstance(parent, ast.Lambda) and parent.body is entry
-    )
+    """Whether a shape entry is what a ``Lambda`` layer's function returns
+    (``Lambda(lambda x: tf.shape(x)[1])``): ``tf.shape`` gives a tensor there,
+    ``keras.ops.shape`` a Python int, which Keras 3 does not take as a layer's output. A
+    helper that returns an entry to code reading it as a number is left alone."""
+    function = site.module.parent_of(entry)
+    if not (isinstance(function, ast.Lambda) and function.body is entry):
+        return False
+    call = site.module.parent_of(function)
+    if not (isinstance(call, ast.Call) and function in call.args[:1]):
+        return False
+    callee = call.func
+    name = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", "")
+    return name == "Lambda"
 
 
 def _constant_bounds(index: ast.Slice) -> bool:

@@ -56,7 +56,7 @@ def test_through_a_shape_name_and_into_shape_arguments() -> None:
     "source",
     [
         "pos = keras.layers.Lambda(lambda x: tf.shape(x)[1])(keras.Input((None, 4)))\n",
-        "def length(x):\n    return K.shape(x)[1]\n",
+        "pos = keras.layers.Lambda(lambda x: K.shape(x)[-1], name='n')(keras.Input((4,)))\n",
     ],
 )
 def test_a_returned_shape_entry_is_refused_with_the_tensor_form(source: str) -> None:
@@ -65,3 +65,10 @@ def test_a_returned_shape_entry_is_refused_with_the_tensor_form(source: str) -> 
     findings = [f for f in scan_text(header + source) if f.symbol in ("tf.shape", "K.shape")]
     assert [(f.rule, f.fix is None) for f in findings] == [("KM202", True)], findings
     assert "ops.convert_to_tensor(ops.shape(x)[i]" in findings[0].message
+
+
+def test_a_helper_returning_a_shape_entry_still_converts() -> None:
+    out = apply_to_text(
+        "from tensorflow.keras import backend as K\n\n\ndef length(x):\n    return K.shape(x)[1]\n"
+    )
+    assert "return ops.shape(x)[1]" in out, out

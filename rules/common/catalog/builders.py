@@ -76,10 +76,10 @@ def _build_shape(binding: Binding) -> Rewrite:
     check_conditions(binding)
     if returned_entry(binding.site):
         raise ManualPortError(
-            f"an entry of {binding.entry.symbol} is returned here: a scalar int32 tensor in "
-            "Keras 2, a Python int from keras.ops.shape, which Keras 3 does not take as a "
-            "layer's output (a Lambda returning it raises)",
-            'return ops.convert_to_tensor(ops.shape(x)[i], dtype="int32")',
+            f"an entry of {binding.entry.symbol} is a Lambda layer's output here: a scalar "
+            "int32 tensor in Keras 2, a Python int from keras.ops.shape, which Keras 3 does "
+            "not take as a layer's output (the model raises)",
+            'Lambda(lambda x: ops.convert_to_tensor(ops.shape(x)[i], dtype="int32"))',
         )
     if not shape_use_ok(binding.site):
         raise ManualPortError(
