@@ -20,6 +20,7 @@ from kmigrate.engine.model import Finding
 from kmigrate.engine.run_data import FileReport, FixResult, Job, LazyFindings, RunResult
 from kmigrate.engine.sources import SourceError, read_bytes
 from kmigrate.run.file_job import _FACTS_GUESS, _reaches_framework, ruleset_for, run_job
+from kmigrate.run.freed_memory import give_back_freed_memory
 from kmigrate.run.planning import (  # noqa: F401  (also imported from here)
     default_jobs,
     filter_jobs,
@@ -203,6 +204,7 @@ def _run_in_two_phases(
     with its facts, along with the deferred files whose facts the project changes
     (in the same processes: they are started once)."""
     deferred = [j for j in jobs if j.deferred]
+    give_back_freed_memory()  # the bytes read for planning
     if pending.guess is not None:
         _FACTS_GUESS.append(pending.guess)
     try:
@@ -245,6 +247,7 @@ def _run_in_two_phases(
     counted = frozenset(by_path)
     pending.release(given)
     del first, by_path, done, facts
+    give_back_freed_memory()  # the first phase's entries and the resolution's working
     second = _run_jobs(rest, rule_ids, pool, progress, cache, counted)
     reports = sorted([*kept, *second.files], key=lambda r: r.path)
     return RunResult(reports, rule_ids)
