@@ -138,21 +138,16 @@ def slope(points: list[tuple[float, float]]) -> tuple[float, float]:
     return rise, mean_y - rise * mean_x
 
 
+def _git(*args: str) -> str:
+    done = subprocess.run(["git", "-C", str(HERE), *args], capture_output=True, text=True)
+    return done.stdout.strip()
+
+
 def machine_state(runs: int, started: time.struct_time) -> str:
     """The line that says where and when the figures were made: a shared machine's
     load moves wall times (the table gives the load before and after each tree)."""
-    commit = subprocess.run(
-        ["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.strip()
-    dirty = subprocess.run(
-        ["git", "-C", str(HERE), "status", "--porcelain", "--untracked-files=no"],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.strip()
+    commit = _git("rev-parse", "--short", "HEAD")
+    dirty = _git("status", "--porcelain", "--untracked-files=no")
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return (
         f"`benchmarks/scale.py --repeat {runs}` at kmigrate `{commit or '?'}`"
