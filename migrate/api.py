@@ -26,7 +26,7 @@ from typing import Any
 from kmigrate.engine.apply import fix_module_text
 from kmigrate.engine.rule_walk import RuleSet
 from kmigrate.rules.context_spec import CONTEXT_SPEC
-from kmigrate.rules.registry import select_rules
+from kmigrate.rules.registry import all_rules, select_rules
 from kmigrate.run.settings import RunSettings, SettingsError
 
 __all__ = ["FileChange", "SettingsError", "apply", "apply_to_text", "scan", "scan_text"]
@@ -128,17 +128,16 @@ def apply(
 def apply_to_text(text: str, select: Sequence[str] | None = None, path: str = "<memory>") -> str:
     """Module ``text`` as ``apply`` rewrites it with the selected rules (all when None),
     the module read alone (no project around it)."""
-    ruleset = RuleSet(select_rules(select))
+    ruleset = RuleSet(select_rules(select), claimants=all_rules())  # every rule's claims
     return fix_module_text(path, text, ruleset, CONTEXT_SPEC).text
 
 
 def scan_text(
     text: str, path: str = "module.py", select: Sequence[str] | None = None
 ) -> list[dict[str, Any]]:
-    """The findings of module ``text`` read alone, as the JSON report writes them."""
-    from kmigrate.engine.analyze import analyze_module_text
+    """The findings of module ``text`` read alone, as the JSON report writes them: the
+    runner's own text scan (unused suppressions included), so the two never drift."""
     from kmigrate.report.json_report import finding_json
+    from kmigrate.run.runner import scan_text as scan_module_text
 
-    ruleset = RuleSet(select_rules(select))
-    findings = analyze_module_text(path, text, ruleset, CONTEXT_SPEC).findings
-    return [finding_json(f) for f in sorted(findings, key=lambda f: f.sort_key())]
+    return [finding_json(f) for f in scan_module_text(text, select, path)]

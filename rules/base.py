@@ -5,6 +5,6 @@ The contract itself (hooks, metadata, examples) belongs to the engine that calls
 that every rule file keeps one short import line.
 """
 
-from kmigrate.engine import Clean, Example, Flagged, Report, Rule
+from kmigrate.engine import Claim, Clean, Example, Fallback, Flagged, Report, Rule
 
-__all__ = ["Clean", "Example", "Flagged", "Report", "Rule"]
+__all__ = ["Claim", "Clean", "Example", "Fallback", "Flagged", "Report", "Rule"]

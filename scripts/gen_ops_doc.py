@@ -1,7 +1,7 @@
 """Write docs/ops.md, the ops catalog's reference page, from rules/ops_catalog/.
 
 Usage: python scripts/gen_ops_doc.py [--check]
-With --check, exit 1 when docs/ops.md is out of date (tests/test_ops_catalog.py checks too).
+With --check, exit 1 when docs/ops.md is out of date (tests/rules/test_ops_catalog.py checks too).
 """
 
 from __future__ import annotations

@@ -63,7 +63,10 @@ MUTATIONS = (
                 '"features, approximate=lit(approximate) | True"',
             ),
         ),
-        (("tests/test_ops_catalog.py",), ("tests/differential/test_differential.py", "-k", "gelu")),
+        (
+            ("tests/rules/test_ops_catalog.py",),
+            ("tests/differential/test_differential.py", "-k", "gelu"),
+        ),
     ),
     Mutation(
         "l2-normalize-epsilon",
@@ -76,7 +79,7 @@ MUTATIONS = (
             ),
         ),
         (
-            ("tests/test_ops_catalog.py", "-k", "l2_normalize"),
+            ("tests/rules/test_ops_catalog.py", "-k", "l2_normalize"),
             ("tests/differential/test_differential.py", "-k", "l2_normalize"),
         ),
     ),
@@ -102,7 +105,7 @@ MUTATIONS = (
                 "mode=lower(mode, 'constant', 'reflect', 'symmetric'), ",
             ),
         ),
-        (("tests/test_ops_catalog.py", "-k", "pad"),),
+        (("tests/rules/test_ops_catalog.py", "-k", "pad"),),
     ),
     Mutation(
         "editor-statement-replacement",
@@ -115,9 +118,9 @@ MUTATIONS = (
             ),
         ),
         (
-            ("tests/test_saving_rules.py",),
-            ("tests/test_saving_backends.py", "-m", "not backends"),
-            ("tests/test_samples_parity.py", "-m", "not backends"),
+            ("tests/rules/test_saving_rules.py",),
+            ("tests/rules/test_saving_backends.py", "-m", "not backends"),
+            ("tests/parity/test_samples_parity.py", "-m", "not backends"),
         ),
     ),
     Mutation(
@@ -130,7 +133,7 @@ MUTATIONS = (
                 '"float32": Tolerance(atol=1e-3, rtol=1e-3)',
             ),
         ),
-        (("tests/test_parity_unit.py",),),
+        (("tests/parity/test_parity_unit.py",),),
     ),
     Mutation(
         "apply-parity-exit-status",
@@ -142,7 +145,7 @@ MUTATIONS = (
                 "not _parity_after_apply(settings, written, planned):\n        pass",
             ),
         ),
-        (("tests/test_apply_parity.py", "-k", "diverges"),),
+        (("tests/parity/test_apply_parity.py", "-k", "diverges"),),
     ),
     Mutation(
         "harness-tolerance",
@@ -179,7 +182,7 @@ MUTATIONS = (
                 "or True\n        ):\n            return\n",
             ),
         ),
-        (("tests/test_random_rules.py", "-k", "manual_findings_say_why"),),
+        (("tests/rules/test_random_rules.py", "-k", "manual_findings_say_why"),),
     ),
     Mutation(
         "vae-sample-keeps-tensorflow",
@@ -191,13 +194,13 @@ MUTATIONS = (
                 '("tf.math.exp tf.compat.v1.exp", "exp"),',
             ),
         ),
-        (("tests/test_random_backends.py", "-k", "sample_builds and tensorflow"),),
+        (("tests/rules/test_random_backends.py", "-k", "sample_builds and tensorflow"),),
     ),
     Mutation(
         "check-module-removed",
         "migrate/cli/check.py (the pre-commit command) is missing from the build",
         (Edit("migrate/cli/check.py", new=None),),
-        (("tests/test_parallel_cache.py", "-k", "heavy"),),
+        (("tests/run/test_parallel_cache.py", "-k", "heavy"),),
     ),
     Mutation(
         "unreadable-file-ignored",
@@ -209,7 +212,7 @@ MUTATIONS = (
                 "return report",
             ),
         ),
-        (("tests/test_hostile_inputs.py", "-k", "unreadable"),),
+        (("tests/cli/test_hostile_inputs.py", "-k", "unreadable"),),
     ),
     Mutation(
         "ctrl-c-mid-write",
@@ -221,15 +224,15 @@ MUTATIONS = (
                 "if True:",
             ),
         ),
-        (("tests/test_safe_writes.py", "-k", "sigint_mid"),),
+        (("tests/engine/test_safe_writes.py", "-k", "sigint_mid"),),
     ),
     Mutation(
         "foreign-install",
         "the tests would run another kmigrate (a copy put first on PYTHONPATH)",
         (),
         (
-            ("tests/test_cli.py", "-k", "usage_errors"),
-            ("tests/test_check_baseline.py", "-k", "heavy_module"),
+            ("tests/cli/test_cli.py", "-k", "usage_errors"),
+            ("tests/cli/test_check_baseline.py", "-k", "heavy_module"),
         ),
         env={"PYTHONPATH": "{foreign}"},
     ),

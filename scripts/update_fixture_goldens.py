@@ -1,5 +1,5 @@
 """Regenerate the golden scan and diff of every fixture repository
-(tests/fixtures/repos_expected/<name>.scan and .diff), as tests/test_project_index.py
+(tests/fixtures/repos_expected/<name>.scan and .diff), as tests/project/test_project_index.py
 computes them. Run after an intended change; review ``git diff`` of the goldens."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.project.test_project_index import EXPECTED, REPO_NAMES, REPOS, finding_lines  # noqa: E402
 from tests.repo_fixtures import apply_diff, apply_repo, copy_repo, run_repo  # noqa: E402
-from tests.test_project_index import EXPECTED, REPO_NAMES, REPOS, finding_lines  # noqa: E402
 
 
 def main() -> int:

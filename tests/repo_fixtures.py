@@ -20,6 +20,12 @@ REPOS = Path(__file__).resolve().parent / "fixtures" / "repos"
 # on the resolution path while a fixture runs, read by scan and apply, never imported.
 FAKE_SITE = REPOS.parent / "site_packages"
 REPO_NAMES = sorted(p.name for p in REPOS.iterdir() if p.is_dir())
+# Every fixture repository and every sample project: the trees whole-tree promises are held on.
+# Hidden folders (a scan's `.kmigrate_cache`, left by `make demo`) are not projects.
+SAMPLES = REPOS.parents[2] / "samples"
+SOURCE_TREES = [REPOS / n for n in REPO_NAMES] + sorted(
+    p for p in SAMPLES.iterdir() if p.is_dir() and not p.name.startswith(".")
+)
 
 
 def copy_repo(name_or_path: str | Path, into: Path) -> Path:

@@ -1,7 +1,7 @@
 """Golden snapshots of what every rule example reports: rule, span, severity, fix and
 message of each finding, one text file per rule under ``tests/snapshots/rules/``.
 
-The example tests (tests/test_rule_examples.py) check the contract of an example
+The example tests (tests/rules/test_rule_examples.py) check the contract of an example
 (flagged or clean, the exact rewrite); the snapshot pins the rest, as ruff's snapshots
 do: a changed message, a moved span, a lost fix or a finding reported twice shows up as
 a diff to review. Regenerate after an intended change and read the diff::

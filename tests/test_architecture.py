@@ -265,3 +265,36 @@ def test_docstrings_and_plain_strings_pass():
         '    return "OK. the file is left untouched", "pdf.K.x"  # tf.keras\n'
     )
     assert framework_strings(code) == []
+
+
+# The test folders, as docs/architecture.md ("Where the tests live") lists them.
+TEST_FOLDERS = {"cli", "run", "report", "project", "store", "engine", "parity", "rules"}
+TEST_FOLDERS |= {"differential", "benchmarks"}
+WHOLE_TOOL_TESTS = {
+    "test_api.py",
+    "test_architecture.py",
+    "test_docs.py",
+    "test_docs_examples.py",
+    "test_packaging.py",
+    "test_repo_fixtures_backends.py",
+}
+
+
+def test_tests_are_laid_out_like_the_source() -> None:
+    tests = ROOT / "tests"
+    floors = {p.name for p in (ROOT / "migrate").iterdir() if (p / "__init__.py").exists()}
+    assert floors <= TEST_FOLDERS, f"a floor without a test folder: {floors - TEST_FOLDERS}"
+    misplaced = [
+        str(p.relative_to(tests))
+        for p in tests.rglob("test_*.py")
+        if "fixtures" not in p.relative_to(tests).parts
+        and (
+            p.parent.name not in TEST_FOLDERS
+            if p.parent != tests
+            else p.name not in WHOLE_TOOL_TESTS
+        )
+    ]
+    assert not misplaced, f"tests outside the source's layout (docs/architecture.md): {misplaced}"
+    documented = (ROOT / "docs" / "architecture.md").read_text()
+    for name in WHOLE_TOOL_TESTS:
+        assert f"`{name}`" in documented, name

@@ -42,3 +42,33 @@ def test_the_report_format_example_is_one_module_plus_its_registration(
     rows = list(csv.reader(io.StringIO(result.output)))
     assert rows[0] == ["path", "line", "column", "rule", "severity", "fixable", "message"]
     assert len(rows) > 10 and {row[3][:2] for row in rows[1:]} == {"KM"}
+
+
+def test_the_claims_example_takes_its_call_from_the_fallback(tmp_path: Path) -> None:
+    from kmigrate.engine.analyze import analyze_module_text
+    from kmigrate.engine.rule_walk import RuleSet
+    from kmigrate.rules.context_spec import CONTEXT_SPEC
+    from kmigrate.rules.registry import all_rules, rule_by_id
+    from tests.engine.test_claims import test_every_claim_is_within_what_the_rule_asks_to_see
+
+    module_file = tmp_path / "kmigrate_doc_glimpse.py"
+    module_file.write_text(_python_block_after("### Claims and fallbacks"), encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("kmigrate_doc_glimpse", module_file)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    rule = module.ExtractGlimpse
+    test_every_claim_is_within_what_the_rule_asks_to_see(rule)
+    code = (
+        "import tensorflow as tf\nimport keras\n\n\nclass G(keras.layers.Layer):\n"
+        "    def call(self, x, at):\n"
+        "        y = tf.image.extract_glimpse(x, (8, 8), at)\n"
+        "        return tf.compat.v1.image.extract_glimpse(y, (4, 4), at)\n"
+    )
+
+    def findings(claimants):
+        ruleset = RuleSet([rule_by_id("KM205"), rule], claimants=claimants)
+        found = analyze_module_text("m.py", code, ruleset, CONTEXT_SPEC).findings
+        return sorted((f.rule, f.span.line) for f in found)
+
+    assert findings(all_rules()) == [("KM205", 7), ("KM205", 8), ("KM299", 7)]
+    assert findings([*all_rules(), rule]) == [("KM205", 8), ("KM299", 7)]

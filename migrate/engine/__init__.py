@@ -45,7 +45,9 @@ _HOMES = {
     **dict.fromkeys(
         ("code_children", "code_walk", "dotted_parts", "scope_bindings", "statements"), "names"
     ),
-    **dict.fromkeys(("Clean", "Example", "Flagged", "Report", "Rule"), "rule_api"),
+    **dict.fromkeys(
+        ("Claim", "Clean", "Example", "Fallback", "Flagged", "Report", "Rule"), "rule_api"
+    ),
     **dict.fromkeys(("CallSite", "ImportSite", "Node", "ReferenceSite", "Scope"), "sites"),
     **dict.fromkeys(("ContextSpec", "ImportStyle"), "spec"),
     "module_binding_counts": "speller",
@@ -94,7 +96,7 @@ if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
         scope_bindings,
         statements,
     )
-    from kmigrate.engine.rule_api import Clean, Example, Flagged, Report, Rule
+    from kmigrate.engine.rule_api import Claim, Clean, Example, Fallback, Flagged, Report, Rule
     from kmigrate.engine.sites import CallSite, ImportSite, Node, ReferenceSite, Scope
     from kmigrate.engine.spec import ContextSpec, ImportStyle
     from kmigrate.engine.speller import module_binding_counts
@@ -111,6 +113,7 @@ __all__ = [
     "ArgOut",
     "CallEdit",
     "CallSite",
+    "Claim",
     "ClassEdit",
     "Clean",
     "Context",
@@ -119,6 +122,7 @@ __all__ = [
     "EnsureHelper",
     "EnsureImport",
     "Example",
+    "Fallback",
     "Finding",
     "Flagged",
     "ImportStyle",

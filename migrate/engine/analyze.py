@@ -175,7 +175,7 @@ def analyze_module_text(
         or facts.patched
         or any(f.context is Context.UNDECIDED for f in result.findings)
     ):
-        apply_project_notes(result.findings, facts)
+        apply_project_notes(result.findings, facts, index.undecided_why)
     if spec.optional_imports:
         keep_optional_calls(result.findings, module, spec.optional_imports)
     result.findings.extend(crash_finding(path, r, s, e) for r, s, e in walker.crashes)

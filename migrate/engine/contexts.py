@@ -14,8 +14,11 @@ the module's own call graph; the absence of a recognised base class proves nothi
 function reached both from model code (a layer's method, a function applied to
 ``keras.Input`` tensors) and from data code is ``undecided``: reported, never rewritten.
 A layer's own methods are model code whatever they call. Nested functions inherit their
-enclosing context unless seeded themselves. In a module without Keras, unseeded code
-stays ``other``.
+enclosing context unless seeded themselves. A module without any Keras name of its own
+is held to the same default when another module of its project uses Keras
+(``ModuleFacts.keras_project``): a helper a layer reaches through something the project
+index cannot follow is still model code. Only in a project without Keras (or a module
+analysed alone without Keras) does unseeded code stay ``other``.
 """
 
 from __future__ import annotations
@@ -47,6 +50,9 @@ class ContextIndex:
     # (symbol prefixes, context): a call of one of these outside any function (a script's
     # `tf.saved_model.load(...)`) is its own evidence: that call has that context
     call_contexts: tuple[tuple[tuple[str, ...], Context], ...] = ()
+    # top-level function or class -> the data function it calls (at any depth) that
+    # made it undecided in a module without Keras (``_undecided_feeders``)
+    undecided_why: dict[str, str] = field(default_factory=dict)
 
     def for_function(self, node: ast.AST) -> Context | None:
         return self.function_context.get(id(node))
@@ -103,7 +109,8 @@ class _Indexer:
         self._find_model_classes()
         self._walk_bodies()
         self._seed_from_project()
-        keras = self._uses_keras()
+        own_keras = self._uses_keras()
+        keras = own_keras or (self.facts is not None and self.facts.keras_project)
         spec = self.spec
         index = ContextIndex(
             model_classes=self.model_classes,
@@ -124,6 +131,8 @@ class _Indexer:
         for context in _TF_BY_DESIGN:
             for fid in reach[context]:
                 index.function_context.setdefault(fid, context)
+        if keras and not own_keras:
+            self._undecided_feeders(index, data, seeded)
         if keras:
             for fid in self.nodes:
                 index.function_context.setdefault(fid, Context.MODEL)
@@ -141,6 +150,12 @@ class _Indexer:
         canonical = self.resolver.canonical
         if any(spec.is_keras_symbol(canonical(q)) for q in self.resolver.stack[0].imports.values()):
             return True
+        if any(  # `from keras.layers import *` binds no name the resolver lists
+            not node.level and spec.is_keras_symbol(canonical(node.module or ""))
+            for node in self.index.nodes(ast.ImportFrom)
+            if any(alias.name == "*" for alias in node.names)
+        ):
+            return True
         tails = {ns.rpartition(".")[2] for ns in spec.keras_namespaces if "." in ns}
         for node in self.index.nodes(ast.Attribute):
             if node.attr in tails:  # type: ignore[attr-defined]
@@ -148,6 +163,37 @@ class _Indexer:
                 if symbol is not None and spec.is_keras_symbol(symbol):
                     return True
         return False
+
+    def _undecided_feeders(self, index: ContextIndex, data: set[int], seeded: set[int]) -> None:
+        """In a module without Keras of its own (model code only by the project's
+        default), a function nothing decided that calls data code, at any depth, works
+        on what an input pipeline parses: ``undecided``, reported and never rewritten."""
+        callers: dict[int, set[int]] = {}
+        for fid, out in self.calls.items():
+            for callee in out:
+                callers.setdefault(callee, set()).add(fid)
+        via: dict[int, int] = {}  # feeder -> the data function it reaches first
+        stack = [(fid, fid) for fid in sorted(data)]
+        while stack:
+            fid, first = stack.pop()
+            for caller in sorted(callers.get(fid, ())):
+                if caller not in via and caller not in index.function_context:
+                    via[caller] = first
+                    stack.append((caller, first))
+        for fid in self._reachable(set(via), seeded) - set(index.function_context):
+            index.function_context[fid] = Context.UNDECIDED
+        names = self._owner_names()
+        for fid, first in via.items():
+            owner, used = names.get(fid), names.get(first)
+            if owner is not None and used is not None:
+                index.undecided_why.setdefault(owner, used)
+
+    def _owner_names(self) -> dict[int, str]:
+        """Function node id -> the name findings in it carry first (its top-level
+        function, or its class for a method)."""
+        names = {id(node): name for name, node in self.module_functions.items()}
+        names.update(self.class_of_method)
+        return names
 
     # -- definitions ---------------------------------------------------------
     def _collect_definitions(self) -> None:

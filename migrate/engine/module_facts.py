@@ -40,6 +40,9 @@ class ModuleFacts:
     # namespace an import swap rebinds, those other modules import from it (by name, by
     # a star import, or through the module object): a swap here rebinds them there too
     imported_by: tuple[tuple[str, str], ...] = ()
+    # Some module of the project uses Keras (LocalFacts.uses_keras): then code here is
+    # model code unless proven TensorFlow by design, Keras import or not (contexts.py)
+    keras_project: bool = False
 
     @property
     def reaches_framework(self) -> bool:
@@ -87,6 +90,10 @@ class LocalFacts:
     # rebinds (``K``, ``keras``: the spec's ``swapped_namespaces``; ``ModuleFacts.imported_by``)
     namespace_imports: tuple[str, ...] = ()
     star_exports: tuple[str, ...] = ()  # ... of those, the names `from m import *` takes
+    # the module binds or calls a Keras namespace itself (its imports, its functions'
+    # calls, its model classes, a re-exported ``K``): one such module makes the project
+    # one that uses Keras (``ModuleFacts.keras_project``)
+    uses_keras: bool = False
 
 
 @dataclass(frozen=True)

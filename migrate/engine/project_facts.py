@@ -57,6 +57,7 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
         self._reloads: list[tuple[str, str, Reload]] | None = None
         self._outside_source: Callable[[], Mapping[str, FileUse]] | None = None
         self._outside: Mapping[str, FileUse] | None = None
+        self._keras: bool | None = None
 
     def add_file_users(self, source: Callable[[], Mapping[str, FileUse]] | None) -> None:
         """Files outside the modules that use saved-file names or reload SavedModels
@@ -142,7 +143,20 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
             saved_model_reloads=self.saved_model_reloads(key) if local.saves_saved_model else (),
             undecided_calls=local.undecided_calls,
             imported_by=self.imported_by(key) if local.namespace_imports else (),
+            keras_project=self.keras_project(),
         )
+
+    def keras_project(self) -> bool:
+        """Whether some module of the project uses Keras (:attr:`LocalFacts.uses_keras`):
+        asked of every module, answered once."""
+        if self._keras is None:
+            self._keras = any(self.uses_keras(key) for key in self.local)
+        return self._keras
+
+    def uses_keras(self, key: str) -> bool:
+        """Module ``key``'s :attr:`LocalFacts.uses_keras`. A stored resolution answers it
+        from the files' headers, without decoding the module's local facts."""
+        return self.local[key].uses_keras
 
     def _data_caller(self, node: Node) -> str:
         seed = self.reached()[1][node]

@@ -102,6 +102,7 @@ class ProjectIndex(NameResolution):
         undecided: dict[str, str] = {}  # callee -> why resolution cannot tell what it runs
 
         reach = HelperReach(self)
+        keras = self._imports_keras(record)
 
         def follow(callee: str, target: Target, out: set[Node]) -> None:
             if target[0] == "function":
@@ -124,6 +125,7 @@ class ProjectIndex(NameResolution):
                 follow(callee, target, out)
                 if target[0] == "external":
                     symbol = self.canonical(target[1])
+                    keras = keras or spec.is_keras_symbol(symbol)
                     if symbol.endswith(spec.functional_input_suffixes):
                         model_seeds.add((key, fname))
                     elif symbol.startswith(spec.data_symbol_prefixes):
@@ -145,7 +147,10 @@ class ProjectIndex(NameResolution):
                     if callee.startswith("self."):
                         out.update(reach.self_call(record, cname, callee))
                         continue
-                    follow(callee, self._callee(record, callee), out)
+                    target = self._callee(record, callee)
+                    follow(callee, target, out)
+                    if target[0] == "external" and not keras:
+                        keras = spec.is_keras_symbol(self.canonical(target[1]))
                 if out:
                     edges[node] = tuple(sorted(out))
         for ref in entry["model_refs"]:
@@ -155,9 +160,11 @@ class ProjectIndex(NameResolution):
             if target[0] == "function":
                 data_seeds.add((target[1].key, target[2]))
         saves, reload = self._saved_model_calls(record)
+        bindings = self._bindings(record)
+        keras = keras or bool(model_classes) or self._binds_keras(bindings)
         return LocalFacts(
             model_classes=tuple(model_classes),
-            bindings=self._bindings(record),
+            bindings=bindings,
             notes=tuple(sorted(self._notes.get(id(record), {}).items())),
             functions=tuple(entry["functions"]),
             edges=tuple(edges.items()),
@@ -168,7 +175,23 @@ class ProjectIndex(NameResolution):
             undecided_calls=tuple(sorted(undecided.items())),
             namespace_imports=(bound := self._namespace_imports(record)),
             star_exports=tuple(name for name in bound if record.exports(name)),
+            uses_keras=keras,
         )
+
+    def _imports_keras(self, record: ModuleRecord) -> bool:
+        """Whether one of ``record``'s own imports of a module outside the project names
+        a Keras namespace (``from tensorflow.keras.layers import Dense``, ``import keras``)."""
+        for _local, module, name, level in record.entry["imports"]:
+            if level or self._in_project(module):
+                continue
+            if self.spec.is_keras_symbol(self.canonical(f"{module}.{name}" if name else module)):
+                return True
+        return False
+
+    def _binds_keras(self, bindings: tuple[tuple[str, str], ...]) -> bool:
+        """Whether a name the project binds for the module is a Keras namespace (``K``
+        re-exported by the project's backend module)."""
+        return any(self.spec.is_keras_symbol(self.canonical(target)) for _, target in bindings)
 
     def _saved_model_calls(self, record: ModuleRecord) -> tuple[bool, Reload]:
         """(whether ``record`` writes a SavedModel, its first reload), from the calls its

@@ -126,10 +126,15 @@ def mark_fixed_later(findings: list[Finding], waiting: list[tuple[Finding, Repor
         finding.fixed_later = unblocked and left
 
 
-def apply_project_notes(findings: list[Finding], facts: ModuleFacts) -> None:
+def apply_project_notes(
+    findings: list[Finding], facts: ModuleFacts, feeders: Mapping[str, str] | None = None
+) -> None:
     """Findings in helpers shared by model code and a data pipeline keep no fix (a rewrite
     must suit both callers: report them), nor calls of TF/Keras functions the project
-    replaces; findings in undecided classes say why."""
+    replaces; findings in undecided classes say why. ``feeders``: in a module without
+    Keras, the undecided functions that call data code, with the data function each
+    calls (``ContextIndex.undecided_why``)."""
+    feeders = feeders or {}
     mixed = {**dict.fromkeys(facts.mixed_functions, ""), **dict(facts.data_callers)}
     notes = dict(facts.notes)
     patched = dict(facts.patched)
@@ -150,6 +155,13 @@ def apply_project_notes(findings: list[Finding], facts: ModuleFacts) -> None:
             finding.message += (
                 f" (undecided, not rewritten: `{owner}` is called from model code and {data} "
                 f"({_DATA_CODE}); change it by hand or split it)"
+            )
+        elif undecided and owner in feeders:
+            finding.fix = None
+            finding.message += (
+                f" (undecided, not rewritten: `{owner}` calls `{feeders[owner]}`, data code "
+                f"({_DATA_CODE}), in a module without Keras, and nothing shows a model runs "
+                "it; change it by hand if a model does)"
             )
         elif undecided:
             finding.fix = None

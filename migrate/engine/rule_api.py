@@ -7,11 +7,12 @@ and reaches it through the ``kmigrate.engine`` facade (``rules/base.py`` re-expo
 A rule is looked up by the engine through what it declares it wants to see
 (``call_symbols``, ``method_names``, ``reference_prefixes``, ``visit_types``,
 ``string_constants``, ``wants_imports``, ``wants_undecided_calls``) and answers with
-:class:`Report` objects. A report with an :class:`~kmigrate.engine.model.EditPlan` is
-fixable; the engine never asks a rule to
-build LibCST nodes, so ``scan`` and ``apply`` cannot disagree.
+:class:`Report` objects. A rule claims the calls it reports (:meth:`Rule.claims`); a
+*fallback* rule (``Rule.fallback``) is shown only the calls no other rule claims. A
+report with an :class:`~kmigrate.engine.model.EditPlan` is fixable; the engine never
+asks a rule to build LibCST nodes, so ``scan`` and ``apply`` cannot disagree.
 
-The examples are the rule's contract: ``tests/test_rule_examples.py`` turns every
+The examples are the rule's contract: ``tests/rules/test_rule_examples.py`` turns every
 :class:`Example` of every registered rule into a test, and a rule counts as
 auto-fixable exactly when one of its flagged examples has an expected rewrite.
 """
@@ -22,6 +23,7 @@ import ast
 import textwrap
 from collections.abc import Iterable
 from dataclasses import dataclass
+from enum import Enum
 from typing import TYPE_CHECKING, ClassVar
 
 from kmigrate.engine.model import Context, EditPlan, Severity, Span
@@ -79,6 +81,32 @@ def Clean(code: str, project: dict[str, str] | None = None) -> Example:  # noqa:
     return Example(code, None, flagged=False, project=tuple((project or {}).items()))
 
 
+class Fallback(Enum):
+    """Which other rules' claims a fallback rule leaves alone (see :meth:`Rule.claims`)."""
+
+    # What no other rule reports where the site is: a message that holds wherever the
+    # call is ("Keras 3 has no `K.cast`"), left only to a rule that reports it there.
+    IN_CONTEXT = "in-context"
+    # What no other rule knows, in any context: a message that would be false of a call
+    # some rule reports elsewhere ("kmigrate has no Keras 3 form for it").
+    ANY_CONTEXT = "any-context"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """Calls a rule reports itself, so that fallback rules leave them to it: those whose
+    canonical symbol is one of ``symbols`` or starts with one of ``prefixes``, in
+    ``contexts`` (None: every context)."""
+
+    symbols: frozenset[str] = frozenset()
+    prefixes: tuple[str, ...] = ()
+    contexts: frozenset[Context] | None = None
+
+    def covers(self, symbol: str) -> bool:
+        """Whether the claim names ``symbol`` (in whichever of its contexts)."""
+        return symbol in self.symbols or symbol.startswith(self.prefixes)
+
+
 @dataclass
 class Report:
     """What a rule says about one site. ``span``/``symbol`` default to the site's."""
@@ -126,6 +154,10 @@ class Rule:
     # Calls the project index could not decide (``ModuleFacts.undecided_calls``: a name
     # star-imported from one of several modules, one per backend), to check_call.
     wants_undecided_calls: ClassVar[bool] = False
+    # A fallback reports what no other rule claims (:meth:`claims`): the engine shows it
+    # only the calls and references whose symbol no other registered rule claims, in the
+    # site's context or in any (:class:`Fallback`). A fallback claims nothing itself.
+    fallback: ClassVar[Fallback | None] = None
 
     examples: ClassVar[list[Example]] = []
 
@@ -147,6 +179,18 @@ class Rule:
         the same rule instance, for rules that need the whole module (e.g. pairing a
         save with its load). State kept from the walk must be reset per module."""
         return ()
+
+    # -- claims --------------------------------------------------------------
+    @classmethod
+    def claims(cls) -> tuple[Claim, ...]:
+        """The calls this rule reports itself, which fallback rules then leave to it. By
+        default every call it asks to see (``call_symbols``, ``call_prefixes``) in the
+        contexts it reports in; a rule that reports only some of them, or calls it sees as
+        references, says so here (tests/engine/test_claims.py holds every claim within what the
+        rule asks to see)."""
+        if cls.fallback is not None or not (cls.call_symbols or cls.call_prefixes):
+            return ()
+        return (Claim(frozenset(cls.call_symbols), tuple(cls.call_prefixes), cls.contexts),)
 
     # -- derived metadata ----------------------------------------------------
     @classmethod

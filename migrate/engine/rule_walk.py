@@ -1,6 +1,7 @@
 """The one walk over a parsed module that hands each rule the sites it declared (calls,
 references, imports, functions, classes: see ``rules/base.py``), found through
-dictionaries built once per rule selection (:class:`RuleSet`). A rule that raises
+dictionaries built once per rule selection (:class:`RuleSet`). A fallback rule is
+handed only the sites no other rule claims (``engine/claims.py``). A rule that raises
 becomes a KM902 finding for that file; the other rules run on."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import traceback
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from kmigrate.engine.claims import ClaimIndex
 from kmigrate.engine.contexts import ContextIndex
 from kmigrate.engine.model import (
     RULE_CRASHED,
@@ -27,10 +29,17 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
 class RuleSet:
-    """The selected rules, indexed by what they want to see."""
+    """The selected rules, indexed by what they want to see. ``claimants``: the rules
+    whose claims fallbacks leave alone (the callers pass every registered rule, so that
+    a selection does not change what a fallback reports); None: ``rule_classes``."""
 
-    def __init__(self, rule_classes: Sequence[type[Rule]]) -> None:
+    def __init__(
+        self,
+        rule_classes: Sequence[type[Rule]],
+        claimants: Sequence[type[Rule]] | None = None,
+    ) -> None:
         self.rules: list[Rule] = [cls() for cls in rule_classes]
+        self.claims = ClaimIndex(rule_classes if claimants is None else claimants)
         self.ids = tuple(sorted(r.id for r in self.rules))
         self.by_symbol: dict[str, list[Rule]] = {}
         self.by_prefix: list[tuple[tuple[str, ...], Rule]] = []
@@ -78,6 +87,12 @@ class RuleSet:
                 self._reference_cache.clear()
             self._reference_cache[symbol] = found
         return found
+
+    def shown(self, rule: Rule, site: CallSite | ReferenceSite) -> bool:
+        """Whether ``rule`` is handed ``site``: a fallback is not, where another rule
+        claims the site's symbol."""
+        how = rule.fallback
+        return how is None or not self.claims.claimed(site.symbol, site.context, how)  # type: ignore[arg-type]
 
 
 class RuleWalker:
@@ -257,7 +272,8 @@ class RuleWalker:
         )
         self.context = context
         for rule in rules:
-            self._run(rule, rule.check_call, site)
+            if self.ruleset.shown(rule, site):
+                self._run(rule, rule.check_call, site)
 
     def _on_reference(self, node: ast.Attribute | ast.Name) -> bool:
         """Dispatch a whole dotted chain once; True when its parts need no visit."""
@@ -272,7 +288,8 @@ class RuleWalker:
         if rules:
             site = self._site(ReferenceSite, node, symbol=symbol)
             for rule in rules:
-                self._run(rule, rule.check_reference, site)
+                if self.ruleset.shown(rule, site):
+                    self._run(rule, rule.check_reference, site)
         return True
 
     def _on_import(self, node: ast.Import | ast.ImportFrom) -> None:

@@ -8,7 +8,7 @@ edit, the smallest statement that holds it and stands alone on its lines; only t
 back between the untouched lines. Imports are their own edit: only the top of the
 module, up to the last import that changes, is parsed again.
 
-The output is the whole-module editor's, byte for byte (``tests/test_splice_editor.py``
+The output is the whole-module editor's, byte for byte (``tests/engine/test_splice_editor.py``
 compares the two); where that cannot be assured cheaply (mixed line endings, an edit
 outside any stand-alone statement, a piece LibCST will not parse alone) the
 whole-module editor does the work.

@@ -17,7 +17,7 @@ had them at ``keras.X``). So a ``keras.X`` is served from, in order:
    equivalent of (the Theano backend, Keras 1 argument converters).
 
 Each `MovedModule` lists the names legacy code imports from it (`uses`);
-tests/test_parity_keras2_paths.py imports every entry in a Keras 2 process and checks
+tests/parity/test_parity_keras2_paths.py imports every entry in a Keras 2 process and checks
 each of those names is there.
 """
 

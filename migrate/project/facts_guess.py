@@ -57,13 +57,16 @@ class FactsGuess:
         layouts: dict[str, dict[str, Any]],
         spec: ContextSpec,
         importers: dict[str, list[str]] | None = None,
+        keras_project: bool = False,
     ) -> None:
         """``layout``: a file's record fields but its entry, from its path and package
         (``index_entries.record_layout``, for this project's root); ``layouts``: those
         of the files to analyse, by key, worked out already; ``importers``: import
         path -> the files (as shown) whose imports are known or guessed to name it
-        (``ModuleFacts.imported_by``)."""
+        (``ModuleFacts.imported_by``); ``keras_project``: whether the project is
+        guessed to use Keras (``ModuleFacts.keras_project``; from the files' bytes)."""
         self.layout = layout
+        self.keras_project = keras_project
         self.layouts = layouts
         self.spec = spec
         self.importers = importers or {}
@@ -89,6 +92,8 @@ class FactsGuess:
         files = {record.key: (record.shown or record.key, entry["paths"])}
         local, made = index.local_with_reads(record)
         facts = ProjectFacts({record.key: local}, files, index.patched_symbols())[record.key]
+        if self.keras_project and not facts.keras_project:
+            facts = replace(facts, keras_project=True)
         if local.namespace_imports:
             shown = record.shown or record.key
             imported_by = imported_from(self.importers, record.names, shown, local)

@@ -393,7 +393,9 @@ def facts_guess(
         found = layouts.get(index_key(path))
         return found if found is not None else record_layout(path, root, package)
 
-    return FactsGuess([*known.values(), *parsed], layout, layouts, spec, importers)
+    # a guess, as the rest: a file naming Keras in a comment costs an analysis, no answer
+    keras = any(b"keras" in data for _, data in files.values())
+    return FactsGuess([*known.values(), *parsed], layout, layouts, spec, importers, keras)
 
 
 def may_hold_tensorflow(data: bytes) -> bool:

@@ -26,6 +26,7 @@ def encode_local(local: LocalFacts, position: Mapping[str, int]) -> list:
         [list(p) for p in local.undecided_calls],
         list(local.namespace_imports),
         list(local.star_exports),
+        local.uses_keras,
     ]
 
 
@@ -56,6 +57,7 @@ def decode_local(value: list, slots: list[str | None]) -> LocalFacts:
         undecided_calls=_pairs(row.undecided),
         namespace_imports=tuple(row.namespace_imports),
         star_exports=tuple(row.star_exports),
+        uses_keras=row.keras,
     )
 
 
@@ -78,3 +80,4 @@ class LocalRow(NamedTuple):
     undecided: list
     namespace_imports: list
     star_exports: list
+    keras: bool  # LocalFacts.uses_keras

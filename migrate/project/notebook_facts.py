@@ -151,7 +151,10 @@ def notebook_facts(
         saves = local[notebook.key].saves_saved_model
         reloads = project.saved_model_reloads(notebook.key) if saves else ()
         found[notebook.key] = replace(
-            alone, shared_paths=project.shared_paths(*own), saved_model_reloads=reloads
+            alone,
+            shared_paths=project.shared_paths(*own),
+            saved_model_reloads=reloads,
+            keras_project=alone.keras_project or project.keras_project(),
         )
     return found
 
@@ -200,6 +203,7 @@ _PAIR_FIELDS = (
     "imported_by",  # always empty: nothing imports a notebook
 )
 _LINE_FIELDS = ("saved_model_reloads",)  # (path as shown, line, reader) triples
+_FLAG_FIELDS = ("keras_project",)
 
 
 def load_notebook_facts(store: ValueStore, root_key: str, key: str) -> dict | None:
@@ -225,11 +229,13 @@ def _encode_facts(facts: ModuleFacts) -> list:
         [list(getattr(facts, name)) for name in _NAME_FIELDS]
         + [[list(pair) for pair in getattr(facts, name)] for name in _PAIR_FIELDS]
         + [[list(pair) for pair in getattr(facts, name)] for name in _LINE_FIELDS]
+        + [getattr(facts, name) for name in _FLAG_FIELDS]
     )
 
 
 def _decode_facts(row: Any) -> ModuleFacts:
-    if type(row) is not list or len(row) != len(_NAME_FIELDS + _PAIR_FIELDS + _LINE_FIELDS):
+    fields = _NAME_FIELDS + _PAIR_FIELDS + _LINE_FIELDS
+    if type(row) is not list or len(row) != len(fields + _FLAG_FIELDS):
         raise ValueError("not a module's facts")
     found: dict[str, tuple] = {}
     for index, name in enumerate(_NAME_FIELDS):
@@ -238,7 +244,12 @@ def _decode_facts(row: Any) -> ModuleFacts:
         found[name] = tuple(map(checked_pair, checked_list(row[index])))
     for index, name in enumerate(_LINE_FIELDS, len(_NAME_FIELDS + _PAIR_FIELDS)):
         found[name] = tuple(map(_checked_line, checked_list(row[index])))
-    return ModuleFacts(**found)
+    flags: dict[str, bool] = {}
+    for index, name in enumerate(_FLAG_FIELDS, len(fields)):
+        if row[index] is not True and row[index] is not False:
+            raise ValueError("not a flag")
+        flags[name] = row[index]
+    return ModuleFacts(**found, **flags)
 
 
 def _checked_line(value: Any) -> tuple[str, int, str]:

@@ -111,6 +111,7 @@ def _stored_bytes(
                     stamps.get(key),
                     list(facts.made[key].saved_model_reload),
                     [p for p in imported_paths(record) if p.partition(".")[0] in roots],
+                    facts.made[key].uses_keras,
                 ]
             )
             in_model, in_data = facts.reached_functions(key)

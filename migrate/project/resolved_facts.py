@@ -121,6 +121,11 @@ class ResolvedFacts(Fallback):
             return super().reload_of(key)
         return self.stored.reload_of(key)
 
+    def uses_keras(self, key: str) -> bool:
+        if key in self.made or self.stored is None:
+            return super().uses_keras(key)
+        return self.stored.uses_keras(key)
+
     def reached_functions(self, key: str) -> tuple[set[str], set[str]]:
         if self.graph_kept:
             model_names, data_names = self.stored.reach(key)  # type: ignore[union-attr]

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from kmigrate.store.cache import ResultCache
 
 RESOLVED = "resolved"  # the store's namespace; one value per project root
+# 9: a file's header and local facts say whether the module uses Keras (a project with
+# one such module is a Keras project: ``ModuleFacts.keras_project``, read from the headers);
 # 8: the call graph also reaches registries' values, held helper objects' and mixins'
 # methods, and bases from installed packages are read (kmigrate.project.site_modules);
 # 7: local facts also keep the names the module's imports bind to swapped Keras
@@ -32,7 +34,7 @@ RESOLVED = "resolved"  # the store's namespace; one value per project root
 # module per backend); 4: a header line, then one line per file's row (decoded when
 # used, rewritten only when it changed), whose local facts say whether the file saves
 # or reloads SavedModels; 2 was one JSON value, checked whole when loaded
-STATE_FORMAT = 8
+STATE_FORMAT = 9
 # Where a row's local facts hold the call graph: edges, model seeds, data seeds.
 GRAPH = slice(4, 7)
 
@@ -107,7 +109,9 @@ class StoredResolution:
     # its stat then or None (``project_files.file_stamp``), its first SavedModel reload
     # as [line or 0, reader] (a saving module's facts name the reloading modules: read
     # from the headers, a `check` of it decodes no other row), the paths its imports
-    # name in the project (``imported_paths``: the same for ``ModuleFacts.imported_by``)].
+    # name in the project (``imported_paths``: the same for ``ModuleFacts.imported_by``),
+    # whether the module uses Keras (``LocalFacts.uses_keras``: every module's facts say
+    # whether the project does)].
     # Its row: [shape, [used module slots], local facts, [functions reached from model
     # code], [... from data pipelines], layout, [import paths]]. In the local facts, call
     # graph nodes are "slot:name" strings: the stored graph is closed without decoding.
@@ -126,6 +130,9 @@ class StoredResolution:
     def reload_of(self, key: str) -> Reload:
         line, reader = self.heads[key][6]
         return line, reader
+
+    def uses_keras(self, key: str) -> bool:
+        return self.heads[key][8]
 
     def layout_digest(self, key: str) -> str:
         return self.heads[key][2]
@@ -225,14 +232,14 @@ def _checked_reload(value: Any) -> Reload:
 
 
 def _check_head(head: Any) -> None:
-    if type(head) is not list or len(head) != 8:
+    if type(head) is not list or len(head) != 9:
         raise ValueError("not a file's header")
-    digest, patches, layout_of, shown, paths, stamp, reload, imported = head
+    digest, patches, layout_of, shown, paths, stamp, reload, imported, keras = head
     _checked_reload(reload)
     _texts(imported)
     if not (type(digest) is type(layout_of) is type(shown) is str):
         raise ValueError("not a file's header")
-    if patches is not True and patches is not False:
+    if type(patches) is not bool or type(keras) is not bool:
         raise ValueError("not a flag")
     _texts(paths)
     if stamp is not None and not (
@@ -256,7 +263,7 @@ def _check_row(row: Any, slots: list[str | None]) -> None:
     if type(local) is not list or len(local) != len(LocalRow._fields):
         raise ValueError("not local facts")
     row = LocalRow(*local)
-    if row.saves is not True and row.saves is not False:
+    if type(row.saves) is not bool or type(row.keras) is not bool:
         raise ValueError("not a flag")
     _checked_reload(row.reload)
     _texts(row.classes)
@@ -342,6 +349,9 @@ class _StoredFacts(Fallback):
 
     def reload_of(self, key: str) -> Reload:
         return self.stored.reload_of(key)
+
+    def uses_keras(self, key: str) -> bool:
+        return self.stored.uses_keras(key)
 
 
 def load_resolution(store: ResultCache, root_key: str) -> StoredResolution | None:

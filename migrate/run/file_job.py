@@ -41,7 +41,8 @@ def ruleset_for(rule_ids: Sequence[str]) -> RuleSet:
         from kmigrate.rules.registry import all_rules
 
         wanted = set(key)
-        _RULESETS[key] = RuleSet([r for r in all_rules() if r.id in wanted])
+        chosen = [r for r in all_rules() if r.id in wanted]
+        _RULESETS[key] = RuleSet(chosen, claimants=all_rules())  # claims of every rule
     return _RULESETS[key]
 
 
@@ -62,7 +63,7 @@ def run_job(
     counting frees, and the collector's passes over them cost a fifth of the scan.
     The few small cycles left (helper closures of ``ast.literal_eval``, tracebacks
     of crashed rules) are collected when the collector next runs, after the file;
-    tests/test_engine.py checks that no tree is caught in one.
+    tests/engine/test_engine.py checks that no tree is caught in one.
     """
     if not gc.isenabled():
         return _run_job(job, rule_ids, data)

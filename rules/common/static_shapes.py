@@ -4,7 +4,7 @@
 tensor as well as a list; their ``keras.ops`` forms do not on every backend: inside a
 functional model (built symbolically) and under ``jit`` on JAX, ``ops.tile(x,
 ops.stack([1, n, 1]))`` or ``ops.ones((ops.cast(n, "int32"), 3))`` cannot be shaped
-(tests/test_static_shapes_backends.py). What works everywhere is a tuple of Python ints
+(tests/rules/test_static_shapes_backends.py). What works everywhere is a tuple of Python ints
 and ``ops.shape(x)[i]`` entries (a scalar tensor only for a dimension TensorFlow does not
 know yet, which TensorFlow accepts in a tuple).
 

@@ -78,9 +78,11 @@ def is_wrapper(module: ModuleInfo, node: ast.ClassDef) -> bool:
 def receives_layer(
     module: ModuleInfo, node: ast.ClassDef, init: ast.FunctionDef, stmt: ast.stmt
 ) -> bool:
-    """``self.x = x`` where the constructor argument ``x`` is a layer: a wrapper's
+    """``self.x = x`` (or ``x[0]``) where the constructor argument ``x`` is a layer: a wrapper's
     ``layer``, a parameter named like one, or an attribute the class uses as a layer."""
     value = getattr(stmt, "value", None)
+    while isinstance(value, ast.Subscript):  # one layer taken from a list argument
+        value = value.value
     params = {a.arg for a in (*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs)}
     if not (isinstance(value, ast.Name) and value.id in params):
         return False

@@ -4,11 +4,10 @@
 from __future__ import annotations
 
 import ast
-import functools
 from collections.abc import Iterable
 
 from kmigrate.engine import CallSite, Context, EnsureHelper, ReferenceSite, Severity
-from kmigrate.rules.base import Clean, Flagged, Report, Rule
+from kmigrate.rules.base import Clean, Fallback, Flagged, Report, Rule
 from kmigrate.rules.common.catalog.binding import ManualPortError
 from kmigrate.rules.common.catalog.builders import plan_call
 from kmigrate.rules.common.catalog.catalog_rule import CATALOG_SYMBOLS, plan_for
@@ -68,6 +67,9 @@ class Keras2BackendRemoved(Rule):
     contexts = _OUTSIDE_MODEL
     call_prefixes = ("K.",)
     reference_prefixes = ("K.",)
+    # A backend function another rule reports where the call is (KM5xx's session and
+    # variable functions, KM3xx's random draws) is left to it: its finding says more.
+    fallback = Fallback.IN_CONTEXT
     examples = [
         Flagged(
             """
@@ -261,7 +263,7 @@ class Keras2BackendRemoved(Rule):
         if site.context not in _OUTSIDE_MODEL:
             return  # model code: KM201/KM202/KM205 report it, with the fix where exact
         name = removed_backend_function(site)
-        if name is None or _owned_elsewhere(site.symbol, site.context):
+        if name is None:
             return
         node = site.node.func if isinstance(site, CallSite) else site.node
         written = site.module.node_text(node)
@@ -396,31 +398,3 @@ def _assigned_in_module(site: CallSite) -> frozenset[str]:
         return frozenset(found)
 
     return site.module.memo(("KM108-assigned",), assigned)
-
-
-def _owned_elsewhere(symbol: str, context: Context) -> bool:
-    """Whether another rule reports this symbol in this context (KM5xx's session and
-    variable functions, KM3xx's random draws): its finding says more."""
-    symbols, prefixes = _claims()[context]
-    return symbol in symbols or symbol.startswith(prefixes)
-
-
-@functools.cache
-def _claims() -> dict[Context, tuple[frozenset[str], tuple[str, ...]]]:
-    """Per context, the call symbols and prefixes the other rules ask for (the ops
-    catalog rules excepted: outside model code they leave these names to this rule)."""
-    from kmigrate.rules.registry import all_rules
-
-    claims: dict[Context, tuple[frozenset[str], tuple[str, ...]]] = {}
-    for context in _OUTSIDE_MODEL:
-        symbols: set[str] = set()
-        prefixes: list[str] = []
-        for rule in all_rules():
-            if rule.id in ("KM108", "KM201", "KM202", "KM205"):
-                continue
-            if rule.contexts is not None and context not in rule.contexts:
-                continue
-            symbols.update(rule.call_symbols)
-            prefixes.extend(p for p in rule.call_prefixes if p not in ("tf.", "K."))
-        claims[context] = (frozenset(symbols), tuple(prefixes))
-    return claims

@@ -9,7 +9,7 @@ the Keras 2 signature as ``inspect.signature`` shows it, then ``out`` or ``templ
 ``rules/ops_catalog/__init__.py``), with ``tf.x`` standing for the TensorFlow name the
 editor spells (``import tensorflow as tf`` added or reused). A function whose TensorFlow
 form would differ for some input (a dtype check, a Python-side branch, a Variable) has a
-manual entry saying why. ``tests/test_keras2_backend_tf_backends.py`` checks every
+manual entry saying why. ``tests/rules/test_keras2_backend_tf_backends.py`` checks every
 automatic entry against tf_keras on the same inputs.
 
 Data only: read by ``keras2_backend_removed`` (KM108), imported by ``scan``.

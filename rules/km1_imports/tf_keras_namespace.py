@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterable
 
 from kmigrate.engine import EditPlan, ReferenceSite, ReplaceNode, Severity
-from kmigrate.rules.base import Clean, Flagged, Report, Rule
+from kmigrate.rules.base import Claim, Clean, Flagged, Report, Rule
 from kmigrate.rules.common.call_differences import KERAS_2, SAFETY_NOTE, call_difference
 from kmigrate.rules.common.keras_api import keras3_reference, removal_note
 from kmigrate.rules.common.keras_paths import (
@@ -34,6 +34,12 @@ class TfKerasNamespace(Rule):
         "reported for a manual port with what replaces it. " + SAFETY_NOTE
     )
     reference_prefixes = ("tf.keras",)  # `tf.losses` and the other aliases included
+
+    @classmethod
+    def claims(cls) -> tuple[Claim, ...]:
+        """A call `tf.keras.layers.Dense(...)`: this rule reports its callee."""
+        return (Claim(prefixes=("tf.keras.",)),)
+
     examples = [
         Flagged(
             """

@@ -3,17 +3,13 @@ not know and no other rule reports."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable
 
 from kmigrate.engine import CallSite, Context, Severity
-from kmigrate.rules.base import Clean, Flagged, Report, Rule
+from kmigrate.rules.base import Clean, Fallback, Flagged, Report, Rule
 from kmigrate.rules.common.keras_api import keras3_reference
 from kmigrate.rules.ops_catalog import lookup
 
-# Spellings other rules own as references, not as calls: ``tf.keras.layers.Dense(...)``
-# (KM101) and ``tf.function(...)`` (KM602).
-_REFERENCE_OWNED = ("tf.keras.", "tf.function")
 # Keras 2 under TensorFlow's other names (``tensorflow.python.keras`` is its private
 # copy): Keras classes, not TensorFlow ops, with a Keras 3 form this rule's message would
 # deny. ``tf.losses.X`` is canonically ``tf.keras.losses.X``; what keeps the ``tf.losses.``
@@ -48,6 +44,9 @@ class TfOpNotInCatalog(Rule):
     severity = Severity.ERROR
     contexts = frozenset({Context.MODEL, Context.UNDECIDED})
     call_prefixes = ("tf.", "K.")
+    # A call another rule reports, in any context, is one kmigrate knows (KM3 random
+    # draws, KM203 variables, KM6 summaries...): "no Keras 3 form" would be false of it.
+    fallback = Fallback.ANY_CONTEXT
     examples = [
         Flagged(
             """
@@ -84,7 +83,7 @@ class TfOpNotInCatalog(Rule):
 
     def check_call(self, site: CallSite) -> Iterable[Report]:
         symbol = site.symbol
-        if lookup(symbol) is not None or _owned_elsewhere(symbol) or _in_keras3(symbol):
+        if lookup(symbol) is not None or _in_keras3(symbol):
             return
         family = "Keras 2 backend" if symbol.startswith("K.") else "TensorFlow"
         undecided = site.context is Context.UNDECIDED  # the analysis says why
@@ -103,23 +102,3 @@ def _in_keras3(symbol: str) -> bool:
     if symbol.startswith(_KERAS_ALIASES):
         return True
     return symbol.startswith("K.") and keras3_reference("backend." + symbol[2:]) is not None
-
-
-def _owned_elsewhere(symbol: str) -> bool:
-    symbols, prefixes = _other_rules_calls()
-    return symbol in symbols or symbol.startswith(prefixes)
-
-
-@functools.cache
-def _other_rules_calls() -> tuple[frozenset[str], tuple[str, ...]]:
-    """The call symbols and prefixes the other rules ask for: their findings say more
-    than this one would (KM3 random draws, KM203 variables, KM6 summaries...)."""
-    from kmigrate.rules.registry import all_rules
-
-    symbols: set[str] = set()
-    prefixes: list[str] = list(_REFERENCE_OWNED)
-    for rule in all_rules():
-        if rule is not TfOpNotInCatalog:
-            symbols.update(rule.call_symbols)
-            prefixes.extend(p for p in rule.call_prefixes if p not in ("tf.", "K."))
-    return frozenset(symbols), tuple(prefixes)

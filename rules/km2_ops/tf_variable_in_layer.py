@@ -403,10 +403,14 @@ class TfVariableInLayer(Rule):
         "reported instead (Keras 2 lists it as trainable, so the weight order would "
         "change). A layer's variables convert all or nothing: when one of them stays, "
         "none is rewritten (the converted layer would hold fewer weights, and the "
-        "original's saved weights would not load); each is reported with why."
+        "original's saved weights would not load); each is reported with why. In "
+        "undecided code (reached from model code and from a tf.data map) it is reported "
+        "as a warning, with its Keras 3 form or why there is none, and never rewritten."
     )
     severity = Severity.ERROR
-    contexts = frozenset({Context.MODEL})
+    # undecided code (reached from model code and from a tf.data map) gets a warning
+    # and no rewrite: what a model needs there a data pipeline may not take
+    contexts = frozenset({Context.MODEL, Context.UNDECIDED})
     call_symbols = VARIABLE_SYMBOLS
     examples = [
         Flagged(
@@ -538,7 +542,18 @@ class TfVariableInLayer(Rule):
 
     def check_call(self, site: CallSite) -> Iterable[Report]:
         result = plan_variable(site)
-        if isinstance(result, Rewrite):
+        if site.context is Context.UNDECIDED:  # the analysis says why (both callers)
+            if isinstance(result, Rewrite):
+                how = f"its Keras 3 form is `{result.target}(...)`"
+            else:
+                how = f"{result.reason}. Instead: {result.suggestion}"
+            yield Report(
+                site,
+                f"`{site.symbol}` is TensorFlow state, which Keras 3 does not track where a "
+                f"model runs this code: {how}",
+                severity=Severity.WARNING,
+            )
+        elif isinstance(result, Rewrite):
             yield Report(
                 site,
                 f"`{site.symbol}` in a layer is TensorFlow state: create it with "

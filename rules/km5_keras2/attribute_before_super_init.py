@@ -65,6 +65,21 @@ def _calls_init(stmt: ast.stmt) -> bool:
     )
 
 
+def _assignments(body: list[ast.stmt]) -> Iterable[ast.stmt]:
+    """Every statement of ``body`` and of the blocks inside it (``if``/``else``, loops,
+    ``try``, ``with``) in source order; a nested function or class is not this code."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            yield from _assignments(getattr(stmt, field, []))
+        for handler in getattr(stmt, "handlers", []):
+            yield from _assignments(handler.body)
+        for case in getattr(stmt, "cases", []):
+            yield from _assignments(case.body)
+
+
 def _names_read(node: ast.AST) -> set[str]:
     return {n.id for n in code_walk(node) if isinstance(n, ast.Name)}
 
@@ -221,6 +236,19 @@ class AttributeBeforeSuperInit(Rule):
                     super().__init__(**kwargs)
             """
         ),
+        Flagged(
+            """
+            import keras
+
+            class Heads(keras.layers.Wrapper):
+                def __init__(self, layer, **kwargs):
+                    if isinstance(layer, list):  # a list of heads or one to copy
+                        self.layer = layer[0]
+                    else:
+                        self.layer = layer
+                    super().__init__(self.layer, **kwargs)
+            """
+        ),
         Clean(
             """
             import keras
@@ -253,7 +281,7 @@ class AttributeBeforeSuperInit(Rule):
             body = init.body[start:position]
             early = [
                 (name, stmt)
-                for stmt in body
+                for stmt in _assignments(body)
                 if isinstance(stmt, (ast.Assign, ast.AnnAssign))
                 and (
                     layer_class(module, stmt.value, local_layers)
@@ -266,7 +294,7 @@ class AttributeBeforeSuperInit(Rule):
             super_stmt = init.body[position]
             refusal = _move_refusal(module, node, body, _super_init(super_stmt), local_layers)
             plan = refusal or _move_plan(module, body, super_stmt)
-            names = ", ".join(f"`self.{name}`" for name, _ in early)
+            names = ", ".join(f"`self.{name}`" for name in dict.fromkeys(n for n, _ in early))
             said = (
                 f"`{node.name}.__init__` sets {names} before `super().__init__()`: on the torch "
                 "backend that raises (a layer is a torch module, initialised by "

@@ -26,7 +26,7 @@ from kmigrate.rules.common.namespaces import KERAS_NAMESPACES
 # ``keras.layers.Layer.compute_output_spec``, with the Keras 3 class that defines the one
 # it has, and whether tracing its ``call`` on every backend stands in for it (the
 # preprocessing layers run TensorFlow ops or need their own spec off TensorFlow).
-# tests/test_builtin_output_spec_backends.py compares this table with the installed Keras.
+# tests/rules/test_builtin_output_spec_backends.py compares this table with the installed Keras.
 OWN_OUTPUT_SPEC: dict[str, tuple[str, bool]] = {
     "Add": ("Merge", True),
     "AdditiveAttention": ("Attention", True),

@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterable
 
 from kmigrate.engine import Context, EditPlan, Node, ReferenceSite, ReplaceNode, Severity
-from kmigrate.rules.base import Clean, Flagged, Report, Rule
+from kmigrate.rules.base import Claim, Clean, Flagged, Report, Rule
 from kmigrate.rules.common.scopes import own_nodes
 from kmigrate.rules.common.training_loop import TRAINING_LOOP_ALTERNATIVE
 from kmigrate.rules.context_spec import CONTEXT_SPEC
@@ -121,6 +121,13 @@ class TfFunctionDecorator(Rule):
     )
     severity = Severity.ERROR
     reference_prefixes = ("tf.function",)
+
+    @classmethod
+    def claims(cls) -> tuple[Claim, ...]:
+        """`tf.function`, called too: TensorFlow's compiler, which this rule knows (a
+        decorator Keras 3 makes redundant), not an op with a missing Keras 3 form."""
+        return (Claim(prefixes=("tf.function",)),)
+
     examples = [
         Flagged(
             """

@@ -5,7 +5,7 @@ One rewrite of the selected cases (the real engine, ``apply_to_text(select=["KM2
 then one subprocess per backend running them (see ``harness.py``); each case x backend is
 reported as its own test, and ``-k`` narrows what runs (``-k gelu``: the gelu cases only).
 The count check (every automatic catalog entry has a case) is a fast test in
-``tests/test_ops_catalog.py``.
+``tests/rules/test_ops_catalog.py``.
 """
 
 from __future__ import annotations

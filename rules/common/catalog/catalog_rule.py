@@ -6,7 +6,7 @@ import ast
 from typing import Any
 
 from kmigrate.engine import CallSite, Context, ReferenceSite, Severity
-from kmigrate.rules.base import Rule
+from kmigrate.rules.base import Claim, Rule
 from kmigrate.rules.common.catalog.binding import ManualPortError
 from kmigrate.rules.common.catalog.builders import plan_call
 from kmigrate.rules.common.catalog.plan import Rewrite
@@ -37,7 +37,8 @@ def plan_for(site: CallSite) -> tuple[OpEntry, Rewrite | ManualPortError] | None
 
 
 # Keras 3 keeps these names in `keras.backend` as the very functions the catalog rewrites
-# to (`keras.backend.floatx is keras.config.floatx`; tests/test_keras3_backend_names_backends.py).
+# to (`keras.backend.floatx is keras.config.floatx`;
+# tests/rules/test_keras3_backend_names_backends.py).
 KERAS3_BACKEND_NAMES = {
     "keras.backend.floatx": "keras.config.floatx",
     "keras.backend.epsilon": "keras.config.epsilon",
@@ -75,9 +76,11 @@ def passed_function(site: ReferenceSite) -> OpEntry | None:
 _REFERENCE_PREFIXES = ("tf.", "K.")
 
 
+# Code is ``other`` only where no module of the project uses Keras
+# (``ModuleFacts.keras_project``): in a Keras project unproven code is model code.
 OUTSIDE = (
-    " (in a module that uses no Keras, which nothing in the project reaches from model "
-    "code: left on TensorFlow; convert it if a model runs it on another backend)"
+    " (in a project that uses no Keras: left on TensorFlow; convert it if a model runs it "
+    "on another backend)"
 )
 
 
@@ -89,3 +92,13 @@ class CatalogRule(Rule):
     contexts = frozenset({Context.MODEL, Context.UNDECIDED, Context.OTHER})
     call_symbols = CATALOG_SYMBOLS
     reference_prefixes = _REFERENCE_PREFIXES
+
+    @classmethod
+    def claims(cls) -> tuple[Claim, ...]:
+        """Every catalog call in model code; outside it only TensorFlow's: a Keras 2
+        backend function there fails on Keras 3 wherever it runs, which KM108 says."""
+        tensorflow = frozenset(s for s in CATALOG_SYMBOLS if not s.startswith("K."))
+        return (
+            Claim(CATALOG_SYMBOLS, contexts=frozenset({Context.MODEL})),
+            Claim(tensorflow, contexts=cls.contexts),
+        )
