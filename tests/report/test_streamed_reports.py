@@ -5,21 +5,18 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
-from conftest import SAMPLES
 
 from kmigrate.cli.main import main
 from kmigrate.cli.options import OutputError, write_output
 from kmigrate.engine.run_data import FileReport, RunResult
-from kmigrate.project.pending_project import PendingProject
-from kmigrate.project.project_files import content_digest, index_key
 from kmigrate.report import build, render_data, write_data
 from kmigrate.report.indented_json import dump, dumps, join_items, join_items_lazily
 from kmigrate.run.runner import scan_text
 
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 LAYER = """\
 import tensorflow as tf
 from tensorflow import keras
@@ -100,20 +97,3 @@ def test_a_streamed_report_that_cannot_be_written_says_so(tmp_path: Path) -> Non
     missing = tmp_path / "gone" / "report.json"
     with pytest.raises(OutputError, match="nothing was written"):
         write_output(str(missing), lambda write: write("text"))
-
-
-def test_pending_project_reads_bytes_again_only_as_planned(tmp_path: Path) -> None:
-    """The bytes are not held from planning to the second phase; read again, they
-    count only if they are the ones planned (a file edited meanwhile is analysed again,
-    and nothing worked out from its old bytes is stored under its new ones)."""
-    module = tmp_path / "m.py"
-    module.write_bytes(b"import tensorflow as tf\n")
-    key = index_key(module)
-    project = SimpleNamespace(root=tmp_path, digests={key: content_digest(module.read_bytes())})
-    pending = PendingProject(project, [], {key: module}, {key}, [], None)  # type: ignore[arg-type]
-    assert pending.bytes_of(module) == b"import tensorflow as tf\n"
-    assert pending.bytes_of(tmp_path / "other.py") is None  # not in the project
-    module.write_bytes(b"import tensorflow as tf  # edited\n")
-    assert pending.bytes_of(module) is None
-    module.unlink()
-    assert pending.bytes_of(module) is None
