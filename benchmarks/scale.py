@@ -1,7 +1,7 @@
 """How kmigrate's cost grows with the size of a repository (issue 34, section 3)::
 
     .venv/bin/python benchmarks/scale.py /tmp/mono-1k /tmp/mono-5k /tmp/mono
-    .venv/bin/python benchmarks/scale.py --runs 3 --apply-runs 1 --json out.json TREE...
+    .venv/bin/python benchmarks/scale.py --repeat 3 --apply-runs 1 --json out.json TREE...
 
 Each TREE is a folder of real Python files (the issue asks for 1k / 5k / 10k files:
 subsets of one monorepo of real TF/Keras repositories, see benchmarks/RESULTS.md).
@@ -17,7 +17,9 @@ then ``kmigrate apply --diff --jobs 2`` (it writes no file). Every figure: media
 median CPU (user + system of the whole process tree), the largest process's peak RSS and
 the peak RSS summed over the process tree (sampled, see run.py). The slope is the
 least-squares fit of CPU seconds against files over the trees. The load average before
-each tree is recorded: wall times stretch on a busy machine, CPU times much less.
+and after each tree is recorded: wall times stretch on a busy machine, CPU times much
+less. The output is the scaling section's tables of benchmarks/RESULTS.md, headed by the
+machine's state (paste it there).
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -134,6 +138,27 @@ def slope(points: list[tuple[float, float]]) -> tuple[float, float]:
     return rise, mean_y - rise * mean_x
 
 
+def _git(*args: str) -> str:
+    done = subprocess.run(["git", "-C", str(HERE), *args], capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+def machine_state(runs: int, started: time.struct_time) -> str:
+    """The line that says where and when the figures were made: a shared machine's
+    load moves wall times (the table gives the load before and after each tree)."""
+    commit = _git("rev-parse", "--short", "HEAD")
+    dirty = _git("status", "--porcelain", "--untracked-files=no")
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return (
+        f"`benchmarks/scale.py --repeat {runs}` at kmigrate `{commit or '?'}`"
+        f"{' (uncommitted changes)' if dirty else ''}, started "
+        f"{time.strftime('%Y-%m-%d %H:%M', started)} UTC, ended "
+        f"{time.strftime('%H:%M', time.gmtime())} UTC; {cpus} CPUs, Python "
+        f"{sys.version.split()[0]}; every figure the median of {runs} run(s) (apply: see "
+        "its wall runs); load average (1/5/15 min) before -> after each tree in the table.\n"
+    )
+
+
 def render(trees: list[dict]) -> str:
     names = [
         "bare ast.parse",
@@ -143,12 +168,13 @@ def render(trees: list[dict]) -> str:
         "apply --diff (writes nothing)",
     ]
     out = [
-        "| files | lines | load before | measurement | wall (s) | CPU (s) "
+        "| files | lines | load before -> after | measurement | wall (s) | CPU (s) "
         "| largest process (MB) | all processes (MB) |",
         "| --: | --: | :-- | :-- | --: | --: | --: | --: |",
     ]
     for tree in trees:
         load = "/".join(f"{v:.1f}" for v in tree["load_before"])
+        load += " -> " + "/".join(f"{v:.1f}" for v in tree.get("load_after", ()))
         for name in names:
             row = tree["rows"].get(name)
             if row is None:
@@ -182,23 +208,59 @@ def render(trees: list[dict]) -> str:
             f"| cold scan / bare ast.parse (CPU) | {at} | {cold['cpu'] / parse['cpu']:.2f}x |"
         )
         out.append(
+            f"| peak memory of the cold scan, largest process | {at} "
+            f"| {cold['max_rss_mb']:.0f} MB |"
+        )
+        out.append(
             f"| peak memory of the cold scan, all processes | {at} | {cold['tree_rss_mb']:.0f} MB |"
         )
-    return "\n".join(out) + "\n"
+    return "\n".join(out) + "\n" + "\n" + _targets(trees[-1], names)
+
+
+def _targets(tree: dict, names: list[str]) -> str:
+    """Issue 34's targets against the largest tree's figures."""
+    rows = tree["rows"]
+    parse, cold, warm = rows[names[0]], rows[names[1]], rows[names[2]]
+    peak = max(cold["max_rss_mb"], warm["max_rss_mb"])
+    warm_share = warm["wall"] / cold["wall"]
+    ratio = cold["cpu"] / parse["cpu"]
+
+    def verdict(met: bool) -> str:
+        return "met" if met else "**missed**"
+
+    return (
+        "\n".join(
+            [
+                f"| target (issue 34) | measured at {tree['files']:,} files | |",
+                "| :-- | --: | :-- |",
+                f"| peak memory < 500 MB | {peak:.0f} MB the largest process of a scan "
+                f"(cold or warm), {cold['tree_rss_mb']:.0f} MB all processes of the cold scan | "
+                f"{verdict(peak < 500)} |",
+                f"| warm re-scan after one edit < 10% of cold | {warm_share:.1%} wall, "
+                f"{warm['cpu'] / cold['cpu']:.1%} CPU | {verdict(warm_share < 0.1)} |",
+                f"| scan within 3x of bare `ast.parse` | {ratio:.2f}x CPU, "
+                f"{cold['wall'] / parse['wall']:.2f}x wall | {verdict(ratio <= 3)} |",
+            ]
+        )
+        + "\n"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("trees", nargs="+", type=Path)
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--repeat", "--runs", dest="runs", type=int, default=3, help="runs of each figure (median)"
+    )
     parser.add_argument("--apply-runs", type=int, default=1)
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--keep-reports", type=Path, help="a folder for each tree's JSON report")
     args = parser.parse_args(argv)
     keep = args.keep_reports
+    started = time.gmtime()
     trees = [measure_tree(t.resolve(), args.runs, args.apply_runs, keep) for t in args.trees]
     trees.sort(key=lambda t: t["files"])
-    text = render(trees)
+    text = machine_state(args.runs, started) + "\n" + render(trees)
     print(text)
     if args.json:
         args.json.write_text(json.dumps(trees, indent=2) + "\n")

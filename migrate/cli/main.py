@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -146,7 +147,7 @@ def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, details, 
     Findings say where a call is (model code, training loop, data pipeline),
     whether `kmigrate apply` fixes it, and what to do when it cannot.
     """
-    from kmigrate.report import FORMATS, build, one_line_summary, render_data
+    from kmigrate.report import FORMATS, build, one_line_summary, render_data, write_data
 
     if fmt not in FORMATS:
         raise click.UsageError(f"format {fmt!r} is not available in this build")
@@ -173,8 +174,13 @@ def scan(paths, select, ignore, jobs, config_path, quiet, fmt, output, details, 
     pins = find_backend_pins(settings.paths, root, [r.path for r in result.files], mentions)
     data = build(result, root=root, backend_pins=pins, rules=settings.rules)
     del result  # the report data holds what the report needs
-    color = output is None and sys.stdout.isatty()
-    _emit(render_data(data, fmt, color=color, root=root, details=details), output)
+    if output:  # streamed into the file where the format allows (JSON, SARIF)
+        write_output(
+            output, partial(write_data, data, fmt, color=False, root=root, details=details)
+        )
+    else:
+        color = sys.stdout.isatty()
+        click.echo(render_data(data, fmt, color=color, root=root, details=details), nl=False)
     if output and not quiet:
         click.echo(f"kmigrate: {one_line_summary(data)}; report written to {output}", err=True)
     if data.incomplete:  # (only then are the findings sorted, if the report did not)

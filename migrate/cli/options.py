@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 import click
 
@@ -69,14 +71,21 @@ class OutputError(click.ClickException):
     exit_code = 2
 
 
-def write_output(output: str, text: str) -> None:
+def write_output(output: str, text: str | Callable[[Callable[[str], object]], None]) -> None:
     """Write a report to ``output`` atomically (temporary file in the same folder, then
-    a rename): on a full disk the old report is intact and no empty file is left."""
+    a rename): on a full disk, or when the report fails half-way, the old report is
+    intact and no partial file is left. ``text``: the report, or a function handing its
+    text to the ``write`` it is given piece by piece (streamed into the temporary file,
+    never held whole: :func:`kmigrate.report.write_data`)."""
     from kmigrate.engine.sources import write_whole
+
+    def fill(temp: BinaryIO) -> None:
+        assert callable(text)
+        text(lambda piece: temp.write(piece.encode("utf-8")))
 
     existed = os.path.lexists(output)
     try:
-        write_whole(Path(output), text.encode("utf-8"))
+        write_whole(Path(output), fill if callable(text) else text.encode("utf-8"))
     except OSError as error:
         kept = "the old file is unchanged" if existed else "nothing was written"
         raise OutputError(f"cannot write {output}: {error.strerror or error}; {kept}") from None

@@ -544,4 +544,10 @@ def load_entry(store: ValueStore, data: bytes) -> dict | None:
 
 def store_entry(store: ValueStore, data: bytes, entry: dict) -> None:
     """Store ``entry`` for ``data``; a failed write only means no caching."""
-    store.store_value(ENTRY_NAMESPACE, entry_key(data), entry)
+    store_entry_at(store, entry_key(data), entry)
+
+
+def store_entry_at(store: ValueStore, key: str, entry: dict) -> None:
+    """:func:`store_entry` by the key of the bytes (:func:`entry_key`), for a caller
+    that no longer holds them."""
+    store.store_value(ENTRY_NAMESPACE, key, entry)

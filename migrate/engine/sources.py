@@ -20,9 +20,10 @@ import tempfile
 import threading
 import tokenize
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 TEMP_SUFFIX = ".kmigrate"  # temporary files are ".<name>.<random>.kmigrate"
 
@@ -196,13 +197,27 @@ def deferred_signals() -> Iterator[None]:
             signal.raise_signal(signum)  # now handled as it would have been
 
 
-def write_atomic(path: Path, data: bytes) -> None:
+# What a writer below puts in its file: the bytes, or a function that writes them to
+# the (binary) temporary file piece by piece (a report streamed as it is laid out; an
+# error it raises leaves no file behind, and the old file as it was).
+Content = bytes | Callable[[BinaryIO], object]
+
+
+def _fill(temp: BinaryIO, data: Content) -> None:
+    if callable(data):
+        data(temp)
+    else:
+        temp.write(data)
+
+
+def write_atomic(path: Path, data: Content) -> None:
     """Replace ``path`` with ``data`` atomically, keeping its permission bits and owner.
 
     The file is either untouched or fully replaced, also when the process is
-    interrupted (SIGINT/SIGTERM wait until the replace is done); the temporary
-    file never outlives the call. Symlinks are written through (the link stays a
-    link). Read-only and hard-linked files are refused with :class:`WriteRefusedError`.
+    interrupted (SIGINT/SIGTERM wait until the replace is done) or ``data`` (a
+    function, see :data:`Content`) fails; the temporary file never outlives the
+    call. Symlinks are written through (the link stays a link). Read-only and
+    hard-linked files are refused with :class:`WriteRefusedError`.
     """
     path = Path(path)
     refusal = write_refusal(path)
@@ -216,7 +231,7 @@ def write_atomic(path: Path, data: bytes) -> None:
         )
         try:
             with os.fdopen(handle, "wb") as temp:
-                temp.write(data)
+                _fill(temp, data)
                 temp.flush()
                 os.fsync(temp.fileno())
             os.chmod(temp_name, stat.S_IMODE(info.st_mode))
@@ -231,7 +246,7 @@ def write_atomic(path: Path, data: bytes) -> None:
         _fsync_folder(target.parent)
 
 
-def write_new(path: Path, data: bytes) -> None:
+def write_new(path: Path, data: Content) -> None:
     """Create ``path`` with ``data`` (mode 0o644 less the umask), atomically: the file
     appears whole or not at all; an existing file is never replaced (FileExistsError:
     someone else created it since the run looked)."""
@@ -242,7 +257,7 @@ def write_new(path: Path, data: bytes) -> None:
         )
         try:
             with os.fdopen(handle, "wb") as temp:
-                temp.write(data)
+                _fill(temp, data)
                 temp.flush()
                 os.fsync(temp.fileno())
             umask = os.umask(0)
@@ -255,7 +270,7 @@ def write_new(path: Path, data: bytes) -> None:
         _fsync_folder(path.parent)
 
 
-def write_whole(path: Path, data: bytes) -> None:
+def write_whole(path: Path, data: Content) -> None:
     """Write a file kmigrate owns (a report, a baseline) so that it is either the old
     file or the whole new one: :func:`write_atomic` when it exists, :func:`write_new`
     otherwise. On a full disk the old file is intact and no empty file is left; the

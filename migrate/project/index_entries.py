@@ -22,6 +22,7 @@ from kmigrate.engine.project_entry import (
     build_entry,
     load_entry,
     store_entry,
+    store_entry_at,
     valid_entry,
 )
 from kmigrate.engine.sources import SourceError, decode_source, read_bytes
@@ -123,7 +124,7 @@ def index_records(
     packages = packages if packages is not None else {}
     folders: dict[Path, tuple[str, ...] | None] = {}
     records: list[ModuleRecord] = []
-    missing: list[tuple[Path, str, bytes]] = []
+    missing: list[tuple[Path, str, bytes, str]] = []  # path, package, bytes, digest
     left_out = False
     for path, data in files:
         package = package_of(path, packages)
@@ -145,19 +146,19 @@ def index_records(
         entry = entries.get(data, digest, one=stored is not None)
         if entry is None:
             if deferred is None or not deferred(path, data):
-                missing.append((path, package, data))
+                missing.append((path, package, data, digest))
             else:
                 left_out = True
             continue
         entries.used[digest] = entry
         records.append(_record(path, root, package, entry))
-    if workers > 1 and sum(len(data) for _, _, data in missing) >= _POOL_FROM_BYTES:
-        built = _build_in_pool([str(p) for p, _, _ in missing], workers)
+    if workers > 1 and sum(len(data) for _, _, data, _ in missing) >= _POOL_FROM_BYTES:
+        built = _build_in_pool([str(p) for p, _, _, _ in missing], workers)
     else:
-        built = [entry_for_bytes(data) for _, _, data in missing]
-    for (path, package, data), entry in zip(missing, built, strict=True):
+        built = [entry_for_bytes(data) for _, _, data, _ in missing]
+    for (path, package, _, digest), entry in zip(missing, built, strict=True):
         if entry is not None:
-            entries.add(data, entry)
+            entries.add(digest, entry)
             records.append(_record(path, root, package, entry))
     if not left_out:
         entries.save()
@@ -184,7 +185,7 @@ class IndexEntries:
         self.store = store
         self._pack: dict[str, dict] | None = None
         self.used: dict[str, dict] = {}  # digest -> entry of every file read in full
-        self.new: dict[str, tuple[bytes, dict]] = {}  # digest -> (bytes, entry) not stored
+        self.new: dict[str, dict] = {}  # digest -> entry not stored yet
         self.complete = True  # whether ``used`` holds every file's entry
 
     def pack(self) -> dict[str, dict]:
@@ -216,10 +217,12 @@ class IndexEntries:
         entry = self.pack().get(digest)
         return entry if entry is not None and valid_entry(entry) else None
 
-    def add(self, data: bytes, entry: dict) -> None:
-        digest = content_digest(data)
+    def add(self, digest: str, entry: dict) -> None:
+        """A new entry, of the file whose bytes have ``digest`` (:func:`content_digest`):
+        kept by digest only, not with the bytes (a cold scan of 10k files held them all
+        until the entries were saved)."""
         self.used[digest] = entry
-        self.new[digest] = (data, entry)
+        self.new[digest] = entry
 
     def save(self) -> None:
         """Store the new entries, and the pack when every entry is known and it changed:
@@ -231,8 +234,8 @@ class IndexEntries:
         if self.complete and (many or self.used.keys() != self.pack().keys()):
             store.store_value(_PACK, "entries", self.used)
         if not (many and self.complete):
-            for data, entry in self.new.values():
-                store_entry(store, data, entry)
+            for digest, entry in self.new.items():
+                store_entry_at(store, digest, entry)
         self.new.clear()
 
 

@@ -116,9 +116,11 @@ def attach_facts(
     later = {k for j in jobs if (k := index_key(j.path)) in scanned and k not in known}
     if later:
         by_path = {index_key(p): (p, d) for p, d in read.complete()}
-        pending = PendingProject(project, records, by_path, later, notebooks, entries)
+        paths = {key: path for key, (path, _) in by_path.items()}
+        pending = PendingProject(project, records, paths, later, notebooks, entries)
         pending.guess = facts_guess(records, by_path, later, root, project.spec, packages)
         guesses = guess_shared_paths(records, by_path, later, root)
+        del by_path, files, read  # the bytes: not held through the run (bytes_of reads)
         planned = PlannedJobs(
             dataclasses.replace(
                 j,

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from kmigrate.engine.module_facts import LocalFactsFrom, ModuleFacts
 from kmigrate.engine.module_record import ModuleRecord
+from kmigrate.engine.sources import SourceError, read_bytes
 from kmigrate.project.index_entries import IndexEntries, entry_for_bytes, record_layout
-from kmigrate.project.project_files import index_key
+from kmigrate.project.project_files import content_digest, index_key
 
 if TYPE_CHECKING:
     from kmigrate.engine.run_data import Job
@@ -23,6 +24,7 @@ class ProjectResolver(Protocol):
     which imports this module): its root, and the resolution of its records."""
 
     root: Path
+    digests: Mapping[str, str]  # the digest of every file's bytes, by key, as planned
 
     def resolve(
         self, records: list[ModuleRecord], made: Mapping[str, LocalFactsFrom] | None = None
@@ -55,7 +57,9 @@ class PendingProject:
 
     project: ProjectResolver
     records: list[ModuleRecord]
-    files: dict[str, tuple[Path, bytes]]  # by index_key(path)
+    # by index_key(path); not their bytes: read again where needed (:meth:`bytes_of`),
+    # a 10k-file project's bytes held from planning to the report were 104 MB
+    files: dict[str, Path]
     deferred: set[str]  # keys of the files whose entry their analysis gives
     notebooks: list[tuple[Path, str]]  # (path, package) of the notebooks among the jobs
     entries: IndexEntries  # the run's entries, saved once the deferred ones are known
@@ -74,20 +78,23 @@ class PendingProject:
         given = {index_key(job.path): report for job, report in first}
         made: dict[str, LocalFactsFrom] = {}  # local facts the first analyses made
         for key in sorted(self.deferred):
-            found = self.files.get(key)
-            if found is None:
+            path = self.files.get(key)
+            if path is None:
                 continue
-            path, data = found
-            # a deferred job filtered out before it ran: its entry is made here
             report = given.get(key)
-            entry = report.index_entry if report is not None else entry_for_bytes(data)
-            if entry is None:
+            digest = self.project.digests.get(key, "")
+            if report is not None:
+                entry = report.index_entry
+            else:  # a deferred job filtered out before it ran: its entry is made here
+                data = self.bytes_of(path)
+                entry = entry_for_bytes(data) if data is not None else None
+            if entry is None or not digest:
                 continue
             layout = self.guess.layouts.get(key) if self.guess is not None else None
             if layout is None:
                 layout = record_layout(path, self.project.root, package_of(path, packages))
             records.append(ModuleRecord(entry=entry, **layout))
-            self.entries.add(data, entry)
+            self.entries.add(digest, entry)
             local = getattr(report, "own_local", None)
             if local is not None:
                 made[key] = local
@@ -101,16 +108,23 @@ class PendingProject:
         facts = getattr(self, "facts", None)
         return None if facts is None else facts.get(index_key(job.path))
 
-    def bytes_of(self, job: Job) -> bytes | None:
-        found = self.files.get(index_key(job.path))
-        return found[1] if found else None
+    def bytes_of(self, path: Path | str) -> bytes | None:
+        """The file's bytes as they were planned: read again, None when they changed
+        since (or the file is gone, or not part of the project): what was worked out
+        from them then must not be stored under the bytes of now."""
+        key = index_key(path)
+        if key not in self.files:
+            return None
+        try:
+            data = read_bytes(str(path))
+        except SourceError:
+            return None
+        return data if content_digest(data) == self.project.digests.get(key) else None
 
     def release(self, facts: Mapping[str, ModuleFacts]) -> None:
-        """Keep only ``facts`` (every job's, by key) once the jobs have them: the files'
-        bytes, the records and the resolution are not read again (the second phase
-        reads its files itself), and the caller keeps the planned jobs, so a 10k-file
-        scan held them through the report (190 MB of bytes alone)."""
+        """Keep only ``facts`` (every job's, by key) once the jobs have them: the records
+        and the resolution are not read again, and the caller keeps the planned jobs,
+        so a 10k-file scan held them through the report."""
         self.facts = dict(facts)
-        self.files = {}
         self.records = []
         self.guess = None

@@ -18,6 +18,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from kmigrate.engine.run_data import RunResult
     from kmigrate.report.summary import ReportData, build
 
@@ -30,7 +32,7 @@ FORMATS: dict[str, str] = {
     "markdown": "kmigrate.report.markdown:render",
     "html": "kmigrate.report.html_report:render",
 }
-__all__ = ["FORMATS", "build", "one_line_summary", "render", "render_data"]
+__all__ = ["FORMATS", "build", "one_line_summary", "render", "render_data", "write_data"]
 
 
 def __getattr__(name: str) -> Any:
@@ -48,6 +50,20 @@ def render_data(data: ReportData, fmt: str, **options: object) -> str:
     module_name, _, attr = FORMATS[fmt].partition(":")
     renderer = getattr(importlib.import_module(module_name), attr)
     return renderer(data, **options)
+
+
+def write_data(
+    data: ReportData, fmt: str, write: Callable[[str], object], **options: object
+) -> None:
+    """:func:`render_data`'s text handed to ``write``: piece by piece where the format
+    can lay itself out so (``render_to``: JSON, SARIF), which then never holds the
+    whole report; in one piece otherwise (the table, Markdown, HTML)."""
+    module_name, _, attr = FORMATS[fmt].partition(":")
+    streamed = getattr(importlib.import_module(module_name), "render_to", None)
+    if streamed is None:
+        write(render_data(data, fmt, **options))
+    else:
+        streamed(data, write, **options)
 
 
 def render(result: RunResult, fmt: str, **options: object) -> str:

@@ -16,7 +16,7 @@ reason text laid out at one depth moves to another by replacing its newlines
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 from typing import Any
 
@@ -32,8 +32,8 @@ class Raw:
 
     __slots__ = ("pieces",)
 
-    def __init__(self, pieces: list[str]) -> None:
-        self.pieces = pieces
+    def __init__(self, pieces: Iterable[str]) -> None:
+        self.pieces = pieces  # a list, or an iterator written out once (:func:`dump`)
 
     @property
     def text(self) -> str:
@@ -161,9 +161,30 @@ class _Writer:
 def dumps(value: Any, indent: int = 2, end: str = "") -> str:
     """``json.dumps(value, indent=indent, ensure_ascii=False) + end``, byte for byte."""
     out: list[str] = []
-    _Writer(indent).write(value, 0, out)
-    out.append(end)
+    dump(value, out.append, indent, end)
     return "".join(out)
+
+
+class _Sink:
+    """Where :class:`_Writer` puts its pieces, handed on to ``write`` as they come: the
+    writer only appends and extends, so a report is never held whole (a ``Raw`` whose
+    pieces are a generator is written as the generator makes them)."""
+
+    __slots__ = ("append",)
+
+    def __init__(self, write: Callable[[str], object]) -> None:
+        self.append = write
+
+    def extend(self, pieces: Iterable[str]) -> None:
+        for piece in pieces:
+            self.append(piece)
+
+
+def dump(value: Any, write: Callable[[str], object], indent: int = 2, end: str = "") -> None:
+    """:func:`dumps` handed to ``write`` piece by piece (the same text, in order)."""
+    sink: Any = _Sink(write)
+    _Writer(indent).write(value, 0, sink)
+    sink.append(end)
 
 
 def dumps_items(values: list | tuple, depth: int, indent: int = 2) -> str:
@@ -180,13 +201,22 @@ def dumps_items(values: list | tuple, depth: int, indent: int = 2) -> str:
 def join_items(parts: Iterable[str], depth: int, indent: int = 2) -> Raw:
     """A list at ``depth`` from parts made by :func:`dumps_items` (at that depth): what
     :func:`dumps` writes for the list of all their items, as pieces to write out."""
+    return Raw(list(_joined(parts, depth, indent)))
+
+
+def join_items_lazily(parts: Iterable[str], depth: int, indent: int = 2) -> Raw:
+    """:func:`join_items` with each part asked for as the list is written (:func:`dump`
+    of a report holds one part at a time); the result is written once."""
+    return Raw(_joined(parts, depth, indent))
+
+
+def _joined(parts: Iterable[str], depth: int, indent: int) -> Iterator[str]:
     inner = "\n" + " " * (indent * (depth + 1))
-    pieces = ["[", inner]
-    separator = "," + inner
+    opened = False
     for part in parts:
-        if part:
-            pieces += (part, separator)
-    if len(pieces) == 2:
-        return Raw(["[]"])
-    pieces[-1] = "\n" + " " * (indent * depth) + "]"
-    return Raw(pieces)
+        if not part:
+            continue
+        yield "," + inner if opened else "[" + inner
+        opened = True
+        yield part
+    yield "\n" + " " * (indent * depth) + "]" if opened else "[]"

@@ -14,7 +14,7 @@ from kmigrate.report.common import fingerprint_of
 from kmigrate.report.summary import FileStats, FolderStats, ReportData, Tally, format_minutes
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from kmigrate.engine.model import Finding
     from kmigrate.engine.run_data import RunResult
@@ -171,10 +171,19 @@ def _rendered_findings(data: ReportData) -> indented_json.Raw | None:
 
 
 def render(data: ReportData, **_: object) -> str:
+    out: list[str] = []
+    render_to(data, out.append)
+    return "".join(out)
+
+
+def render_to(data: ReportData, write: Callable[[str], object], **_: object) -> None:
+    """:func:`render`'s text handed to ``write`` piece by piece, never held whole: a
+    10k-file report is 60 MB of text, twice that once encoded (``--output``)."""
     findings = _rendered_findings(data)
     if findings is None:
-        return indented_json.dumps(report_json(data), end="\n")
-    return indented_json.dumps(_report(data, findings), end="\n")
+        indented_json.dump(report_json(data), write, end="\n")
+    else:
+        indented_json.dump(_report(data, findings), write, end="\n")
 
 
 def report_data(result: RunResult, **options: Any) -> dict[str, Any]:

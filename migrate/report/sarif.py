@@ -16,6 +16,8 @@ No timestamps, no absolute paths, everything sorted: the same tree gives the sam
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
+from itertools import groupby
 from typing import Any
 from urllib.parse import quote
 
@@ -162,7 +164,9 @@ def sarif_result(finding: Finding, rule_index: int) -> dict[str, Any]:
     }
 
 
-def sarif_log(data: ReportData) -> dict[str, Any]:
+def sarif_log(data: ReportData, make_results: Callable[..., Any] | None = None) -> dict[str, Any]:
+    """The SARIF log of ``data`` (``make_results``: how its results list is made, from
+    the findings and the rule index; :func:`results` unless given)."""
     rule_ids = sorted(set(data.rule_ids) | {f.rule for f in data.findings})
     index = {rule_id: i for i, rule_id in enumerate(rule_ids)}
     return {
@@ -180,11 +184,36 @@ def sarif_log(data: ReportData) -> dict[str, Any]:
                     }
                 },
                 "columnKind": "unicodeCodePoints",
-                "results": [sarif_result(f, index[f.rule]) for f in data.findings],
+                "results": (make_results or results)(data.findings, index),
             }
         ],
     }
 
 
+def results(findings: Sequence[Finding], index: dict[str, int]) -> Any:
+    """The log's results, one per finding: as a list, or, for :func:`render_to`,
+    written a file's findings at a time (never every result at once)."""
+    return [sarif_result(f, index[f.rule]) for f in findings]
+
+
+# The depth of the "results" list in the log: $.runs[0].results
+_RESULTS_DEPTH = 3
+
+
+def _streamed_results(findings: Sequence[Finding], index: dict[str, int]) -> indented_json.Raw:
+    def parts() -> Iterator[str]:
+        for _path, group in groupby(findings, key=lambda f: f.path):
+            yield indented_json.dumps_items(results(list(group), index), _RESULTS_DEPTH)
+
+    return indented_json.join_items_lazily(parts(), _RESULTS_DEPTH)
+
+
 def render(data: ReportData, **_: object) -> str:
     return indented_json.dumps(sarif_log(data)) + "\n"
+
+
+def render_to(data: ReportData, write: Callable[[str], object], **_: object) -> None:
+    """:func:`render`'s text handed to ``write`` piece by piece: the results of one file
+    at a time are built and written (a 10k-file log is 100 MB of text)."""
+    log = sarif_log(data, _streamed_results)
+    indented_json.dump(log, write, end="\n")
