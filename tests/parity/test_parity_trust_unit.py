@@ -164,6 +164,7 @@ def test_constant_outputs_are_found_and_the_noise_is_the_same_on_every_side():
 def test_the_random_layer_search_has_no_limit():
     check = TrainingCheck.__new__(TrainingCheck)
     check.info = {}
+    check.worker = SimpleNamespace(inputs=[np.zeros((4, 3), "float32")])  # the parity batch
     layers = [f"drop_{i}" for i in range(12)]
     check.first_varying = lambda forced: next((p for p in layers if p not in forced), None)
     assert check.random_layers() == layers
