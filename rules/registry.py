@@ -60,6 +60,15 @@ def all_rules() -> tuple[type[Rule], ...]:
     return tuple(found[k] for k in sorted(found))
 
 
+@functools.lru_cache(maxsize=1)
+def fact_providers() -> tuple:
+    """The cross-file fact providers all registered rules declare (``Rule.facts``),
+    by name: the engine keeps every one's values, whichever rules a run selects."""
+    from kmigrate.engine import providers_of
+
+    return providers_of(all_rules())
+
+
 def rule_by_id(rule_id: str) -> type[Rule] | None:
     wanted = rule_id.upper()
     for rule in all_rules():
