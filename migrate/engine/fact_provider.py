@@ -12,6 +12,7 @@ checking it: anything malformed is a miss of the store, never trusted)."""
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, NamedTuple
 
@@ -25,12 +26,14 @@ Provided = tuple[tuple[str, Any], ...]  # (provider name, value), by name
 class EntrySource(NamedTuple):
     """What a provider may keep of a file (``project_entry.build_entry``): its
     module-level imports (``[local, module, name, level]``) and aliases (``[local,
-    source]``), and every call (callee as written, line, the dotted path when a
-    function's own import binds its root else "", whether it reads a literal folder)."""
+    source]``), every call (callee as written, line, the dotted path when a function's
+    own import binds its root else "", whether it reads a literal folder), and the
+    whole tree for anything else (read it, never keep a node: entries are JSON)."""
 
     imports: list[list]
     assigns: list[list[str]]
     calls: list[tuple[str, int, str, bool]]
+    tree: ast.Module
 
 
 class FactProvider:

@@ -302,7 +302,9 @@ def build_entry(tree: ast.Module, spec: ContextSpec, index: TreeIndex | None = N
         "data_refs": sorted(builder.data_refs),
         "paths": sorted(builder.paths),
         # what each cross-file fact provider keeps of the file (engine/fact_provider.py)
-        "provided": entry_values(spec.providers(), EntrySource(imports, assigns, builder.calls)),
+        "provided": entry_values(
+            spec.providers(), EntrySource(imports, assigns, builder.calls, tree)
+        ),
         "reads": _reads(tree, index, _project_candidates(imports, spec)),
     }
 
