@@ -109,7 +109,29 @@ class ImportFixer(cst.CSTTransformer):
             for s in original_node.body
         )
         place_imports(body, index, self.add, self.layout, new_block=not had_imports)
+        _keep_gap_below_docstring(original_node.body, body)
         return _no_new_blank_start(original_node, updated_node.with_changes(body=body))
+
+
+def _is_import_line(stmt: cst.BaseStatement) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and all(
+        isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
+    )
+
+
+def _keep_gap_below_docstring(
+    original: Sequence[cst.BaseStatement], body: list[cst.BaseStatement]
+) -> None:
+    """The blank lines between the module docstring and its imports stay when the first
+    import line is removed or another import takes its place (the removed line took
+    them with it)."""
+    if len(original) < 2 or len(body) < 2 or not is_docstring(original[0]):
+        return
+    if not (_is_import_line(original[1]) and _is_import_line(body[1])):
+        return
+    blank = [line for line in original[1].leading_lines if line.comment is None]
+    if blank and not body[1].leading_lines:
+        body[1] = body[1].with_changes(leading_lines=blank)
 
 
 def _no_new_blank_start(original: cst.Module, updated: cst.Module) -> cst.Module:

@@ -60,6 +60,15 @@ def test_a_rewritten_import_is_sorted_again() -> None:
     assert out.startswith("import keras\nimport numpy as np\nimport zlib_like\n"), out
 
 
+def test_the_blank_line_below_the_docstring_stays_when_the_first_import_is_replaced() -> None:
+    layer = (
+        "\n\nclass L(tf.keras.layers.Layer):\n    def call(self, x):\n        return tf.abs(x)\n"
+    )
+    for gap in ("\n", ""):
+        after = apply_to_text(f'"""Doc."""\n{gap}import tensorflow as tf\n{layer}')
+        assert after.startswith(f'"""Doc."""\n{gap}import keras\nfrom keras import ops\n'), after
+
+
 def test_a_new_line_too_long_is_wrapped_as_black_would() -> None:
     original = "def f(x):\n    return g(tf.exp(x), aaaaaaaaaa, bbbbbbbbbb)\n"
     new = "def f(x):\n    return g(keras.ops.exp(x), aaaaaaaaaa, bbbbbbbbbb, seed=self.seed)\n"
