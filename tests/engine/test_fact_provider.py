@@ -30,25 +30,22 @@ class TfPrintUsers(FactProvider):
     default: tuple[tuple[str, int], ...] = ()
 
     @classmethod
-    def entry(cls, source: EntrySource) -> list[list]:
-        """Every call, for resolution to say which are ``tf.print`` (a real provider
-        keeps only the calls that may be: see rules/km4_saving/_saved_model_reloads.py)."""
-        return [list(c) for c in sorted({(c, line, p) for c, line, p, _ in source.calls})]
+    def entry(cls, source: EntrySource) -> list[list[str]]:
+        """Every call (one pair per call), for resolution to say which are ``tf.print``
+        (a real provider keeps only the calls that may be: see
+        rules/km4_saving/_saved_model_reloads.py)."""
+        return sorted([callee, path] for callee, _, path, _ in source.calls)
 
     @classmethod
     def valid_entry(cls, value: Any) -> bool:
-        return isinstance(value, list) and all(
-            isinstance(c, list)
-            and len(c) == 3
-            and isinstance(c[0], str)
-            and type(c[1]) is int
-            and isinstance(c[2], str)
-            for c in value
+        return type(value) is list and all(
+            type(pair) is list and len(pair) == 2 and all(type(s) is str for s in pair)
+            for pair in value
         )
 
     @classmethod
-    def local(cls, value: list[list], resolve: Resolve) -> int:
-        return sum(resolve(callee, path) == "tf.print" for callee, _, path in value)
+    def local(cls, value: list[list[str]], resolve: Resolve) -> int:
+        return sum(resolve(callee, path) == "tf.print" for callee, path in value)
 
     @classmethod
     def decode_local(cls, value: Any) -> int:
