@@ -186,3 +186,19 @@ def test_a_module_analysed_alone_gets_the_default() -> None:
     found = analyze_module_text("m.py", code, RuleSet([TfPrintElsewhere]), CONTEXT_SPEC)
     assert found.findings == []
     assert json.dumps(TfPrintUsers.default) == "[]"
+
+
+def test_the_rules_providers_are_those_they_declare_each_once() -> None:
+    from kmigrate.rules.km4_saving._saved_model_reloads import SavedModelReloads
+
+    assert registry.fact_providers() == (SavedModelReloads,)
+    assert CONTEXT_SPEC.providers() == registry.fact_providers()
+
+    class SameName(TfPrintUsers):
+        name = SavedModelReloads.name
+
+    class Other(TfPrintElsewhere):
+        facts = (SameName,)
+
+    with pytest.raises(RuntimeError, match="taken twice"):
+        providers_of([*registry.all_rules(), Other])
