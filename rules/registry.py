@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import kmigrate.rules
@@ -21,23 +21,20 @@ if TYPE_CHECKING:
     from kmigrate.rules.base import Rule
 
 
-def _family_modules(wanted: Callable[[str], bool] | None = None) -> Iterator[ModuleType]:
-    """Each ``km*`` module, and each public module of a ``km*`` package, in name order;
-    with ``wanted``, only the packages' modules whose name it accepts (the packages
-    themselves are imported, no other module)."""
+def _family_modules() -> Iterator[ModuleType]:
+    """Each ``km*`` module, and each public module of a ``km*`` package, in name order."""
     import pkgutil  # (here, as Rule below: selecting from stored rule facts needs neither)
 
     for info in sorted(pkgutil.iter_modules(kmigrate.rules.__path__), key=lambda i: i.name):
-        if not info.name.startswith("km") or (wanted is not None and not info.ispkg):
+        if not info.name.startswith("km"):
             continue
         module = importlib.import_module(f"kmigrate.rules.{info.name}")
-        if wanted is None:
-            yield module
+        yield module
         if not info.ispkg:
             continue
         members = sorted(pkgutil.iter_modules(module.__path__), key=lambda i: i.name)
         for member in members:
-            if wanted(member.name) if wanted is not None else not member.name.startswith("_"):
+            if not member.name.startswith("_"):
                 yield importlib.import_module(f"{module.__name__}.{member.name}")
 
 
@@ -67,13 +64,17 @@ def all_rules() -> tuple[type[Rule], ...]:
 def fact_providers() -> tuple:
     """The cross-file fact providers the rules declare (``Rule.facts``), by name: the
     engine keeps every one's values, whichever rules a run selects. Found without
-    importing the rules (a warm re-scan imports none): a provider lives in a family's
-    ``_*_facts`` module, and tests/engine/test_fact_provider.py holds the providers
-    found so to be exactly those the rules declare."""
+    importing the rules (a warm re-scan imports none): each lives in a module of
+    ``rules/facts/``, and tests/engine/test_fact_provider.py holds the providers found
+    there equal to those the rules declare."""
+    import pkgutil
+
+    import kmigrate.rules.facts
     from kmigrate.engine import FactProvider
 
     found = {}
-    for module in _family_modules(wanted=lambda name: name.endswith("_facts")):
+    for info in pkgutil.iter_modules(kmigrate.rules.facts.__path__):
+        module = importlib.import_module(f"kmigrate.rules.facts.{info.name}")
         for value in vars(module).values():
             if (
                 isinstance(value, type)

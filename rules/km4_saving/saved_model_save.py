@@ -9,7 +9,7 @@ from kmigrate.engine import CallSite, EditPlan, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.common.namespaces import KERAS_NAMESPACES, in_keras_namespaces
 from kmigrate.rules.context_spec import CONTEXT_SPEC, SAVED_MODEL_SAVE
-from kmigrate.rules.km4_saving._saved_model_facts import SavedModelReloads
+from kmigrate.rules.facts.saved_model_reloads import SavedModelReloads
 from kmigrate.rules.km4_saving._uses import LOAD_MODEL_FUNCTIONS, assigned_from
 
 # `export` is a Keras model's: a layer, a tf.Module or a tf.train.Checkpoint (what

@@ -33,7 +33,7 @@ class TfPrintUsers(FactProvider):
     def entry(cls, source: EntrySource) -> list[list[str]]:
         """Every call (one pair per call), for resolution to say which are ``tf.print``
         (a real provider keeps only the calls that may be: see
-        rules/km4_saving/_saved_model_facts.py)."""
+        rules/facts/saved_model_reloads.py)."""
         return sorted([callee, path] for callee, _, path, _ in source.calls)
 
     @classmethod
@@ -189,7 +189,7 @@ def test_a_module_analysed_alone_gets_the_default() -> None:
 
 
 def test_the_rules_providers_are_those_they_declare_each_once() -> None:
-    from kmigrate.rules.km4_saving._saved_model_facts import SavedModelReloads
+    from kmigrate.rules.facts.saved_model_reloads import SavedModelReloads
 
     assert registry.fact_providers() == (SavedModelReloads,)
     # found by their modules' names, without importing the rules: those they declare

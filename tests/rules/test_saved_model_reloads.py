@@ -19,7 +19,7 @@ from kmigrate.engine.module_record import ModuleRecord
 from kmigrate.engine.project_entry import build_entry, valid_entry
 from kmigrate.engine.project_index import ProjectIndex
 from kmigrate.rules.context_spec import CONTEXT_SPEC
-from kmigrate.rules.km4_saving._saved_model_facts import SavedModelReloads
+from kmigrate.rules.facts.saved_model_reloads import SavedModelReloads
 from tests.repo_fixtures import apply_repo, copy_repo, run_repo
 
 NAME = SavedModelReloads.name
