@@ -113,6 +113,16 @@ SAVED_MODEL_LOAD = frozenset(
 # Exporting instead turns the load's clear error (tf_keras 2.21: "lacks the TF-Keras
 # metadata"; Keras 3: "File format not supported") into a late one: tf_keras loads an
 # exported folder as a bare object with no ``predict``.
+
+
+def _rule_fact_providers() -> tuple:
+    """The fact providers every registered rule declares (``Rule.facts``); imported
+    when first asked, as the rules import this module."""
+    from kmigrate.rules import registry
+
+    return registry.fact_providers()
+
+
 SAVED_MODEL_FOLDER_LOAD = in_keras_namespaces("models.load_model", "saving.load_model")
 
 CONTEXT_SPEC = ContextSpec(
@@ -175,6 +185,7 @@ CONTEXT_SPEC = ContextSpec(
     saved_model_saves=SAVED_MODEL_SAVE,
     saved_model_loads=SAVED_MODEL_LOAD,
     saved_model_folder_loads=SAVED_MODEL_FOLDER_LOAD,
+    provider_source=_rule_fact_providers,
     canonical_prefixes=CANONICAL_PREFIXES,
     # a ``map`` or ``filter`` reached through TensorFlow or the Keras backend is not a
     # dataset's method: its function argument is not data code

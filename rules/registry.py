@@ -60,6 +60,31 @@ def all_rules() -> tuple[type[Rule], ...]:
     return tuple(found[k] for k in sorted(found))
 
 
+@functools.lru_cache(maxsize=1)
+def fact_providers() -> tuple:
+    """The cross-file fact providers the rules declare (``Rule.facts``), by name: the
+    engine keeps every one's values, whichever rules a run selects. Found without
+    importing the rules (a warm re-scan imports none): each lives in a module of
+    ``rules/facts/``, and tests/engine/test_fact_provider.py holds the providers found
+    there equal to those the rules declare."""
+    import pkgutil
+
+    import kmigrate.rules.facts
+    from kmigrate.engine import FactProvider
+
+    found = {}
+    for info in pkgutil.iter_modules(kmigrate.rules.facts.__path__):
+        module = importlib.import_module(f"kmigrate.rules.facts.{info.name}")
+        for value in vars(module).values():
+            if (
+                isinstance(value, type)
+                and issubclass(value, FactProvider)
+                and value.__module__ == module.__name__
+            ):
+                found[value.name] = value
+    return tuple(found[name] for name in sorted(found))
+
+
 def rule_by_id(rule_id: str) -> type[Rule] | None:
     wanted = rule_id.upper()
     for rule in all_rules():

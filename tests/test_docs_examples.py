@@ -72,3 +72,46 @@ def test_the_claims_example_takes_its_call_from_the_fallback(tmp_path: Path) -> 
 
     assert findings(all_rules()) == [("KM205", 7), ("KM205", 8), ("KM299", 7)]
     assert findings([*all_rules(), rule]) == [("KM205", 8), ("KM299", 7)]
+
+
+def test_the_fact_provider_example_is_kept_through_the_store(tmp_path: Path, monkeypatch) -> None:
+    from kmigrate.engine import providers_of
+    from kmigrate.engine.analyze import analyze_module_text
+    from kmigrate.engine.rule_walk import RuleSet
+    from kmigrate.rules import registry
+    from kmigrate.rules.context_spec import CONTEXT_SPEC
+    from tests.project.test_resolution_cache import _counted_local, _reference, _resolve, _write
+
+    module_file = tmp_path / "kmigrate_doc_seed.py"
+    module_file.write_text(_python_block_after("### Where a new cross-file fact goes"))
+    spec = importlib.util.spec_from_file_location("kmigrate_doc_seed", module_file)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    provider, rule = module.SeededElsewhere, module.SeedSetTwice
+    providers = providers_of([*registry.all_rules(), rule])  # the rule registered
+    monkeypatch.setattr(registry, "fact_providers", lambda: providers)
+    root = tmp_path / "repo"
+    seed = "import tensorflow as tf\n\ntf.random.set_seed(1)\n"
+    _write(root, {"a.py": seed, "b.py": "from tensorflow import random\n\nrandom.set_seed(2)\n"})
+    _write(root, {"c.py": "import tensorflow as tf\n\nX = tf.ones(1)\n"})
+
+    def told(facts: dict) -> dict[str, tuple]:
+        return {Path(k).name: dict(f.provided)[provider.name] for k, f in facts.items()}
+
+    made = _counted_local(monkeypatch)
+    cold = _resolve(root, use_store=True)
+    assert told(cold) == {"a.py": ("b.py",), "b.py": ("a.py",), "c.py": ()}
+    made.clear()
+    assert _resolve(root, use_store=True) == cold and made == []  # from the store
+    (root / "c.py").write_text(seed)
+    partial = _resolve(root, use_store=True)
+    assert made == [str(root / "c.py")]
+    assert partial == _reference(root)
+    assert told(partial) == {
+        "a.py": ("b.py", "c.py"),
+        "b.py": ("a.py", "c.py"),
+        "c.py": ("a.py", "b.py"),
+    }
+    a = str(root / "a.py")
+    found = analyze_module_text(a, seed, RuleSet([rule]), CONTEXT_SPEC, facts=partial[a])
+    assert [(f.rule, f.message) for f in found.findings] == [("KM398", "also seeded in b.py, c.py")]

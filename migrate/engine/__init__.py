@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 # not pay for the resolver, the sites and the rule contract.
 _HOMES = {
     "Occurrences": "fingerprint",
+    **dict.fromkeys(("EntrySource", "FactProvider", "Resolve", "providers_of"), "fact_provider"),
     **dict.fromkeys(
         (
             "MISSING",
@@ -69,6 +70,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
+    from kmigrate.engine.fact_provider import EntrySource, FactProvider, Resolve, providers_of
     from kmigrate.engine.fingerprint import Occurrences
     from kmigrate.engine.model import (
         MISSING,
@@ -107,6 +109,7 @@ __all__ = [
     "MISSING",
     "NOT_LITERAL",
     "Occurrences",
+    "Resolve",
     "RULE_CRASHED",
     "UNPARSEABLE",
     "UNUSED_SUPPRESSION",
@@ -121,7 +124,9 @@ __all__ = [
     "EditPlan",
     "EnsureHelper",
     "EnsureImport",
+    "EntrySource",
     "Example",
+    "FactProvider",
     "Fallback",
     "Finding",
     "Flagged",
@@ -140,6 +145,7 @@ __all__ = [
     "code_walk",
     "dotted_parts",
     "module_binding_counts",
+    "providers_of",
     "scope_bindings",
     "statements",
 ]

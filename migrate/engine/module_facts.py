@@ -7,6 +7,7 @@ resolution (project/resolution_cache.py), so they hold no index and no record.""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -30,10 +31,6 @@ class ModuleFacts:
     patched: tuple[tuple[str, str], ...] = ()
     # (file name, other modules using it): a save here pairs with a load there
     shared_paths: tuple[tuple[str, str], ...] = ()
-    # (module as shown, line of its first reload, the reader it calls): other modules that
-    # reload SavedModels (the spec's ``saved_model_loads``), told to modules that save one
-    # (at most three)
-    saved_model_reloads: tuple[tuple[str, int, str], ...] = ()
     # (callee as written, why): calls whose project function resolution cannot decide
     undecided_calls: tuple[tuple[str, str], ...] = ()
     # (name, other modules as shown): of the names this module's own imports bind to a
@@ -43,6 +40,9 @@ class ModuleFacts:
     # Some module of the project uses Keras (LocalFacts.uses_keras): then code here is
     # model code unless proven TensorFlow by design, Keras import or not (contexts.py)
     keras_project: bool = False
+    # (provider name, value): what each fact provider the rules declare tells this
+    # module (engine/fact_provider.py; read with ``ModuleInfo.fact``)
+    provided: tuple[tuple[str, Any], ...] = ()
 
     @property
     def reaches_framework(self) -> bool:
@@ -54,13 +54,9 @@ class ModuleFacts:
 
 
 Node = tuple[str, str]  # (module key, function name or ``Class.method``)
-# A module's first SavedModel reload: (its line, the reader called, as a canonical symbol
-# of the spec's ``saved_model_loads``); ``NO_RELOAD`` when it has none
-Reload = tuple[int, str]
-NO_RELOAD: Reload = (0, "")
-# A file outside the modules that uses saved files: (path as shown, the saved-file names
-# it names, its first SavedModel reload)
-FileUse = tuple[str, tuple[str, ...], Reload]
+# A file outside the modules that other modules may be told about (a notebook): (path
+# as shown, the saved-file names it names, its local values of the fact providers)
+FileUse = tuple[str, tuple[str, ...], tuple[tuple[str, Any], ...]]
 
 
 @dataclass(frozen=True)
@@ -81,8 +77,6 @@ class LocalFacts:
     edges: tuple[tuple[str, tuple[Node, ...]], ...] = ()
     model_seeds: tuple[Node, ...] = ()  # nodes that are model code whoever calls them
     data_seeds: tuple[Node, ...] = ()  # ... data-pipeline code
-    saves_saved_model: bool = False  # calls one of the spec's ``saved_model_saves``
-    saved_model_reload: Reload = NO_RELOAD  # its first call of a ``saved_model_loads``
     # (callee as written, why): calls of a name resolution cannot decide between project
     # functions (star imports of one backend module per backend): all are followed
     undecided_calls: tuple[tuple[str, str], ...] = ()
@@ -94,6 +88,9 @@ class LocalFacts:
     # calls, its model classes, a re-exported ``K``): one such module makes the project
     # one that uses Keras (``ModuleFacts.keras_project``)
     uses_keras: bool = False
+    # (provider name, local value): each fact provider's part of this module, decoded
+    # (engine/fact_provider.py); other modules' facts are made from these
+    provided: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, TypeVar
 
+from kmigrate.engine.fact_provider import FactProvider
 from kmigrate.engine.model import NOT_LITERAL, Context, Span
 from kmigrate.engine.names import Canonical, Resolver, dotted_parts
 from kmigrate.engine.tree_index import TreeIndex
@@ -190,12 +191,14 @@ class ModuleInfo:
         facts = self.project_facts
         return facts.model_classes if facts is not None else ()
 
-    def saved_model_reloads(self) -> tuple[tuple[str, int, str], ...]:
-        """The other modules of the project that reload SavedModels: (path as shown,
-        line of the first reload, the reader it calls). Only a module that saves one is told (see
-        ``ModuleFacts.saved_model_reloads``)."""
+    def fact(self, provider: type[FactProvider]) -> Any:
+        """What the fact provider ``provider`` (declared in the rule's ``facts``) tells
+        this module: its ``default`` when the module has no project facts, or the
+        provider is not one the registered rules declare."""
         facts = self.project_facts
-        return facts.saved_model_reloads if facts is not None else ()
+        if facts is None:
+            return provider.default
+        return dict(facts.provided).get(provider.name, provider.default)
 
     def memo(self, key: Hashable, compute: Callable[[], T]) -> T:
         """``compute()``, once per module and ``key``: for facts several sites of one

@@ -17,19 +17,22 @@ import hashlib
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from kmigrate.engine.fact_provider import EntrySource, entry_values, valid_entry_values
 from kmigrate.engine.names import code_children, dotted_parts, import_bindings
 from kmigrate.engine.spec import ContextSpec, function_refs
 
 if TYPE_CHECKING:
     from kmigrate.engine.tree_index import TreeIndex
 
+# 8: what the rules' fact providers keep (``provided``: engine/fact_provider.py), which
+# holds the calls that may write or reload a SavedModel (was ``saved_model_calls``);
 # 7: module-level dict registries of functions/classes (``registries``), a class's
 # helper objects held in attributes (``held``), subscripts of module-level names read
 # in functions (``NAME.[]``), custom-object registrations and registered functions as
 # model references (``Class()``: an instance handed over);
 # 6: what the module reads of each name its imports bind (``reads``);
 # 5: a call that may reload a SavedModel also says whether its path is a literal folder
-ENTRY_FORMAT = 7
+ENTRY_FORMAT = 8
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Module-level statements whose calls were taken already (functions, classes) or that
 # hold none (imports: names only, no call, no string).
@@ -170,36 +173,6 @@ class _EntryBuilder:
         callee = _dotted(node.func)  # type: ignore[attr-defined]
         return bool(callee) and ("." + callee).endswith(self.spec.custom_object_getters)
 
-    def saved_model_calls(self, imports: list[list], assigns: list[list[str]]) -> list[list]:
-        """The calls that may write or reload a SavedModel, for resolution to decide
-        (``ProjectIndex.local``): each callee (with its line, its path when a function's
-        own import binds its root, and whether it reads a literal folder) whose last
-        part is that of such a function, or whose root is bound to one (``from ...
-        import load as sm_load``)."""
-        spec = self.spec
-        symbols = (*spec.saved_model_saves, *spec.saved_model_loads, *spec.saved_model_folder_loads)
-        names = {s.rpartition(".")[2] for s in symbols}
-        if not names:
-            return []
-        aliases = {
-            local
-            for local, module, name, _ in imports
-            if (name or module).rpartition(".")[2] in names
-        }
-        aliases.update(local for local, source in assigns if source.rpartition(".")[2] in names)
-        found: dict[tuple[str, str, bool], int] = {}
-        for callee, line, path, folder in self.calls:
-            if (
-                callee.rpartition(".")[2] in names
-                or callee.partition(".")[0] in aliases
-                or path.rpartition(".")[2] in names
-            ):
-                key = (callee, path, folder)
-                found[key] = min(line, found.get(key, line))
-        return sorted(
-            [callee, line, path, folder] for (callee, path, folder), line in found.items()
-        )
-
     def _on_call(self, call: ast.Call, found: set[str]) -> str | None:
         spec = self.spec
         callee = _dotted(call.func)
@@ -328,7 +301,10 @@ def build_entry(tree: ast.Module, spec: ContextSpec, index: TreeIndex | None = N
         "model_refs": sorted(builder.model_refs),
         "data_refs": sorted(builder.data_refs),
         "paths": sorted(builder.paths),
-        "saved_model_calls": builder.saved_model_calls(imports, assigns),
+        # what each cross-file fact provider keeps of the file (engine/fact_provider.py)
+        "provided": entry_values(
+            spec.providers(), EntrySource(imports, assigns, builder.calls, tree)
+        ),
         "reads": _reads(tree, index, _project_candidates(imports, spec)),
     }
 
@@ -434,9 +410,10 @@ def _string_list(node: ast.AST) -> list[str] | None:
     return None
 
 
-def valid_entry(value: object) -> bool:
-    """Whether ``value`` has the shape :func:`build_entry` gives (a cached entry is data
-    from disk: anything else is a miss, never trusted)."""
+def valid_entry(value: object, spec: ContextSpec) -> bool:
+    """Whether ``value`` has the shape :func:`build_entry` gives with ``spec`` (a cached
+    entry is data from disk: anything else is a miss, never trusted)."""
+    providers = spec.providers()
     if not isinstance(value, dict) or value.get("format") != ENTRY_FORMAT:
         return False
     try:
@@ -462,15 +439,7 @@ def valid_entry(value: object) -> bool:
         ok = ok and all(_strings(v) for v in value["functions"].values())
         ok = ok and (value["all"] is None or _strings(value["all"]))
         ok = ok and _strings(value["paths"])
-        ok = ok and all(
-            isinstance(c, list)
-            and len(c) == 4
-            and isinstance(c[0], str)
-            and type(c[1]) is int
-            and isinstance(c[2], str)
-            and type(c[3]) is bool
-            for c in value["saved_model_calls"]
-        )
+        ok = ok and valid_entry_values(providers, value["provided"])
         ok = ok and isinstance(value["reads"], dict)
         ok = ok and all(_strings(v) for v in value["reads"].values())
         return ok and _strings(value["model_refs"]) and _strings(value["data_refs"])
@@ -530,16 +499,16 @@ def entry_key(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-def _checked_entry(value: object) -> dict:
-    if not valid_entry(value):
-        raise ValueError("not an index entry")
-    return value  # type: ignore[return-value]
+def load_entry(store: ValueStore, data: bytes, spec: ContextSpec) -> dict | None:
+    """The stored entry of a file with bytes ``data`` (made with ``spec``), or None:
+    missing, unsigned, malformed or of another format are all a miss."""
 
+    def checked(value: object) -> dict:
+        if not valid_entry(value, spec):
+            raise ValueError("not an index entry")
+        return value  # type: ignore[return-value]
 
-def load_entry(store: ValueStore, data: bytes) -> dict | None:
-    """The stored entry of a file with bytes ``data``, or None: missing, unsigned,
-    malformed or of another format are all a miss."""
-    return store.load_value(ENTRY_NAMESPACE, entry_key(data), _checked_entry)
+    return store.load_value(ENTRY_NAMESPACE, entry_key(data), checked)
 
 
 def store_entry(store: ValueStore, data: bytes, entry: dict) -> None:

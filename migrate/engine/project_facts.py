@@ -1,13 +1,15 @@
 """Every module's :class:`~kmigrate.engine.module_facts.ModuleFacts` from the modules'
 local facts: the call graph closed once over the project, and what modules tell each
-other (files they share, SavedModels they reload, names their imports rebind)."""
+other (files they share, names their imports rebind, and what each fact provider the
+rules declare makes of the modules' local values: engine/fact_provider.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
-from kmigrate.engine.module_facts import FileUse, LocalFacts, ModuleFacts, Node, Reload
+from kmigrate.engine.fact_provider import FactProvider, Provided
+from kmigrate.engine.module_facts import FileUse, LocalFacts, ModuleFacts, Node
 from kmigrate.engine.module_record import ModuleRecord, imported_paths
 
 
@@ -44,8 +46,11 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
         files: Mapping[str, tuple[str, Sequence[str]]],
         patched: tuple[tuple[str, str], ...],
         imports: ModuleImports | None = None,
+        *,
+        providers: Sequence[type[FactProvider]],
     ) -> None:
         self.local = local
+        self.providers = providers  # the rules' fact providers (``ContextSpec.providers``)
         self.files = files  # key -> (path as shown, literal saved-file names it uses)
         self.patched = patched
         self.imports = imports  # None when the other modules are not known (facts alone)
@@ -54,19 +59,21 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
         self._reach: tuple[set[Node], set[Node]] | None = None
         self._methods: dict[str, set[str]] | None = None
         self._users: dict[str, list[str]] | None = None
-        self._reloads: list[tuple[str, str, Reload]] | None = None
+        # provider name -> (path as shown, key, local value) of every module and outside file
+        self._everyone: dict[str, list[tuple[str, str, Any]]] = {}
         self._outside_source: Callable[[], Mapping[str, FileUse]] | None = None
         self._outside: Mapping[str, FileUse] | None = None
         self._keras: bool | None = None
 
     def add_file_users(self, source: Callable[[], Mapping[str, FileUse]] | None) -> None:
-        """Files outside the modules that use saved-file names or reload SavedModels
-        (notebooks: nothing imports them, but a save renamed in a module breaks the
-        notebook that loads the old file): key -> :data:`FileUse`. ``source`` is asked
-        once, when a module with file names or SavedModel saves first needs them."""
+        """Files outside the modules that use saved-file names or give fact providers
+        values (notebooks: nothing imports them, but a save renamed in a module breaks
+        the notebook that loads the old file): key -> :data:`FileUse`. ``source`` is
+        asked once, when a module with file names or a provider first needs them."""
         self._outside_source = source
         self._outside = None
-        self._users = self._reloads = None
+        self._users = None
+        self._everyone.clear()
         self._made.clear()
 
     def outside_users(self) -> Mapping[str, FileUse]:
@@ -140,10 +147,10 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
             notes=local.notes,
             patched=self.patched,
             shared_paths=self._shared_paths(key),
-            saved_model_reloads=self.saved_model_reloads(key) if local.saves_saved_model else (),
             undecided_calls=local.undecided_calls,
             imported_by=self.imported_by(key) if local.namespace_imports else (),
             keras_project=self.keras_project(),
+            provided=self.provided_values(key, local.provided),
         )
 
     def keras_project(self) -> bool:
@@ -177,18 +184,28 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
             self._users = file_users([*self.files.values(), *outside])
         return shared_with(self._users, own, paths)
 
-    def saved_model_reloads(self, own: str) -> tuple[tuple[str, int, str], ...]:
-        """The modules but ``own`` (a key) that reload SavedModels: (path as shown, line
-        of the first reload, the reader it calls), at most three, by path."""
-        if self._reloads is None:
-            found = [(self.files[key][0], key, self.reload_of(key)) for key in self.local]
-            found += [
-                (shown, key, reload) for key, (shown, _, reload) in self.outside_users().items()
-            ]
-            self._reloads = sorted(r for r in found if r[2][0])
+    def provided_values(self, own: str, values: Provided) -> Provided:
+        """What each fact provider tells the module or notebook ``own`` (a key) whose
+        local values are ``values``: made from the others' local values, read only if
+        the provider asks for them."""
+        by_name = dict(values)
         return tuple(
-            (shown, line, reader) for shown, key, (line, reader) in self._reloads if key != own
-        )[:3]
+            (p.name, p.project(by_name[p.name], lambda p=p: self._others(p.name, own)))
+            for p in self.providers
+        )
+
+    def _others(self, name: str, own: str) -> list[tuple[str, Any]]:
+        """(path as shown, local value of provider ``name``) of every module and outside
+        file but ``own``, by path."""
+        everyone = self._everyone.get(name)
+        if everyone is None:
+            found = [(self.files[k][0], k, dict(self.provided_of(k))[name]) for k in self.local]
+            found += [
+                (shown, k, dict(values)[name])
+                for k, (shown, _, values) in self.outside_users().items()
+            ]
+            everyone = self._everyone[name] = sorted(found, key=lambda f: (f[0], f[1]))
+        return [(shown, value) for shown, key, value in everyone if key != own]
 
     def imported_by(self, key: str) -> tuple[tuple[str, str], ...]:
         """``ModuleFacts.imported_by`` of module ``key``: only asked of a module whose
@@ -205,10 +222,10 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
             self._importers, self.imports.names(key), self.files[key][0], self.local[key]
         )
 
-    def reload_of(self, key: str) -> Reload:
-        """Module ``key``'s first SavedModel reload. A stored resolution answers it
-        without decoding the module's local facts."""
-        return self.local[key].saved_model_reload
+    def provided_of(self, key: str) -> Provided:
+        """Module ``key``'s local values of the fact providers. A stored resolution
+        answers it from the files' headers, without decoding the module's local facts."""
+        return self.local[key].provided
 
 
 def imported_from(

@@ -20,16 +20,15 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from kmigrate.engine.fact_provider import local_values
 from kmigrate.engine.helper_reach import HelperReach
 from kmigrate.engine.module_facts import (
-    NO_RELOAD,
     LocalFacts,
     LocalFactsFrom,
     ModuleFacts,
     Node,
-    Reload,
 )
 from kmigrate.engine.module_record import ModuleRecord, Target, alternatives, import_paths
 from kmigrate.engine.name_resolution import _UNKNOWN, NameResolution
@@ -159,7 +158,7 @@ class ProjectIndex(NameResolution):
             target = self.resolve(record, ref)
             if target[0] == "function":
                 data_seeds.add((target[1].key, target[2]))
-        saves, reload = self._saved_model_calls(record)
+        provided = self._provided(record)  # (before the bindings: the order names are asked)
         bindings = self._bindings(record)
         keras = keras or bool(model_classes) or self._binds_keras(bindings)
         return LocalFacts(
@@ -170,12 +169,11 @@ class ProjectIndex(NameResolution):
             edges=tuple(edges.items()),
             model_seeds=tuple(sorted(model_seeds)),
             data_seeds=tuple(sorted(data_seeds)),
-            saves_saved_model=saves,
-            saved_model_reload=reload,
             undecided_calls=tuple(sorted(undecided.items())),
             namespace_imports=(bound := self._namespace_imports(record)),
             star_exports=tuple(name for name in bound if record.exports(name)),
             uses_keras=keras,
+            provided=provided,
         )
 
     def _imports_keras(self, record: ModuleRecord) -> bool:
@@ -193,22 +191,16 @@ class ProjectIndex(NameResolution):
         re-exported by the project's backend module)."""
         return any(self.spec.is_keras_symbol(self.canonical(target)) for _, target in bindings)
 
-    def _saved_model_calls(self, record: ModuleRecord) -> tuple[bool, Reload]:
-        """(whether ``record`` writes a SavedModel, its first reload), from the calls its
-        entry keeps for this, resolved as any other name (a function's own import of the
-        root gives the path to resolve instead)."""
-        saves, reload = False, NO_RELOAD
-        spec = self.spec
-        for callee, line, path, folder in record.entry["saved_model_calls"]:
+    def _provided(self, record: ModuleRecord) -> tuple[tuple[str, Any], ...]:
+        """The rules' fact providers' local values of ``record``: what its entry keeps
+        for each, with its callees resolved as any other name (a function's own import
+        of the root gives the path to resolve instead) to canonical TF/Keras symbols."""
+
+        def resolve(callee: str, path: str) -> str | None:
             target = self._qualified(record, path, 0) if path else self.resolve(record, callee)
-            if target[0] != "external":
-                continue
-            symbol = self.canonical(target[1])
-            if symbol in spec.saved_model_saves:
-                saves = True
-            elif spec.reloads_saved_model(symbol, folder) and not 0 < reload[0] <= line:
-                reload = (line, symbol)
-        return saves, reload
+            return self.canonical(target[1]) if target[0] == "external" else None
+
+        return local_values(self.spec.providers(), record.entry["provided"], resolve)
 
     def local_with_reads(self, record: ModuleRecord) -> tuple[LocalFacts, LocalFactsFrom | None]:
         """:meth:`local`, and the same with what it was made from, for another index of
@@ -293,6 +285,7 @@ class ProjectIndex(NameResolution):
                 {r.key: (r.shown or r.key, r.entry["paths"]) for r in self.records},
                 self.patched_symbols(),
                 RecordImports({r.key: r for r in self.records}),
+                providers=self.spec.providers(),
             )
         return self._facts[record.key]
 

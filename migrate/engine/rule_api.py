@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, ClassVar
 from kmigrate.engine.model import Context, EditPlan, Severity, Span
 
 if TYPE_CHECKING:
+    from kmigrate.engine.fact_provider import FactProvider
     from kmigrate.engine.module_info import ModuleInfo
     from kmigrate.engine.sites import CallSite, ImportSite, Node, ReferenceSite
 
@@ -158,6 +159,9 @@ class Rule:
     # only the calls and references whose symbol no other registered rule claims, in the
     # site's context or in any (:class:`Fallback`). A fallback claims nothing itself.
     fallback: ClassVar[Fallback | None] = None
+    # The cross-file facts the rule reads (``site.module.fact(Provider)``): the engine
+    # keeps each declared provider's values for every module (engine/fact_provider.py).
+    facts: ClassVar[tuple[type[FactProvider], ...]] = ()
 
     examples: ClassVar[list[Example]] = []
 

@@ -10,10 +10,14 @@ project index share.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kmigrate.engine.names import Canonical, CanonicalPrefixes, canonical_for
+
+if TYPE_CHECKING:
+    from kmigrate.engine.fact_provider import FactProvider
 
 
 @dataclass(frozen=True)
@@ -85,7 +89,7 @@ class ContextSpec:
     optional_imports: tuple[tuple[str, str], ...] = ()
     # canonical symbols that write a SavedModel of any object, and those that reload one
     # as it was written (called as ``loaded(x)``): a module of the project that reloads
-    # makes the saves elsewhere keep their form (``ModuleFacts.saved_model_reloads``)
+    # makes the saves elsewhere keep their form (KM404's fact provider, ``saved_model_reloads``)
     saved_model_saves: frozenset[str] = frozenset()
     saved_model_loads: frozenset[str] = frozenset()
     # ... and those that read a SavedModel only when handed a folder (they read saved
@@ -99,6 +103,16 @@ class ContextSpec:
     # (helper name, qualified modules): ``backend, layers, ... = helper(kwargs)`` binds
     # those names to Keras's modules, in order (kmigrate.engine.injected_modules)
     injected_modules: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # the cross-file facts the rules declare (``Rule.facts``, engine/fact_provider.py),
+    # asked when first needed: every registered rule's, selected or not, so that what is
+    # stored does not depend on a selection
+    provider_source: Callable[[], tuple[type[FactProvider], ...]] | None = field(
+        default=None, compare=False, repr=False
+    )
+
+    def providers(self) -> tuple[type[FactProvider], ...]:
+        """The fact providers of the rules (none for a spec without a source)."""
+        return self.provider_source() if self.provider_source is not None else ()
 
     @property
     def canonical(self) -> Canonical:

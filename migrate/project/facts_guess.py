@@ -91,7 +91,9 @@ class FactsGuess:
         index = ProjectIndex([record, *self.reached(record)], self.spec)
         files = {record.key: (record.shown or record.key, entry["paths"])}
         local, made = index.local_with_reads(record)
-        facts = ProjectFacts({record.key: local}, files, index.patched_symbols())[record.key]
+        facts = ProjectFacts(
+            {record.key: local}, files, index.patched_symbols(), providers=self.spec.providers()
+        )[record.key]
         if self.keras_project and not facts.keras_project:
             facts = replace(facts, keras_project=True)
         if local.namespace_imports:

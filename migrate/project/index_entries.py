@@ -30,23 +30,31 @@ from kmigrate.project.project_files import content_digest, index_key, shown_path
 from kmigrate.project.stored_resolution import StoredResolution
 
 if TYPE_CHECKING:
+    from kmigrate.engine.spec import ContextSpec
     from kmigrate.store.cache import ResultCache
 
 
 INDEX_FOLDER = ".index"  # inside the cache root; the dot keeps it out of run-key pruning
 
 
-def _spec_key() -> str:
-    """Entries depend on the builder's format and on the spec (which keywords hand
-    over functions...): both name the folder. Sets are sorted: their ``repr`` order
-    changes from process to process."""
+def _spec() -> ContextSpec:
     from kmigrate.rules.context_spec import CONTEXT_SPEC
 
+    return CONTEXT_SPEC
+
+
+def _spec_key() -> str:
+    """Entries depend on the builder's format and on the spec (which keywords hand
+    over functions...), the rules' fact providers included: all name the folder. Sets
+    are sorted: their ``repr`` order changes from process to process."""
+    spec = _spec()
     fields = {
         f.name: sorted(v) if isinstance(v, frozenset) else v
-        for f in dataclasses.fields(CONTEXT_SPEC)
-        for v in (getattr(CONTEXT_SPEC, f.name),)
+        for f in dataclasses.fields(spec)
+        if f.name != "provider_source"
+        for v in (getattr(spec, f.name),)
     }
+    fields["providers"] = [(p.name, p.version) for p in spec.providers()]
     text = f"{ENTRY_FORMAT}\0{sorted(fields.items())!r}"
     return hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
 
@@ -200,7 +208,7 @@ class IndexEntries:
             entry = self._from_pack(digest)
             if entry is not None:
                 return entry
-        return load_entry(self.store, data) if self.store is not None else None
+        return load_entry(self.store, data, _spec()) if self.store is not None else None
 
     def known(self, data: bytes, digest: str) -> dict | None:
         """The entry of a file the stored resolution was made from: stored on its own,
@@ -215,7 +223,7 @@ class IndexEntries:
 
     def _from_pack(self, digest: str) -> dict | None:
         entry = self.pack().get(digest)
-        return entry if entry is not None and valid_entry(entry) else None
+        return entry if entry is not None and valid_entry(entry, _spec()) else None
 
     def add(self, digest: str, entry: dict) -> None:
         """A new entry, of the file whose bytes have ``digest`` (:func:`content_digest`):

@@ -25,7 +25,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kmigrate.engine.module_facts import NO_RELOAD, FileUse, LocalFactsFrom, ModuleFacts, Reload
+from kmigrate.engine.fact_provider import Resolve, local_values
+from kmigrate.engine.module_facts import FileUse, LocalFactsFrom, ModuleFacts
 from kmigrate.engine.module_record import ModuleRecord, imported_paths
 from kmigrate.engine.project_entry import (
     ENTRY_FORMAT,
@@ -433,11 +434,12 @@ def notebook_file_users(
     spec: ContextSpec,
     made: Mapping[str, dict] | None = None,
 ) -> dict[str, FileUse]:
-    """The notebooks among ``paths`` that name saved files or reload SavedModels: a
-    module's save renamed to `.keras` would break the notebook that loads the old file.
-    A notebook's reloads are resolved through its own imports (nothing else binds its
-    names). Entries are stored by the notebooks' bytes; ``made``: those this run made
-    already (the scanned notebooks'), by key."""
+    """The notebooks among ``paths`` with the saved files they name and their local
+    values of the rules' fact providers: a module's save renamed to `.keras` would break
+    the notebook that loads the old file, a SavedModel save rewritten the notebook that
+    reloads it. A notebook's calls are resolved through its own imports (nothing else
+    binds its names). Entries are stored by the notebooks' bytes; ``made``: those this
+    run made already (the scanned notebooks'), by key."""
     from kmigrate.project.notebook_facts import notebook_entry
 
     found: dict[str, FileUse] = {}
@@ -446,30 +448,26 @@ def notebook_file_users(
         entry = (made or {}).get(key) or notebook_entry(path, store)
         if entry is None:
             continue
-        reload = _first_reload(entry, spec)
-        if entry["paths"] or reload[0]:
-            found[key] = (shown_path(key, root), tuple(entry["paths"]), reload)
+        values = local_values(spec.providers(), entry["provided"], _own_imports(entry, spec))
+        found[key] = (shown_path(key, root), tuple(entry["paths"]), values)
     return found
 
 
-def _first_reload(entry: dict, spec: ContextSpec) -> Reload:
-    """An entry's first SavedModel reload resolved by its own imports:
-    ``tf.saved_model.load`` after ``import tensorflow as tf``."""
+def _own_imports(entry: dict, spec: ContextSpec) -> Resolve:
+    """Resolution of an entry's callees by its own imports alone: ``tf.saved_model.load``
+    after ``import tensorflow as tf``."""
     bound = {
         local: f"{module}.{name}" if name and module else name or module
         for local, module, name, level in entry["imports"]
         if local != "*" and not level
     }
-    found = []
-    for callee, line, path, folder in entry["saved_model_calls"]:
+
+    def resolve(callee: str, path: str) -> str | None:
         root, _, rest = callee.partition(".")
         if path:  # the root is bound by an import in the function around the call
-            qualified = path
-        elif root in bound:
-            qualified = f"{bound[root]}.{rest}" if rest else bound[root]
-        else:
-            continue
-        symbol = spec.canonical(qualified)
-        if spec.reloads_saved_model(symbol, folder):
-            found.append((line, symbol))
-    return min(found, default=NO_RELOAD)
+            return spec.canonical(path)
+        if root in bound:
+            return spec.canonical(f"{bound[root]}.{rest}" if rest else bound[root])
+        return None
+
+    return resolve

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import NamedTuple
 
+from kmigrate.engine.fact_provider import Provided
 from kmigrate.engine.module_facts import LocalFacts
 
 
@@ -21,8 +22,6 @@ def encode_local(local: LocalFacts, position: Mapping[str, int]) -> list:
         {name: nodes(out) for name, out in local.edges},
         nodes(local.model_seeds),
         nodes(local.data_seeds),
-        local.saves_saved_model,
-        list(local.saved_model_reload),
         [list(p) for p in local.undecided_calls],
         list(local.namespace_imports),
         list(local.star_exports),
@@ -30,8 +29,9 @@ def encode_local(local: LocalFacts, position: Mapping[str, int]) -> list:
     ]
 
 
-def decode_local(value: list, slots: list[str | None]) -> LocalFacts:
-    """A row's local facts as objects. The row was checked whole when the resolution
+def decode_local(value: list, slots: list[str | None], provided: Provided) -> LocalFacts:
+    """A row's local facts as objects, with the fact providers' local values its file's
+    header holds (``provided``, decoded). The row was checked whole when the resolution
     was loaded (``stored_resolution._check_row``: texts, pairs, nodes naming a file that
     is still there), so nothing is checked again here: a warm re-scan decodes every
     file's row."""
@@ -52,12 +52,11 @@ def decode_local(value: list, slots: list[str | None]) -> LocalFacts:
         edges=tuple((name, nodes(out)) for name, out in row.edges.items()),
         model_seeds=nodes(row.model_seeds),
         data_seeds=nodes(row.data_seeds),
-        saves_saved_model=row.saves,
-        saved_model_reload=(row.reload[0], row.reload[1]),
         undecided_calls=_pairs(row.undecided),
         namespace_imports=tuple(row.namespace_imports),
         star_exports=tuple(row.star_exports),
         uses_keras=row.keras,
+        provided=provided,
     )
 
 
@@ -75,8 +74,6 @@ class LocalRow(NamedTuple):
     edges: dict
     model_seeds: list
     data_seeds: list
-    saves: bool
-    reload: list  # [line or 0, reader]
     undecided: list
     namespace_imports: list
     star_exports: list

@@ -17,12 +17,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kmigrate.engine.fact_provider import as_json, decode_values
 from kmigrate.engine.module_facts import ModuleFacts
 from kmigrate.engine.module_record import ModuleRecord
 from kmigrate.engine.project_entry import ValueStore, build_entry, load_entry, store_entry
 from kmigrate.engine.project_facts import ProjectFacts
 from kmigrate.engine.project_index import ProjectIndex
-from kmigrate.store.plain_data import checked_line, checked_list, checked_pair, checked_text
+from kmigrate.store.plain_data import checked_list, checked_pair, checked_text
 
 if TYPE_CHECKING:
     from kmigrate.engine.spec import ContextSpec
@@ -43,7 +44,7 @@ def notebook_entry(
     except SourceError:
         return None
     marked = b"notebook\0" + data  # not the entry of a module with these bytes
-    entry = load_entry(store, marked) if store is not None else None
+    entry = load_entry(store, marked, _spec()) if store is not None else None
     if entry is None:
         if made is not None and made[0] == _digest(data):
             entry = made[1]
@@ -147,13 +148,13 @@ def notebook_facts(
             index = shared
         own = (notebook.shown or notebook.key, notebook.entry["paths"])
         local = {notebook.key: index.local(notebook)}
-        alone = ProjectFacts(local, {notebook.key: own}, index.patched_symbols())[notebook.key]
-        saves = local[notebook.key].saves_saved_model
-        reloads = project.saved_model_reloads(notebook.key) if saves else ()
+        alone = ProjectFacts(
+            local, {notebook.key: own}, index.patched_symbols(), providers=spec.providers()
+        )[notebook.key]
         found[notebook.key] = replace(
             alone,
             shared_paths=project.shared_paths(*own),
-            saved_model_reloads=reloads,
+            provided=project.provided_values(notebook.key, local[notebook.key].provided),
             keras_project=alone.keras_project or project.keras_project(),
         )
     return found
@@ -161,6 +162,12 @@ def notebook_facts(
 
 def _key(record: ModuleRecord) -> str:
     return record.key
+
+
+def _spec() -> ContextSpec:
+    from kmigrate.rules.context_spec import CONTEXT_SPEC
+
+    return CONTEXT_SPEC
 
 
 def notebook_record(
@@ -202,8 +209,8 @@ _PAIR_FIELDS = (
     "undecided_calls",
     "imported_by",  # always empty: nothing imports a notebook
 )
-_LINE_FIELDS = ("saved_model_reloads",)  # (path as shown, line, reader) triples
 _FLAG_FIELDS = ("keras_project",)
+# then the rules' fact providers' values, {name: value} (engine/fact_provider.py)
 
 
 def load_notebook_facts(store: ValueStore, root_key: str, key: str) -> dict | None:
@@ -228,30 +235,24 @@ def _encode_facts(facts: ModuleFacts) -> list:
     return (
         [list(getattr(facts, name)) for name in _NAME_FIELDS]
         + [[list(pair) for pair in getattr(facts, name)] for name in _PAIR_FIELDS]
-        + [[list(pair) for pair in getattr(facts, name)] for name in _LINE_FIELDS]
         + [getattr(facts, name) for name in _FLAG_FIELDS]
+        + [as_json(facts.provided)]
     )
 
 
 def _decode_facts(row: Any) -> ModuleFacts:
-    fields = _NAME_FIELDS + _PAIR_FIELDS + _LINE_FIELDS
-    if type(row) is not list or len(row) != len(fields + _FLAG_FIELDS):
+    fields = _NAME_FIELDS + _PAIR_FIELDS
+    if type(row) is not list or len(row) != len(fields + _FLAG_FIELDS) + 1:
         raise ValueError("not a module's facts")
     found: dict[str, tuple] = {}
     for index, name in enumerate(_NAME_FIELDS):
         found[name] = tuple(map(checked_text, checked_list(row[index])))
     for index, name in enumerate(_PAIR_FIELDS, len(_NAME_FIELDS)):
         found[name] = tuple(map(checked_pair, checked_list(row[index])))
-    for index, name in enumerate(_LINE_FIELDS, len(_NAME_FIELDS + _PAIR_FIELDS)):
-        found[name] = tuple(map(_checked_line, checked_list(row[index])))
     flags: dict[str, bool] = {}
     for index, name in enumerate(_FLAG_FIELDS, len(fields)):
         if row[index] is not True and row[index] is not False:
             raise ValueError("not a flag")
         flags[name] = row[index]
-    return ModuleFacts(**found, **flags)
-
-
-def _checked_line(value: Any) -> tuple[str, int, str]:
-    shown, line, reader = checked_list(value)
-    return checked_text(shown), checked_line(line), checked_text(reader)
+    provided = decode_values(_spec().providers(), row[-1])
+    return ModuleFacts(**found, **flags, provided=provided)

@@ -8,6 +8,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from kmigrate.engine.fact_provider import as_json
 from kmigrate.engine.module_record import ModuleRecord, imported_paths
 from kmigrate.engine.project_entry import entry_shape
 from kmigrate.project.resolved_facts import ResolvedFacts
@@ -109,7 +110,7 @@ def _stored_bytes(
                     record.shown or key,
                     entry["paths"],
                     stamps.get(key),
-                    list(facts.made[key].saved_model_reload),
+                    as_json(facts.made[key].provided),
                     [p for p in imported_paths(record) if p.partition(".")[0] in roots],
                     facts.made[key].uses_keras,
                 ]

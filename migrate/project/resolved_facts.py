@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from kmigrate.engine.module_facts import LocalFacts, Reload
+from kmigrate.engine.fact_provider import Provided
+from kmigrate.engine.module_facts import LocalFacts
 from kmigrate.engine.module_record import ModuleRecord
 from kmigrate.engine.project_facts import ProjectFacts, RecordImports, closure
 from kmigrate.engine.project_index import ProjectIndex
@@ -69,7 +70,8 @@ class ResolvedFacts(Fallback):
             placed = set(stored.slots)
             self.slots += [k for k in keys if k not in placed]
         imports = _Imports({r.key: r for r in records}, made, stored)
-        super().__init__(local, files, patched, imports, fallback=fallback)
+        providers = index.spec.providers()
+        super().__init__(local, files, patched, imports, providers=providers, fallback=fallback)
         self.records = records
         self.made = made
         self.stored = stored
@@ -115,11 +117,10 @@ class ResolvedFacts(Fallback):
             found = self._encoded[key] = encode_local(self.made[key], self.position)
         return found
 
-    def reload_of(self, key: str) -> Reload:
-        made = self.made.get(key)
-        if made is not None or self.stored is None:
-            return super().reload_of(key)
-        return self.stored.reload_of(key)
+    def provided_of(self, key: str) -> Provided:
+        if key in self.made or self.stored is None:
+            return super().provided_of(key)
+        return self.stored.provided_of(key)
 
     def uses_keras(self, key: str) -> bool:
         if key in self.made or self.stored is None:

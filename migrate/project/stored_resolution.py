@@ -11,17 +11,22 @@ import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from kmigrate.engine.module_facts import LocalFacts, ModuleFacts, Reload
+from kmigrate.engine.fact_provider import Provided, decode_locals
+from kmigrate.engine.module_facts import LocalFacts, ModuleFacts
 from kmigrate.engine.module_record import ModuleRecord
 from kmigrate.engine.project_entry import ENTRY_FORMAT
 from kmigrate.engine.project_facts import ProjectFacts
 from kmigrate.project.local_facts_rows import LocalRow, decode_local
-from kmigrate.store.plain_data import checked_line, checked_list, checked_pair, checked_text
+from kmigrate.store.plain_data import checked_list, checked_pair, checked_text
 
 if TYPE_CHECKING:
+    from kmigrate.engine.spec import ContextSpec
     from kmigrate.store.cache import ResultCache
 
 RESOLVED = "resolved"  # the store's namespace; one value per project root
+# 10: a file's header holds its local values of the rules' fact providers ({name: value},
+# engine/fact_provider.py), which took the place of its first SavedModel reload; the local
+# facts no longer say whether it saves or reloads SavedModels (a provider's value does);
 # 9: a file's header and local facts say whether the module uses Keras (a project with
 # one such module is a Keras project: ``ModuleFacts.keras_project``, read from the headers);
 # 8: the call graph also reaches registries' values, held helper objects' and mixins'
@@ -34,7 +39,7 @@ RESOLVED = "resolved"  # the store's namespace; one value per project root
 # module per backend); 4: a header line, then one line per file's row (decoded when
 # used, rewritten only when it changed), whose local facts say whether the file saves
 # or reloads SavedModels; 2 was one JSON value, checked whole when loaded
-STATE_FORMAT = 9
+STATE_FORMAT = 10
 # Where a row's local facts hold the call graph: edges, model seeds, data seeds.
 GRAPH = slice(4, 7)
 
@@ -104,11 +109,16 @@ class StoredResolution:
         self.files = self.heads  # the keys of the files stored
         self._rows: dict[str, list] = {}
         self._local: dict[str, LocalFacts] = {}
+        providers = _spec().providers()
+        # by key: the header's local values of the fact providers, decoded and checked
+        self.provided: dict[str, Provided] = {
+            key: decode_locals(providers, head[6]) for key, head in self.heads.items()
+        }
 
     # A file's header: [digest, has patches, layout digest, path as shown, [file names],
-    # its stat then or None (``project_files.file_stamp``), its first SavedModel reload
-    # as [line or 0, reader] (a saving module's facts name the reloading modules: read
-    # from the headers, a `check` of it decodes no other row), the paths its imports
+    # its stat then or None (``project_files.file_stamp``), its local values of the
+    # fact providers as {name: value} (a module's facts are made from the others' values:
+    # read from the headers, a `check` of it decodes no other row), the paths its imports
     # name in the project (``imported_paths``: the same for ``ModuleFacts.imported_by``),
     # whether the module uses Keras (``LocalFacts.uses_keras``: every module's facts say
     # whether the project does)].
@@ -127,9 +137,9 @@ class StoredResolution:
     def patches(self, key: str) -> bool:
         return self.heads[key][1]
 
-    def reload_of(self, key: str) -> Reload:
-        line, reader = self.heads[key][6]
-        return line, reader
+    def provided_of(self, key: str) -> Provided:
+        """The file's local values of the fact providers, from its header."""
+        return self.provided[key]
 
     def uses_keras(self, key: str) -> bool:
         return self.heads[key][8]
@@ -196,7 +206,8 @@ class StoredResolution:
     def local(self, key: str) -> LocalFacts:
         found = self._local.get(key)
         if found is None:
-            found = self._local[key] = decode_local(self.row(key)[2], self.slots)
+            row = self.row(key)[2]
+            found = self._local[key] = decode_local(row, self.slots, self.provided[key])
         return found
 
     def graph(self, key: str) -> tuple[dict[str, list[str]], list[str], list[str]]:
@@ -226,17 +237,11 @@ def _checked_patches(value: Any) -> dict[str, tuple[str, tuple]] | None:
     return found
 
 
-def _checked_reload(value: Any) -> Reload:
-    line, reader = checked_list(value)
-    return checked_line(line), checked_text(reader)
-
-
 def _check_head(head: Any) -> None:
     if type(head) is not list or len(head) != 9:
         raise ValueError("not a file's header")
-    digest, patches, layout_of, shown, paths, stamp, reload, imported, keras = head
-    _checked_reload(reload)
-    _texts(imported)
+    digest, patches, layout_of, shown, paths, stamp, _provided, imported, keras = head
+    _texts(imported)  # (the provided values are decoded, so checked, by the caller)
     if not (type(digest) is type(layout_of) is type(shown) is str):
         raise ValueError("not a file's header")
     if type(patches) is not bool or type(keras) is not bool:
@@ -263,9 +268,8 @@ def _check_row(row: Any, slots: list[str | None]) -> None:
     if type(local) is not list or len(local) != len(LocalRow._fields):
         raise ValueError("not local facts")
     row = LocalRow(*local)
-    if type(row.saves) is not bool or type(row.keras) is not bool:
+    if type(row.keras) is not bool:
         raise ValueError("not a flag")
-    _checked_reload(row.reload)
     _texts(row.classes)
     _texts(row.functions)
     _texts(row.namespace_imports)
@@ -340,18 +344,26 @@ class _StoredFacts(Fallback):
         local = Rows(stored, {}, keys)
         files = {key: (stored.shown(key), stored.paths(key)) for key in keys}
 
-        super().__init__(local, files, stored.patched, stored, fallback=fallback)
+        super().__init__(
+            local, files, stored.patched, stored, providers=_spec().providers(), fallback=fallback
+        )
         self.stored = stored
 
     def reached_functions(self, key: str) -> tuple[set[str], set[str]]:
         model, data = self.stored.reach(key)
         return set(model), set(data)
 
-    def reload_of(self, key: str) -> Reload:
-        return self.stored.reload_of(key)
+    def provided_of(self, key: str) -> Provided:
+        return self.stored.provided_of(key)
 
     def uses_keras(self, key: str) -> bool:
         return self.stored.uses_keras(key)
+
+
+def _spec() -> ContextSpec:
+    from kmigrate.rules.context_spec import CONTEXT_SPEC
+
+    return CONTEXT_SPEC
 
 
 def load_resolution(store: ResultCache, root_key: str) -> StoredResolution | None:

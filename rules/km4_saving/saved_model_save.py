@@ -9,6 +9,7 @@ from kmigrate.engine import CallSite, EditPlan, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.common.namespaces import KERAS_NAMESPACES, in_keras_namespaces
 from kmigrate.rules.context_spec import CONTEXT_SPEC, SAVED_MODEL_SAVE
+from kmigrate.rules.facts.saved_model_reloads import SavedModelReloads
 from kmigrate.rules.km4_saving._uses import LOAD_MODEL_FUNCTIONS, assigned_from
 
 # `export` is a Keras model's: a layer, a tf.Module or a tf.train.Checkpoint (what
@@ -62,7 +63,7 @@ def reloading_modules(site: CallSite) -> str:
     if own is not None:
         line, reader = own
         return f"this file reloads SavedModels with {reader} (line {line})"
-    others = site.module.saved_model_reloads()
+    others = site.module.fact(SavedModelReloads)
     if len(others) == 1:
         ((shown, line, reader),) = others
         return f"`{shown}` reloads SavedModels with {reader} (line {line})"
@@ -115,6 +116,7 @@ class SavedModelSave(Rule):
     )
     severity = Severity.WARNING
     call_symbols = SAVED_MODEL_SAVE
+    facts = (SavedModelReloads,)  # which other modules reload SavedModels
     examples = [
         Flagged(
             """

@@ -345,8 +345,8 @@ def test_an_unchanged_project_keeps_its_notebooks_facts(tmp_path: Path, monkeypa
     assert {f.name for f in fields(ModuleFacts)} == {
         *notebook_facts._NAME_FIELDS,
         *notebook_facts._PAIR_FIELDS,
-        *notebook_facts._LINE_FIELDS,
         *notebook_facts._FLAG_FIELDS,
+        "provided",  # the fact providers' values, stored as {name: value}
     }
     path = _project_with_notebook(tmp_path)
     config = Config(root=tmp_path)

@@ -253,9 +253,9 @@ def test_entries_are_signed_plain_json_and_anything_else_is_a_miss(tmp_path: Pat
     data = b"import tensorflow as tf\nclass L(tf.keras.layers.Layer): pass\n"
     entry = build_entry(ast.parse(data), CONTEXT_SPEC)
     store = ResultCache(tmp_path, secret=b"this machine".ljust(32, b"."))
-    assert load_entry(store, data) is None
+    assert load_entry(store, data, CONTEXT_SPEC) is None
     store_entry(store, data, entry)
-    assert load_entry(store, data) == entry
+    assert load_entry(store, data, CONTEXT_SPEC) == entry
     (stored,) = tmp_path.iterdir()
     header, _, body = stored.read_bytes().partition(b"\n")
     assert json.loads(body) == entry  # plain JSON after the signature line
@@ -263,16 +263,16 @@ def test_entries_are_signed_plain_json_and_anything_else_is_a_miss(tmp_path: Pat
     # unsigned, damaged, a pickle, or signed by another machine (a planted entry): misses
     for damage in (b"", body, b"{", b"\x80\x04\x95", header + b"\n" + body.replace(b"L", b"M")):
         stored.write_bytes(damage)
-        assert load_entry(store, data) is None
+        assert load_entry(store, data, CONTEXT_SPEC) is None
     other = ResultCache(tmp_path, secret=b"attacker".ljust(32, b"."))
     store_entry(other, data, {**entry, "classes": {}})
-    assert load_entry(store, data) is None
+    assert load_entry(store, data, CONTEXT_SPEC) is None
     stored.write_bytes(signed)
-    assert load_entry(store, data) == entry
+    assert load_entry(store, data, CONTEXT_SPEC) == entry
     # signed, but not the shape of an entry: still a miss
     store.store_value("index", stored.name.partition(".")[2], {**entry, "format": 0})
-    assert load_entry(store, data) is None
-    assert not valid_entry({**entry, "format": 0})
+    assert load_entry(store, data, CONTEXT_SPEC) is None
+    assert not valid_entry({**entry, "format": 0}, CONTEXT_SPEC)
 
 
 def test_cached_entries_give_the_same_findings(tmp_path: Path) -> None:

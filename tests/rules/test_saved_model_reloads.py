@@ -19,8 +19,10 @@ from kmigrate.engine.module_record import ModuleRecord
 from kmigrate.engine.project_entry import build_entry, valid_entry
 from kmigrate.engine.project_index import ProjectIndex
 from kmigrate.rules.context_spec import CONTEXT_SPEC
+from kmigrate.rules.facts.saved_model_reloads import SavedModelReloads
 from tests.repo_fixtures import apply_repo, copy_repo, run_repo
 
+NAME = SavedModelReloads.name
 SAVE = "train.py:7"  # the fixture's tf.saved_model.save(model, out)
 LOAD = "    loaded = tf.compat.v2.saved_model.load(directory)\n"
 
@@ -29,7 +31,7 @@ def _index(modules: dict[str, str]) -> ProjectIndex:
     records = []
     for name, source in modules.items():
         entry = build_entry(ast.parse(textwrap.dedent(source)), CONTEXT_SPEC)
-        assert valid_entry(entry)
+        assert valid_entry(entry, CONTEXT_SPEC)
         package = name.rpartition(".")[0]
         records.append(ModuleRecord(name, entry, package, "", (name,), name + ".py"))
     return ProjectIndex(records, CONTEXT_SPEC)
@@ -102,7 +104,8 @@ def test_reloads_are_resolved_through_imports_aliases_and_re_exports() -> None:
         }
     )
     local = {r.key: index.local(r) for r in index.records}
-    reloads = {key: facts.saved_model_reload for key, facts in local.items()}
+    mine = {key: dict(facts.provided)[NAME] for key, facts in local.items()}
+    reloads = {key: (line, reader) for key, (_, line, reader) in mine.items()}
     assert reloads == {
         "train": (0, ""),
         "compat_v2": (3, "tf.saved_model.load"),
@@ -116,15 +119,16 @@ def test_reloads_are_resolved_through_imports_aliases_and_re_exports() -> None:
         "keras_loads": (8, "tf.keras.models.load_model"),
         "other_loads": (0, ""),  # json/np are not TF; checking for a SavedModel reads none
     }
-    assert [key for key, facts in local.items() if facts.saves_saved_model] == ["train"]
+    assert [key for key, (saves, _, _) in mine.items() if saves] == ["train"]
     train = next(r for r in index.records if r.key == "train")
     # the saving module is told of three, by path; the others, which save nothing, of none
-    assert index.facts(train).saved_model_reloads == (
+    assert dict(index.facts(train).provided)[NAME] == (
         ("compat_v2.py", 3, "tf.saved_model.load"),
         ("hub_layer.py", 5, "hub.KerasLayer"),
         ("inside.py", 5, "tf.saved_model.load"),
     )
-    assert all(index.facts(r).saved_model_reloads == () for r in index.records if r is not train)
+    others = [r for r in index.records if r is not train]
+    assert all(dict(index.facts(r).provided)[NAME] == () for r in others)
 
 
 def _scan(root: Path, *args: str) -> dict:
