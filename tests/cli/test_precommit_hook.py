@@ -212,7 +212,11 @@ def test_hook_with_baseline_ref_head(tmp_path: Path, hooks_repo, hook_env) -> No
 
 
 def test_the_hook_runs_the_installed_copy(tmp_path: Path, hooks_repo, hook_env) -> None:
-    make_project(tmp_path, hooks_repo, "kmigrate", hook_env)  # builds the environment
+    project = make_project(tmp_path, hooks_repo, "kmigrate", hook_env)
+    # Build the hook's environment here: an earlier commit of another test may have, but
+    # that depends on the order (and the worker) the tests run in.
+    built = run([sys.executable, "-m", "pre_commit", "install-hooks"], project, hook_env)
+    assert built.returncode == 0, built.stdout + built.stderr
     home = Path(hook_env["PRE_COMMIT_HOME"])
     pythons = sorted(home.glob("repo*/py_env-*/bin/python"))
     assert pythons, "pre-commit built no python environment"
