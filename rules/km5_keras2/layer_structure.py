@@ -15,28 +15,10 @@ from collections.abc import Iterable, Iterator
 from kmigrate.engine import ModuleInfo, Severity, code_walk
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.common.keras2_classes import keras_classes
+from kmigrate.rules.common.layer_weights import WEIGHTLESS_LAYERS
 from kmigrate.rules.common.namespaces import KERAS_NAMESPACES
 
 _LAYER_NAMESPACES = tuple(ns + "layers." for ns in KERAS_NAMESPACES)
-# Layers that hold no variable (no weights, no seed state): a new one at every call costs
-# an object, never a weight or a traced variable. Checked on the three backends under
-# `fit` (tests/rules/test_layer_created_in_call_backends.py). Dropout and the noise
-# layers are not here: Keras 3 gives them a SeedGenerator, whose state is a variable.
-_WEIGHTLESS_LAYERS = frozenset(
-    {
-        *("Reshape", "Flatten", "Permute", "RepeatVector", "Activation", "Lambda"),
-        *("Softmax", "ReLU", "LeakyReLU", "ELU", "ThresholdedReLU", "Identity", "Masking"),
-        *("Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate"),
-        "Dot",
-        *(f"{kind}{d}D" for kind in ("ZeroPadding", "Cropping", "UpSampling") for d in (1, 2, 3)),
-        *(
-            f"{scope}{kind}{d}D"
-            for scope in ("", "Global")
-            for kind in ("MaxPooling", "MaxPool", "AveragePooling", "AvgPool")
-            for d in (1, 2, 3)
-        ),
-    }
-)
 
 
 def _method(node: ast.ClassDef, name: str) -> ast.FunctionDef | None:
@@ -108,7 +90,7 @@ class LayerCreatedInCall(Rule):
                 if (
                     symbol.startswith(_LAYER_NAMESPACES)
                     and leaf[:1].isupper()
-                    and leaf not in _WEIGHTLESS_LAYERS
+                    and leaf not in WEIGHTLESS_LAYERS
                 ):
                     yield Report(
                         site,

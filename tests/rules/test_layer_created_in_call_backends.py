@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kmigrate.rules.km5_keras2.layer_structure import _WEIGHTLESS_LAYERS
+from kmigrate.rules.common.layer_weights import WEIGHTLESS_LAYERS
 from kmigrate.run.runner import scan_text
 from tests.backend_run import run_on_backend
 
@@ -57,7 +57,7 @@ WORKER = textwrap.dedent(
 def test_the_layers_of_the_worker_are_the_ones_kmigrate_leaves_alone() -> None:
     assert {"Reshape", "Activation", "MaxPooling1D", "Permute", "Lambda", "Concatenate"} | {
         "Flatten"
-    } <= _WEIGHTLESS_LAYERS
+    } <= WEIGHTLESS_LAYERS
     assert not scan_text(LAYER, select=["KM517"])
     assert scan_text(LAYER.replace("Permute((2, 1))", "Dense(2)"), select=["KM517"])
 
