@@ -8,6 +8,7 @@ import ast
 
 from kmigrate.engine import ModuleInfo, code_walk
 from kmigrate.rules.common.keras_api import keras3_api
+from kmigrate.rules.common.keras_star_imports import star_imports
 from kmigrate.rules.common.namespaces import KERAS_NAMESPACES, in_keras_namespaces
 from kmigrate.rules.context_spec import CONTEXT_SPEC
 
@@ -59,17 +60,12 @@ def layer_class(module: ModuleInfo, call: ast.AST, local_layers: set[str]) -> st
 
 
 def _star_imported_layer(module: ModuleInfo, name: str) -> bool:
-    """Whether a bare ``Dense`` comes from ``from keras.layers import *`` (or
-    ``tensorflow.keras.layers``): a layer class of Keras 3's ``keras.layers`` that the
-    module binds nowhere itself."""
+    """Whether a bare ``Dense`` that no import of the module names is a layer class of
+    Keras 3's ``keras.layers``, star-imported (``from keras.layers import *`` or
+    ``tensorflow.keras.layers``)."""
     if not name[:1].isupper() or f"keras.layers.{name}" not in keras3_api():
         return False
-    stars = [
-        node.module
-        for node in module.index.nodes(ast.ImportFrom)
-        if not node.level and any(a.name == "*" for a in node.names)  # type: ignore[attr-defined]
-    ]
-    return any(star in ("keras.layers", "tensorflow.keras.layers") for star in stars)
+    return any(star.keras_path == "layers" for star in star_imports(module))
 
 
 def used_as_layers(node: ast.ClassDef) -> set[str]:

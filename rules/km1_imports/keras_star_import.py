@@ -15,12 +15,11 @@ import builtins
 import functools
 from collections.abc import Iterable
 
-from kmigrate.engine import ImportSite, ModuleInfo, Severity
+from kmigrate.engine import ImportSite, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.common.keras_api import is_module, keras3_api
-from kmigrate.rules.common.keras_paths import legacy_path
+from kmigrate.rules.common.keras_star_imports import star_imports
 
-_KERAS_ROOTS = ("keras", "tensorflow.keras")
 # What to write instead, for the names Keras 2 code took from star imports most often.
 _IMPORT_ADVICE = {
     "K": "`from keras import backend as K`, and kmigrate converts the `K.*` calls",
@@ -31,18 +30,6 @@ _MODULE_DUNDERS = frozenset(
 )
 # A module that edits its own namespace at run time binds names no reading can see.
 _DYNAMIC_NAMESPACE = frozenset({"globals", "locals", "vars", "exec", "eval", "__import__"})
-
-
-def _star_module(site: ImportSite) -> tuple[str, str | None] | None:
-    """(the module as written, its path under ``keras.``) for a star import of Keras."""
-    if not (site.is_from and not site.level and site.modules[-1].endswith(".*")):
-        return None
-    module = site.modules[-1][:-2]
-    for root in _KERAS_ROOTS:
-        path = legacy_path(module, root)
-        if path is not None:
-            return module, path
-    return None
 
 
 def _bound_names(tree: ast.Module) -> set[str]:
@@ -149,13 +136,12 @@ class KerasStarImport(Rule):
     ]
 
     def check_import(self, site: ImportSite) -> Iterable[Report]:
-        star = _star_module(site)
-        if star is None:
+        if not (site.is_from and site.modules[-1].endswith(".*")):
             return
-        stars = _star_imports(site.module)
-        if site.node is not stars[0][0]:
+        stars = star_imports(site.module)
+        if site.node is not stars[0].node:
             return  # one finding per module, on its first star import
-        paths = [path for _, _, path in stars]
+        paths = [star.keras_path for star in stars]
         if any(path is None or not is_module(path) for path in paths):
             return  # a non-Keras star import, or a module Keras 3 lacks (KM103 says so)
         free = _free_names(site.module.tree)
@@ -165,7 +151,7 @@ class KerasStarImport(Rule):
         missing = sorted(name for name in free if name not in exported)
         if not missing:
             return
-        modules = ", ".join(f"`{module}`" for _, module, _ in stars)
+        modules = ", ".join(f"`{star.module}`" for star in stars)
         them = "it" if len(missing) == 1 else "them"
         said = ", ".join(f"`{name}` (line {free[name].lineno})" for name in missing)
         advice = "; ".join(
@@ -182,21 +168,3 @@ class KerasStarImport(Rule):
             f"only, so under Keras 3 {'it raises' if len(missing) == 1 else 'they raise'} "
             "NameError: import each name by name" + (f"; {advice}" if advice else ""),
         )
-
-
-def _star_imports(module: ModuleInfo) -> list[tuple[ast.ImportFrom, str, str | None]]:
-    """Every star import of the module in source order: (node, module, path under
-    ``keras.`` or None when it is not Keras)."""
-    found = []
-    for node in module.index.nodes(ast.ImportFrom):
-        if not any(alias.name == "*" for alias in node.names):  # type: ignore[attr-defined]
-            continue
-        name = node.module or ""  # type: ignore[attr-defined]
-        path = None
-        if not node.level:  # type: ignore[attr-defined]
-            path = next(
-                (p for p in (legacy_path(name, root) for root in _KERAS_ROOTS) if p is not None),
-                None,
-            )
-        found.append((node, name, path))
-    return sorted(found, key=lambda item: (item[0].lineno, item[0].col_offset))  # type: ignore[return-value]
