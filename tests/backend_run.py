@@ -190,8 +190,8 @@ LOAD_SUBJECT = (
 
 
 # A worker (after LOAD_SUBJECT) for a module whose ``build()`` returns a model of one
-# (batch, 4) input: seeded weights, ``predict`` on 3 seeded rows; ``{"error": ...}`` when
-# loading the module or building the model raises.
+# (batch, 4) input: seeded weights, ``predict`` on 3 seeded rows and the number of weights;
+# ``{"error": ...}`` when loading the module or building the model raises.
 PREDICT_WORKER = """
 try:
     spec.loader.exec_module(subject)
@@ -202,7 +202,8 @@ except Exception as error:
 rng = np.random.default_rng(0)
 model.set_weights([rng.normal(size=w.shape).astype("float32") for w in model.get_weights()])
 x = rng.normal(size=(3, 4)).astype("float32")
-print("REPORT" + json.dumps({"out": model.predict(x, verbose=0).tolist()}))
+out = model.predict(x, verbose=0)
+print("REPORT" + json.dumps({"weights": len(model.weights), "out": out.tolist()}))
 """
 
 

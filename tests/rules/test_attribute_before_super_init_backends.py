@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from kmigrate.api import apply_to_text
-from tests.backend_run import keras2_and_converted, run_module_worker
+from tests.backend_run import PREDICT_WORKER, keras2_and_converted, run_module_worker
 
 pytestmark = pytest.mark.backends
 
@@ -51,21 +51,7 @@ LEGACY = textwrap.dedent(
     """
 ).lstrip("\n")
 
-WORKER = textwrap.dedent(
-    """
-    try:
-        spec.loader.exec_module(subject)
-        model = subject.build()
-    except Exception as error:
-        print("REPORT" + json.dumps({"error": f"{type(error).__name__}: {error}"[:300]}))
-        raise SystemExit(0)
-    rng = np.random.default_rng(0)
-    model.set_weights([rng.normal(size=w.shape).astype("float32") for w in model.get_weights()])
-    x = rng.normal(size=(3, 4)).astype("float32")
-    out = model.predict(x, verbose=0)
-    print("REPORT" + json.dumps({"weights": len(model.weights), "out": out.tolist()}))
-    """
-)
+WORKER = PREDICT_WORKER
 
 
 def test_the_moved_super_init_builds_and_matches_keras2_on_every_backend(tmp_path) -> None:
