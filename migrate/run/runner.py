@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kmigrate.engine.model import Finding
-from kmigrate.engine.run_data import FileReport, FixResult, Job, LazyFindings, RunResult
+from kmigrate.engine.run_data import FileReport, FixResult, Job, RunResult
 from kmigrate.engine.sources import SourceError, read_bytes
 from kmigrate.run.file_job import _FACTS_GUESS, _reaches_framework, ruleset_for, run_job
 from kmigrate.run.freed_memory import give_back_freed_memory
@@ -28,7 +28,14 @@ from kmigrate.run.planning import (  # noqa: F401  (also imported from here)
     parse_shard,
     plan_jobs,
 )
-from kmigrate.run.report_codec import digest_findings, load_report, store_report, trim_for_reports
+from kmigrate.run.report_codec import (
+    digest_findings,
+    load_report,
+    pack_findings,
+    peek_findings,
+    store_report,
+    trim_for_reports,
+)
 
 if TYPE_CHECKING:
     from kmigrate.engine.module_facts import ModuleFacts
@@ -221,6 +228,9 @@ def _run_in_two_phases(
     given: dict[str, ModuleFacts] = {}
     if cache is not None:
         cache.prepare()
+    # Each kept report is looked at before the next job's facts are asked for: asking
+    # for every job's facts first (to let the resolution go before this loop) made a
+    # few messages of the 10k tree differ, and differ from run to run (not understood).
     for job in jobs:
         final = replace(job, facts=facts.get(_index_key(job.path)), deferred=False, shared_guess=())
         if final.facts is not None:
@@ -231,6 +241,7 @@ def _run_in_two_phases(
             data = pending.bytes_of(job.path) if cache is not None else None
             if cache is not None and data is not None and _may_hold_tensorflow(data, final):
                 store_report(cache, cache.entry_key(final, data), report)
+            pack_findings(report)  # decoded when the project's notes changed its messages
             kept.append(report)
             continue
         data = pending.bytes_of(job.path) if report is None else None
@@ -264,7 +275,7 @@ def _same_outcome(report: FileReport, facts: ModuleFacts | None) -> bool:
     # which module replaces it: the same only if both sides say the same
     if own.patched != facts.patched:
         before, after = dict(own.patched), dict(facts.patched)
-        if any(before.get(f.symbol) != after.get(f.symbol) for f in _peek_findings(report)):
+        if any(before.get(f.symbol) != after.get(f.symbol) for f in peek_findings(report)):
             return False
     # Of the file names shared with other modules, only those a rule asked about count.
     asked = report.shared_path_reads
@@ -276,15 +287,6 @@ def _same_outcome(report: FileReport, facts: ModuleFacts | None) -> bool:
         replace_project_notes(report.findings, own.notes, facts.notes)
         report.digest = None  # its text holds the old messages
     return True
-
-
-def _peek_findings(report: FileReport) -> list[Finding]:
-    """The report's findings, decoded for a look if it holds them undecoded, and left so:
-    a project that replaces a function (``patched``) has every kept report looked at,
-    and decoding them for good held every finding twice (undecoded and decoded) through
-    the report (85 MB at 10k files)."""
-    held = report.findings_or_stored()
-    return held.decode() if isinstance(held, LazyFindings) else held or []
 
 
 def _asked_only(facts: ModuleFacts, asked: tuple[str, ...]) -> ModuleFacts:
