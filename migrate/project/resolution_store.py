@@ -85,7 +85,8 @@ def _stored_bytes(
     digests: Mapping[str, str],
     stamps: Mapping[str, list[int] | None],
     facts: ResolvedFacts,
-) -> bytes:
+) -> list[bytes]:
+    """The stored resolution, in pieces whose join it is (lines and their newlines)."""
     index = facts.index
     position = facts.position
     stored = facts.stored
@@ -149,7 +150,10 @@ def _stored_bytes(
         "keys": facts.slots,
         "files": heads,
     }
-    return b"\n".join([_encode(head), *lines])
+    pieces = [_encode(head)]
+    for line in lines:  # joined by the store as it writes them (never held twice)
+        pieces += (b"\n", line)
+    return pieces
 
 
 def _encode(value: Any) -> bytes:

@@ -67,7 +67,7 @@ import stat
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -292,16 +292,20 @@ def make_real_dirs(chain: list[Path]) -> bool:
     return True
 
 
-def _write_atomic(folder: Path, name: str, data: bytes) -> bool:
+def _write_atomic(folder: Path, name: str, data: bytes | Sequence[bytes]) -> bool:
     """Write ``folder/name`` through a temporary file and a rename: a symlink planted
-    at that name is replaced, never written through."""
+    at that name is replaced, never written through. ``data``: the bytes, or pieces
+    written one after the other (never joined: a large entry is not held twice)."""
     try:
         handle, temp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
     except OSError:
         return False
     try:
         with os.fdopen(handle, "wb") as out:
-            out.write(data)
+            if isinstance(data, bytes):
+                out.write(data)
+            else:
+                out.writelines(data)
         os.replace(temp, folder / name)
         return True
     except OSError:
@@ -392,24 +396,29 @@ class ResultCache:
             return False
         try:
             body = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-            data = body.encode("utf-8")
+            pieces = [body.encode("utf-8")]
+            del body  # a large value (the index's pack) is not held as text and bytes
             if text is not None:  # compact JSON has no raw newline: the first one ends it
-                data += b"\n" + text.encode("utf-8")
+                pieces += [b"\n", text.encode("utf-8")]
         except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
             return False
-        return self.store_bytes(namespace, key, data)
+        return self.store_bytes(namespace, key, pieces)
 
-    def store_bytes(self, namespace: str, key: str, data: bytes) -> bool:
+    def store_bytes(self, namespace: str, key: str, data: bytes | Sequence[bytes]) -> bool:
         """Store ``data`` as it is under ``(namespace, key)``, signed like any entry, for
         a value laid out by its owner (its reader checks its shape); False when it was
-        not stored."""
+        not stored. ``data``: the bytes, or pieces whose join they are (signed and
+        written piece by piece, never joined: a 10k-file project's resolution or index
+        pack, 25 MB each, was held two or three times while it was written)."""
         name = self._entry_name(namespace, key)
         if name is None or not self.writable or self.secret is None:
             return False
-        if len(data) + _HEADER_BYTES > MAX_ENTRY_BYTES or not self._folder_is_safe():
+        pieces = (data,) if isinstance(data, bytes) else data
+        size = sum(len(piece) for piece in pieces)
+        if size + _HEADER_BYTES > MAX_ENTRY_BYTES or not self._folder_is_safe():
             return False
-        header = _MAGIC + self._mac(name, data) + b"\n"
-        return _write_atomic(self.folder, name, b"".join((header, data)))
+        header = _MAGIC + self._mac(name, *pieces) + b"\n"
+        return _write_atomic(self.folder, name, [header, *pieces])
 
     @staticmethod
     def _entry_name(namespace: str, key: str) -> str | None:
@@ -417,12 +426,14 @@ class ResultCache:
             return None
         return f"{namespace}.{key}"
 
-    def _mac(self, name: str, body: bytes) -> bytes:
-        """Hex MAC over the run key, the entry's name and its body: an entry moved to
-        another key or another run key fails it, as does one made without the secret."""
+    def _mac(self, name: str, *body: bytes) -> bytes:
+        """Hex MAC over the run key, the entry's name and its body (given in pieces, or
+        whole): an entry moved to another key or another run key fails it, as does one
+        made without the secret."""
         digest = hashlib.blake2b(key=self.secret or b"", digest_size=_MAC_BYTES)
         digest.update(f"kmigrate-cache/{FORMAT}\0{self.folder.name}\0{name}\0".encode())
-        digest.update(body)
+        for piece in body:
+            digest.update(piece)
         return digest.hexdigest().encode("ascii")
 
     def _folder_is_safe(self) -> bool:
