@@ -25,3 +25,18 @@ def test_pending_project_reads_bytes_again_only_as_planned(tmp_path: Path) -> No
     assert pending.bytes_of(module) is None
     module.unlink()
     assert pending.bytes_of(module) is None
+
+
+def test_a_released_pending_project_holds_no_index_entry(tmp_path: Path) -> None:
+    """Once every job has its facts, the run's entries (saved by ``finish``) are let go
+    of with the records: a 10k-file scan held them through the second phase."""
+    from kmigrate.project.index_entries import IndexEntries
+
+    entries = IndexEntries(None)
+    entries.add("d" * 32, {"paths": []})
+    project = SimpleNamespace(root=tmp_path, digests={})
+    pending = PendingProject(project, [], {}, set(), [], entries)  # type: ignore[arg-type]
+    facts = {"k": object()}
+    pending.release(facts)  # type: ignore[arg-type]
+    assert pending.entries is not entries and not pending.entries.used
+    assert pending.entries.store is None and pending.records == [] and pending.facts == facts
