@@ -174,10 +174,17 @@ class _Indexer:
             for callee in out:
                 callers.setdefault(callee, set()).add(fid)
         via: dict[int, int] = {}  # feeder -> the data function it reaches first
-        stack = [(fid, fid) for fid in sorted(data)]
+        # in the order of the module's walk, not of the ids (memory addresses): the data
+        # function a finding names must not change from one run to the next
+        numbers = self.index.numbers
+
+        def order(fid: int) -> tuple[int, int]:
+            return numbers.get(fid, len(numbers)), fid
+
+        stack = [(fid, fid) for fid in sorted(data, key=order)]
         while stack:
             fid, first = stack.pop()
-            for caller in sorted(callers.get(fid, ())):
+            for caller in sorted(callers.get(fid, ()), key=order):
                 if caller not in via and caller not in index.function_context:
                     via[caller] = first
                     stack.append((caller, first))

@@ -188,15 +188,18 @@ def _import_text(local: str, qualified: str) -> str:
 Region = tuple[int, int, int, int]  # line, column, end line, end column (characters)
 
 
-def apply_effects(findings, tree: ast.AST, text: str) -> tuple[list[Region], set[str]]:
+def apply_effects(
+    findings, tree: ast.AST, text: str, index: TreeIndex | None = None
+) -> tuple[list[Region], set[str]]:
     """What ``kmigrate apply`` does to TensorFlow names beyond the calls it rewrites: the
     regions whose code its fixes replace (an expression, or an argument value it
     translates: ``tf.float32`` -> ``"float32"``), and the TensorFlow names its fixes
-    write (a Keras 2 backend call rewritten to ``tf.reduce_sum`` outside model code)."""
+    write (a Keras 2 backend call rewritten to ``tf.reduce_sum`` outside model code).
+    ``index``: the tree's :class:`TreeIndex` when the caller has one (saves a walk)."""
     from kmigrate.engine.model import CallEdit, ReplaceNode
 
     lines = text.splitlines()
-    calls: dict[tuple[int, int], ast.Call] | None = None
+    calls: _CallsAt | None = None
     regions: list[Region] = []
     added: set[str] = set()
     for finding in findings:
@@ -214,11 +217,7 @@ def apply_effects(findings, tree: ast.AST, text: str) -> tuple[list[Region], set
                 if not edit.args:
                     continue
                 if calls is None:
-                    calls = {
-                        (n.lineno, _char_column(lines, n.lineno, n.col_offset)): n
-                        for n in ast.walk(tree)
-                        if isinstance(n, ast.Call)
-                    }
+                    calls = _CallsAt(tree, lines, index)
                 call = calls.get((edit.span.line, edit.span.column))
                 for out in edit.args:
                     added.update(_tensorflow_names(out.value or ""))
@@ -227,6 +226,34 @@ def apply_effects(findings, tree: ast.AST, text: str) -> tuple[list[Region], set
                         regions.append(_region(lines, node))
                 regions += [_region(lines, node) for node in _dropped(call, edit.args)]
     return regions, added
+
+
+class _CallsAt:
+    """The call at a (line, character column), as a breadth-first walk's last call there
+    (of calls that start at one place, e.g. ``f(a)(b)``, the innermost). With the tree's
+    index the calls are already listed: only a place two calls share needs the walk."""
+
+    def __init__(self, tree: ast.AST, lines: list[str], index: TreeIndex | None) -> None:
+        self._tree, self._lines = tree, lines
+        self._walked: dict[tuple[int, int], ast.Call] | None = None
+        self._listed: dict[tuple[int, int], list[ast.Call]] | None = None
+        if index is not None:
+            self._listed = {}
+            for node in index.nodes(ast.Call):
+                self._listed.setdefault(self._place(node), []).append(node)
+
+    def _place(self, node: ast.Call) -> tuple[int, int]:
+        return node.lineno, _char_column(self._lines, node.lineno, node.col_offset)
+
+    def get(self, place: tuple[int, int]) -> ast.Call | None:
+        if self._listed is not None:
+            found = self._listed.get(place)
+            if found is None or len(found) == 1:
+                return found[0] if found else None
+        if self._walked is None:
+            walked = (n for n in ast.walk(self._tree) if isinstance(n, ast.Call))
+            self._walked = {self._place(n): n for n in walked}
+        return self._walked.get(place)
 
 
 def _tensorflow_names(text: str) -> set[str]:

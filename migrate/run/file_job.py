@@ -271,7 +271,7 @@ def _scan_unit(unit: _Unit) -> FileReport:
         uses = tensorflow_uses(analysis.tree, unit.text, analysis.tree_index)
         fixed = {(f.span.line, f.span.column) for f in report.findings if f.fixable}
         fixes = [f for f in report.findings if f.fixable]
-        effects = apply_effects(fixes, analysis.tree, unit.text)
+        effects = apply_effects(fixes, analysis.tree, unit.text, analysis.tree_index)
         report.tf_leftovers = leftovers(uses, fixed, effects)
     if analysis.suppressions is not None and unit.notebook is None:
         report.unused_suppressions = analysis.suppressions.unused()

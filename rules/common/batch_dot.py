@@ -81,7 +81,8 @@ def single_binding(site: CallSite, name: str) -> ast.expr | None:
         return None
     value: ast.expr | None = None
     count = 0
-    for node in ast.walk(function):
+    kinds = (ast.arg, ast.Name, ast.Global, ast.Nonlocal)
+    for node in site.module.nodes_in(function, *kinds):  # the index's: no walk
         if isinstance(node, ast.arg) and node.arg == name:
             return None
         if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):

@@ -60,17 +60,20 @@ def helper_name_taken(site: CallSite, name: str) -> bool:
     """Whether the module uses ``name`` for something of its own (a function, a
     variable, a parameter, an import from elsewhere): the helper's import would clash
     with it. An import of the helper itself does not count."""
-    for node in ast.walk(site.module.tree):
+    module = site.module
+    return name in module.memo(("compat-helpers-taken",), lambda: _names_taken(module))
+
+
+def _names_taken(module) -> frozenset[str]:
+    """Every name the module binds or reads but an import of the helper module: read
+    once per module from its index (each call site asking walked the whole tree)."""
+    index = module.index
+    taken = {node.id for node in index.nodes(ast.Name)}
+    taken.update(node.arg for node in index.nodes(ast.arg))
+    definitions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    taken.update(node.name for node in index.nodes(*definitions))
+    for node in index.nodes(ast.Import, ast.ImportFrom):
         if isinstance(node, ast.ImportFrom) and (node.module or "").endswith(HELPER_MODULE):
             continue
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            if any((a.asname or a.name.split(".")[0]) == name for a in node.names):
-                return True
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            if node.name == name:
-                return True
-        elif isinstance(node, ast.Name) and node.id == name:
-            return True
-        elif isinstance(node, ast.arg) and node.arg == name:
-            return True
-    return False
+        taken.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
+    return frozenset(taken)

@@ -67,6 +67,8 @@ def _keras_tensor(module: ModuleInfo, value: ast.expr | None) -> bool:
 
 def _tensor_nodes(module: ModuleInfo) -> Iterable[Report]:
     """``x.node`` where ``x`` is a Keras tensor (tf_keras's ``KerasTensor.node``)."""
+    if not any(node.attr == "node" for node in module.nodes(ast.Attribute)):
+        return  # no `.node` anywhere: no walk of the scopes
     for scope in scopes(module.tree):
         for node in own_nodes(scope):
             if not (

@@ -128,14 +128,11 @@ class SequentialInputOutput(Rule):
     def check_module(self, module: ModuleInfo) -> Iterable[Report]:
         if "Sequential" not in module.text:
             return
+        if not any(_asked(node) for node in module.nodes(ast.Attribute)):
+            return  # no `name.input`-like read anywhere: no walk of the scopes
         for scope in scopes(module.tree):
             for node in own_nodes(scope):
-                if not (
-                    isinstance(node, ast.Attribute)
-                    and isinstance(node.ctx, ast.Load)
-                    and (node.attr in SINGLE or node.attr in BEFORE_BUILD)
-                    and isinstance(node.value, ast.Name)
-                ):
+                if not (isinstance(node, ast.Attribute) and _asked(node)):
                     continue
                 value = single_assignment(scope, node.value.id)
                 if not (
@@ -165,3 +162,12 @@ class SequentialInputOutput(Rule):
                 f"start it with `keras.Input(shape)` or call `{name}.build(input_shape)` "
                 f"first, or test `{name}.built`",
             )
+
+
+def _asked(node: ast.Attribute) -> bool:
+    """``name.input`` (or another attribute a Sequential answers only once built), read."""
+    return (
+        isinstance(node.ctx, ast.Load)
+        and (node.attr in SINGLE or node.attr in BEFORE_BUILD)
+        and isinstance(node.value, ast.Name)
+    )
