@@ -17,9 +17,10 @@ runs, from the same weights and batch:
    ``training=False``, so the step is deterministic; the loss and every updated weight go
    to the parent.
 3. When the model has random layers, one more step with them active, to show it runs
-   (compiled as ``fit`` compiles it); its numbers are not compared across backends, but the
-   step is run twice from the same state (weights and seed-generator states) and the same
-   seed, and must give the same loss: seeded randomness is reproducible.
+   (compiled as ``fit`` compiles it); its numbers are not compared across backends, but on
+   a target the step is run twice from the same state (weights and seed-generator states)
+   and the same seed, each compiled afresh, and must give the same loss: seeded randomness
+   is reproducible. The reference runs it once (nothing compares the reference's repeat).
 
 The search has no limit on the number of random layers (a model with twelve ``Dropout``
 layers needs thirteen rounds), and every side seeds its generators before the model is
