@@ -179,7 +179,7 @@ def _round(labels, entries, options, *, batch_only: bool) -> dict:
     return result
 
 
-def table(rounds: list[dict]) -> str:
+def table(rounds: list[dict], models: int) -> str:
     """The RESULTS.md table (medians over the rounds): wall, CPU of all workers, the
     import stage, then the batch's other stages (build, call, predict, train, and the
     training check's parts), each summed over every process."""
@@ -202,7 +202,8 @@ def table(rounds: list[dict]) -> str:
     n = len(rounds)
     head = f"median of {n}" if n > 1 else "one run"
     lines = [
-        f"| ({head}) | one by one (20 × `run_parity`) | one batch (`run_parity_batch`) | ratio |",
+        f"| ({head}) | one by one ({models} × `run_parity`) "
+        "| one batch (`run_parity_batch`) | ratio |",
         "| :-- | --: | --: | --: |",
         f"| wall | {seconds(med['alone_wall'])} | {seconds(med['batched_wall'])} "
         f"| {ratio(med['alone_wall'], med['batched_wall'])} |",
@@ -256,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"of {len(entries)}"
             )
         print(f"round {number}: {text}; load {result['load_before']} -> {result['load_after']}")
-    print(table(rounds), flush=True)
+    print(table(rounds, len(entries)), flush=True)
     if args.json:
         data = {"models": labels, "backends": args.backends, "rounds": rounds}
         args.json.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
