@@ -10,9 +10,14 @@ the hand-converted Keras 2 sample, the Keras 2.x import paths), then, with ``--r
 
     .venv/bin/python benchmarks/parity_batch.py /tmp/pb --real /tmp/rp_src/keras-tcn ...
 
-The JAX compilation cache is off on both sides (it would carry compilations from one side
-to the other). Prints one line per model (verdict alone, batched, same or not) and the wall
-times; ``--json`` writes everything.
+The persistent JAX compilation cache is off on both sides (it would carry compilations from
+one side to the other; each run compiles into a cache of its own, deleted with it). Prints
+one line per model (verdict alone, batched, same or not), then the table of
+benchmarks/RESULTS.md: wall, CPU of all workers (user + system), and the workers' stages
+summed over processes (the training check also in its parts: ``train.search``,
+``train.compared``, ``train.random``), medians over ``--repeat N`` rounds, the load
+average of each. ``--batch-only`` skips the one-by-one runs (an A/B of two versions of
+kmigrate on the batch); ``--json`` writes everything.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -118,13 +124,117 @@ def _load() -> str:
     return "/".join(f"{x:.1f}" for x in os.getloadavg())
 
 
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def _run_alone(labels: list[str], entries: list[ParityEntry], options: ParityOptions) -> dict:
+    """Every model on its own (`run_parity`: a reference and a worker per backend each)."""
+    reports, seconds = [], []
+    cpu, started = _children_cpu(), time.perf_counter()
+    for label, entry in zip(labels, entries):
+        begun = time.perf_counter()
+        reports.append(run_parity(entry.model, reference=entry.reference, options=options))
+        seconds.append(time.perf_counter() - begun)
+        print(f"  alone {seconds[-1]:6.1f} s  {label}", flush=True)
+    wall = time.perf_counter() - started
+    return {"reports": reports, "wall": wall, "cpu": _children_cpu() - cpu, "seconds": seconds}
+
+
+def _run_batched(entries: list[ParityEntry], options: ParityOptions) -> dict:
+    """All models in one batch (`run_parity_batch`: one worker per side and backend)."""
+    cpu, started = _children_cpu(), time.perf_counter()
+    reports = run_parity_batch(entries, options=options)
+    wall = time.perf_counter() - started
+    print(f"  batched {wall:6.1f} s", flush=True)
+    return {"reports": reports, "wall": wall, "cpu": _children_cpu() - cpu}
+
+
+def _round(labels, entries, options, *, batch_only: bool) -> dict:
+    """One round: the models one by one (unless `batch_only`), then in one batch."""
+    load = _load()
+    alone = None if batch_only else _run_alone(labels, entries, options)
+    batched = _run_batched(entries, options)
+    result = {
+        "load_before": load,
+        "load_after": _load(),
+        "batched_wall": batched["wall"],
+        "batched_cpu": batched["cpu"],
+        "batched_stages": _stage_seconds(batched["reports"]),
+        "batched": [r.statuses() for r in batched["reports"]],
+    }
+    if alone is not None:
+        same = [a.statuses() == b.statuses() for a, b in zip(alone["reports"], batched["reports"])]
+        for label, a, b, equal in zip(labels, alone["reports"], batched["reports"], same):
+            word = "same" if equal else "DIFFERENT"
+            print(f"  {word:9s} {a.exit_code} {b.exit_code}  {label}", flush=True)
+        result.update(
+            alone_wall=alone["wall"],
+            alone_cpu=alone["cpu"],
+            alone_stages=_stage_seconds(alone["reports"]),
+            alone_seconds=dict(zip(labels, alone["seconds"])),
+            same_verdicts=dict(zip(labels, same)),
+            alone=[r.statuses() for r in alone["reports"]],
+        )
+    return result
+
+
+def table(rounds: list[dict], models: int) -> str:
+    """The RESULTS.md table (medians over the rounds): wall, CPU of all workers, the
+    import stage, then the batch's other stages (build, call, predict, train, and the
+    training check's parts), each summed over every process."""
+    med = {
+        key: _median([r[key] for r in rounds if key in r])
+        for key in ("alone_wall", "batched_wall", "alone_cpu", "batched_cpu")
+    }
+
+    def stage(side: str, name: str) -> float:
+        return _median(
+            [r[f"{side}_stages"].get(name, 0.0) for r in rounds if f"{side}_stages" in r]
+        )
+
+    def ratio(a: float, b: float) -> str:
+        return f"{a / b:.1f}x" if a == a and b else ""
+
+    def seconds(value: float) -> str:
+        return "" if value != value else f"{value:.1f} s"
+
+    n = len(rounds)
+    head = f"median of {n}" if n > 1 else "one run"
+    lines = [
+        f"| ({head}) | one by one ({models} × `run_parity`) "
+        "| one batch (`run_parity_batch`) | ratio |",
+        "| :-- | --: | --: | --: |",
+        f"| wall | {seconds(med['alone_wall'])} | {seconds(med['batched_wall'])} "
+        f"| {ratio(med['alone_wall'], med['batched_wall'])} |",
+        f"| CPU of all workers (user + system) | {seconds(med['alone_cpu'])} "
+        f"| {seconds(med['batched_cpu'])} | {ratio(med['alone_cpu'], med['batched_cpu'])} |",
+    ]
+    stages = sorted({k for r in rounds for k in r["batched_stages"]} - {"total", "wait"})
+    for name in ["import", *(s for s in stages if s != "import")]:
+        alone, batched = stage("alone", name), stage("batched", name)
+        lines.append(
+            f"| seconds in the workers' {name} stage, summed over processes "
+            f"| {seconds(alone) if 'alone_stages' in rounds[0] else ''} | {seconds(batched)} "
+            f"| {ratio(alone, batched) if 'alone_stages' in rounds[0] else ''} |"
+        )
+    loads = ", ".join(f"{r['load_before']} -> {r['load_after']}" for r in rounds)
+    lines.append(f"\nload average (1/5/15 min) before -> after each round: {loads}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("workdir", type=Path)
     parser.add_argument("--real", nargs="*", default=[], type=Path, help="rp_models.py repos")
     parser.add_argument("--limit", type=int, default=20)
     parser.add_argument("--backends", default="tensorflow,jax,torch")
-    parser.add_argument("--rounds", type=int, default=1, help="alone and batched, in turn")
+    parser.add_argument(
+        "--repeat", "--rounds", type=int, default=1, help="rounds (alone, then batched); medians"
+    )
+    parser.add_argument(
+        "--batch-only", action="store_true", help="only the batch (A/B of two versions)"
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     args.workdir.mkdir(parents=True, exist_ok=True)
@@ -136,55 +246,24 @@ def main(argv: list[str] | None = None) -> int:
     options = ParityOptions(backends=args.backends.split(","), compile_cache=None)
     print(f"{len(entries)} models on {args.backends}", flush=True)
     rounds = []
-    for number in range(1, args.rounds + 1):
-        load = _load()
-        alone, seconds = [], []
-        cpu = _children_cpu()
-        started = time.perf_counter()
-        for label, entry in zip(labels, entries):
-            begun = time.perf_counter()
-            alone.append(run_parity(entry.model, reference=entry.reference, options=options))
-            seconds.append(time.perf_counter() - begun)
-            print(f"  alone {seconds[-1]:6.1f} s  {label}", flush=True)
-        alone_wall = time.perf_counter() - started
-        alone_cpu, cpu = _children_cpu() - cpu, _children_cpu()
-        started = time.perf_counter()
-        batched = run_parity_batch(entries, options=options)
-        batch_wall = time.perf_counter() - started
-        batch_cpu = _children_cpu() - cpu
-        same = [a.statuses() == b.statuses() for a, b in zip(alone, batched)]
-        for label, a, b, equal in zip(labels, alone, batched, same):
-            print(
-                f"  {'same' if equal else 'DIFFERENT':9s} {a.exit_code} {b.exit_code}  {label}",
-                flush=True,
+    for number in range(1, args.repeat + 1):
+        result = _round(labels, entries, options, batch_only=args.batch_only)
+        rounds.append(result)
+        text = f"batched {result['batched_wall']:.1f} s wall, {result['batched_cpu']:.0f} s CPU"
+        if "alone_wall" in result:
+            text = (
+                f"alone {result['alone_wall']:.1f} s wall, {result['alone_cpu']:.0f} s CPU; "
+                f"{text}; verdicts identical for {sum(result['same_verdicts'].values())} "
+                f"of {len(entries)}"
             )
-        print(
-            f"round {number}: alone {alone_wall:.1f} s, batched {batch_wall:.1f} s "
-            f"({alone_wall / batch_wall:.1f}x); CPU alone {alone_cpu:.0f} s, batched "
-            f"{batch_cpu:.0f} s ({alone_cpu / batch_cpu:.1f}x); verdicts identical for "
-            f"{sum(same)} of {len(same)}; load {load} -> {_load()}",
-            flush=True,
-        )
-        rounds.append(
-            {
-                "alone_wall": alone_wall,
-                "batched_wall": batch_wall,
-                "alone_cpu": alone_cpu,
-                "batched_cpu": batch_cpu,
-                "alone_stages": _stage_seconds(alone),
-                "batched_stages": _stage_seconds(batched),
-                "alone_seconds": dict(zip(labels, seconds)),
-                "load_before": load,
-                "load_after": _load(),
-                "same_verdicts": dict(zip(labels, same)),
-                "alone": [r.statuses() for r in alone],
-                "batched": [r.statuses() for r in batched],
-            }
-        )
+        print(f"round {number}: {text}; load {result['load_before']} -> {result['load_after']}")
+    print(table(rounds, len(entries)), flush=True)
     if args.json:
         data = {"models": labels, "backends": args.backends, "rounds": rounds}
         args.json.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    return 0 if all(all(r["same_verdicts"].values()) for r in rounds) else 1
+    same = [r["batched"] == rounds[0]["batched"] for r in rounds]  # batched verdicts stable
+    same += [all(r["same_verdicts"].values()) for r in rounds if "same_verdicts" in r]
+    return 0 if all(same) else 1
 
 
 if __name__ == "__main__":

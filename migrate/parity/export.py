@@ -43,7 +43,7 @@ class SavedModelExport:
             info["status"] = "error"
             info["error"] = error_info("export", exc)
         self.worker.result["export"] = info
-        self.worker._timed("export", started)
+        self.worker.add_timing("export", started)
 
     def signature_feed(self, spec: dict, tf) -> dict:
         names = [name for name, _, _ in (self.worker.model_input_specs() or [])]

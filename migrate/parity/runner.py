@@ -64,6 +64,7 @@ __all__ = [
 ]
 
 Progress = Callable[[str], None]
+RUN_COMPILE_CACHE = "compile-cache"  # under the run's folder, when --no-cache (group_workers)
 
 
 def keras2_backend() -> str:
@@ -262,7 +263,7 @@ class ParityRun:
 
     def _group_workers(self) -> list[WorkerPlan]:
         """This run's workers when it runs alone (`group_workers`)."""
-        return group_workers([self])
+        return group_workers([self], self.workdir)
 
     def fallback_worker(self) -> WorkerPlan:
         """A second attempt at the reference, on Keras 2, when Keras 3 could not run it."""
@@ -275,18 +276,26 @@ class ParityRun:
         return execute_runs([self], self.workdir)[0]
 
 
-def group_workers(runs: Sequence[ParityRun]) -> list[WorkerPlan]:
+def group_workers(runs: Sequence[ParityRun], workdir: Path | None = None) -> list[WorkerPlan]:
     """One process per side and backend, running its side of every model in turn: the
     references first (a Keras 2 and a Keras 3 reference apart: Keras is chosen at import),
     then each target backend. The reference and the targets never share a process, even on
     the same backend: a target would reuse the reference's modules from ``sys.modules``.
-    Within a process, the models are kept apart by `isolation.ModelIsolation`."""
+    Within a process, the models are kept apart by `isolation.ModelIsolation`.
+
+    Without the persistent compilation cache (``--no-cache``) the workers get one in the
+    run's own folder (`workdir`), deleted with it: what the run compiles twice (the training
+    check's repeated step, a model after a worker was replaced) is compiled once. A hit is
+    the executable of the same program compiled with the same options, so no number changes;
+    nothing is kept for the next run."""
     groups: dict[tuple[str, str, int], list[Task]] = {}
     for run in runs:
         for task in [run.reference_task, *run.targets]:
             groups.setdefault((task.role, task.backend, task.keras), []).append(task)
     ordered = sorted(groups.items(), key=lambda item: item[0][0] != "reference")
     cache = runs[0].options.compile_cache
+    if not cache and workdir is not None:
+        cache = str(workdir / RUN_COMPILE_CACHE)
     names = [tasks[0].name for _, tasks in ordered]
     return [  # a Keras 2 and a Keras 3 reference are both "reference": their files must differ
         WorkerPlan(
@@ -298,7 +307,7 @@ def group_workers(runs: Sequence[ParityRun]) -> list[WorkerPlan]:
 
 def execute_runs(runs: Sequence[ParityRun], workdir: Path) -> list[ParityReport]:
     """Run the planned runs' workers together (`execute.WorkerPool`); a report per run."""
-    pool = WorkerPool(list(runs), group_workers(runs), workdir)
+    pool = WorkerPool(list(runs), group_workers(runs, workdir), workdir)
     results = pool.execute()
     return [ReportBuilder(run).build(*result) for run, result in zip(runs, results)]
 

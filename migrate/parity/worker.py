@@ -141,7 +141,7 @@ class Worker:
         self.enter(stage)
         started = time.perf_counter()
         action()
-        self._timed(timing, started)
+        self.add_timing(timing, started)
 
     def run_checks(self) -> None:
         """Each check on its own: one that raises does not hide the others' results."""
@@ -163,7 +163,7 @@ class Worker:
                     self.result["status"] = "error"  # nothing to compare with
                     self.result["error"] = info
                     return
-            self._timed(check, started)
+            self.add_timing(check, started)
 
     def snapshot_state(self) -> list[tuple[object, np.ndarray]]:
         """Every readable model variable with its value: weights plus seed-generator states
@@ -194,7 +194,8 @@ class Worker:
             info["message"] += f"\n(the tensor was made in the forward pass at {forward})"
         return info
 
-    def _timed(self, name: str, started: float) -> None:
+    def add_timing(self, name: str, started: float) -> None:
+        """Add the seconds since `started` to ``timings[name]`` (stages and their parts)."""
         self.result["timings"][name] = self.result["timings"].get(name, 0.0) + (
             time.perf_counter() - started
         )
