@@ -20,7 +20,7 @@ import pytest
 
 from kmigrate.api import apply_to_text
 from kmigrate.rules.registry import all_rules
-from tests.backend_run import original_and_migrated, run_on_backend
+from tests.backend_run import migrated_off_tensorflow, run_on_backend
 
 pytestmark = pytest.mark.backends
 
@@ -93,12 +93,9 @@ def _run(folder: Path, backend: str, weights: Path, legacy_keras: bool = False) 
 
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory) -> tuple[Path, Path]:
-    original, migrated = original_and_migrated(
-        tmp_path_factory, textwrap.dedent(LAYER), driver=DRIVER
+    return migrated_off_tensorflow(
+        tmp_path_factory, LAYER, DRIVER, "keras.Operation.compute_output_spec(self,"
     )
-    text = (migrated / "layer.py").read_text()
-    assert "tensorflow" not in text and "keras.Operation.compute_output_spec(self," in text
-    return original, migrated
 
 
 @pytest.fixture(scope="module")
