@@ -191,9 +191,12 @@ CONTEXT_SPEC = ContextSpec(
     # dataset's method: its function argument is not data code
     data_method_exempt_prefixes=("tf.", "K."),
     # Keras's own style: ``from keras import ops`` then ``ops.mean``; a ``keras`` bound by
-    # ``from tensorflow import keras`` gives way to ``import keras``
+    # ``from tensorflow import keras`` gives way to ``import keras``. ``keras.Operation``
+    # (KM523, KM532) is imported by name where ``keras`` is bound to something else
+    # (bert4keras: ``from bert4keras.backend import keras``), which no edit may spell through
     import_style=ImportStyle(
         from_imports=("keras.ops",),
+        from_imports_where_root_taken=("keras.Operation",),
         superseded_parents=("tensorflow",),
         superseded_modules=("keras_core",),  # keras-core-import makes it `import keras`
         module_aliases=(("tensorflow", "tf"),),

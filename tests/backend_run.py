@@ -58,6 +58,20 @@ def original_and_migrated(
     return original, migrated
 
 
+def migrated_off_tensorflow(
+    tmp_path_factory, source: str, driver: str, written: str
+) -> tuple[Path, Path]:
+    """:func:`original_and_migrated` of the Keras 2 module ``source`` (dedented) as
+    ``layer.py``, checking that `kmigrate apply` left no TensorFlow in it and wrote
+    ``written`` (the rewrite the test is about)."""
+    original, migrated = original_and_migrated(
+        tmp_path_factory, textwrap.dedent(source), driver=driver
+    )
+    text = (migrated / "layer.py").read_text()
+    assert "tensorflow" not in text and written in text, text
+    return original, migrated
+
+
 def layer_runs(tmp_path_factory, source: str, driver: str) -> tuple[str, dict[str, dict]]:
     """``source`` (a Keras 2 module, dedented) as ``layer.py``, as written and after
     `kmigrate apply`: the text apply wrote, and the report of the script ``driver`` (run

@@ -27,6 +27,10 @@ class ImportStyle:
     # namespaces written through their last part: ``from <parent> import <last>`` then
     # ``<last>.name``, when that local name is free or already bound to the namespace
     from_imports: tuple[str, ...] = ()
+    # names written the same way only where the module binds their root to something
+    # else, so that ``import <root>`` cannot be added (``from keras import Operation``
+    # where ``keras`` is the project's own backend module's)
+    from_imports_where_root_taken: tuple[str, ...] = ()
     # packages whose sub-package, bound under its own name (``from <parent> import
     # <root>``), gives way to ``import <root>`` when a spelling starts with ``<root>``
     superseded_parents: tuple[str, ...] = ()

@@ -75,13 +75,9 @@ class Speller:
                 if target == prefix and local not in self.added:
                     return ".".join([local, *parts[cut:]])
         # 2. Namespaces imported by name (`from keras import ops` then `ops.mean`).
-        for namespace in self.style.from_imports:
-            parent, _, local = namespace.rpartition(".")
-            if qualified.startswith(namespace + ".") and (
-                self.bindings.get(local) == namespace or local not in self.taken
-            ):
-                self._add(local, namespace, EnsureImport(parent, local))
-                return qualified[len(parent) + 1 :]
+        namespace = self._from_import(qualified, self.style.from_imports)
+        if namespace:
+            return self._spell_from_import(qualified, namespace)
         # 3. A module imported under its conventional alias, when that name is free.
         root = parts[0]
         refused = self.refused_import(root)
@@ -93,10 +89,29 @@ class Speller:
             return ".".join([alias, *parts[1:]])
         # 4. Otherwise the full dotted name under `import <root>`.
         why = self.conflict(root)
+        namespace = self._from_import(qualified, self.style.from_imports_where_root_taken)
+        if why and namespace:
+            return self._spell_from_import(qualified, namespace)
         if why:
             raise UnspellableNameError(f"`{qualified}` cannot be written here: {why}")
         self._add(root, root, EnsureImport(root))
         return qualified
+
+    def _from_import(self, qualified: str, namespaces: Iterable[str]) -> str:
+        """The one of ``namespaces`` that ``qualified`` lies in and that can be imported
+        by name here (its last part is free, or bound to it already), or ""."""
+        for namespace in namespaces:
+            local = namespace.rpartition(".")[2]
+            if qualified.startswith(namespace + ".") and (
+                self.bindings.get(local) == namespace or local not in self.taken
+            ):
+                return namespace
+        return ""
+
+    def _spell_from_import(self, qualified: str, namespace: str) -> str:
+        parent, _, local = namespace.rpartition(".")
+        self._add(local, namespace, EnsureImport(parent, local))
+        return qualified[len(parent) + 1 :]
 
     def refused_import(self, root: str) -> str:
         """Why ``import <root>`` may not be added here ("" when it may): the style's
@@ -146,19 +161,20 @@ class Speller:
             for local, target in self.bindings.items():
                 if target == prefix:
                     return local, ""
-        for namespace in self.style.from_imports:
-            local = namespace.rpartition(".")[2]
-            if qualified.startswith(namespace + ".") and (
-                self.bindings.get(local) == namespace or local not in self.taken
-            ):
-                return local, ""
+        namespace = self._from_import(qualified, self.style.from_imports)
+        if namespace:
+            return namespace.rpartition(".")[2], ""
         refused = self.refused_import(parts[0])
         if refused:
             return parts[0], refused
         alias = self._free_alias(parts[0])
         if alias:
             return alias, ""
-        return parts[0], self.conflict(parts[0])
+        why = self.conflict(parts[0])
+        namespace = self._from_import(qualified, self.style.from_imports_where_root_taken)
+        if why and namespace:
+            return namespace.rpartition(".")[2], ""
+        return parts[0], why
 
     def _free_alias(self, root: str) -> str:
         """The style's alias of module ``root`` when no module-level name is it, or this

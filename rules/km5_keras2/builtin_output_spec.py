@@ -17,10 +17,16 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from kmigrate.engine import ClassEdit, EditPlan, ModuleInfo, Severity, Span, code_walk
+from kmigrate.engine import ClassEdit, EditPlan, ModuleInfo, Severity, Span
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.common.keras2_classes import module_site
 from kmigrate.rules.common.namespaces import KERAS_NAMESPACES
+from kmigrate.rules.common.traced_output_spec import (
+    SPEC,
+    class_names,
+    trace_method,
+    why_tracing_is_not_exact,
+)
 
 # Every public class of Keras 3.15's ``keras.layers`` whose ``compute_output_spec`` is not
 # ``keras.layers.Layer.compute_output_spec``, with the Keras 3 class that defines the one
@@ -58,27 +64,7 @@ OWN_OUTPUT_SPEC: dict[str, tuple[str, bool]] = {
 
 _LAYER_NAMESPACES = tuple(ns + "layers." for ns in KERAS_NAMESPACES)
 _OVERRIDES = ("call", "compute_output_shape")
-SPEC = "compute_output_spec"
-# What a class may define that changes how Keras 3 reaches ``compute_output_spec``.
-_CALL_PATHS = frozenset({"__call__", "symbolic_call", "__getattr__", "__getattribute__"})
-
-TRACE_METHOD = (
-    "def compute_output_spec(self, *args, **kwargs):\n"
-    "    # Keras 2 traced `call`; {parent}'s own spec describes {parent}'s call\n"
-    "    return {{name:keras.Operation}}.compute_output_spec(self, *args, **kwargs)\n"
-)
-
-
-def _class_names(node: ast.ClassDef) -> set[str]:
-    """The names the class body binds (methods, nested classes, assignments)."""
-    names = set()
-    for stmt in node.body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(stmt.name)
-        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            names.update(t.id for t in targets if isinstance(t, ast.Name))
-    return names
+TRACE_COMMENT = "Keras 2 traced `call`; {parent}'s own spec describes {parent}'s call"
 
 
 def _builtin_parent(
@@ -95,7 +81,7 @@ def _builtin_parent(
             return tail
         if isinstance(base, ast.Name) and base.id in local and base.id not in seen:
             inner = local[base.id]
-            if _class_names(inner) & {SPEC, *_OVERRIDES}:
+            if class_names(inner) & {SPEC, *_OVERRIDES}:
                 return None
             found = _builtin_parent(module, inner, local, seen | {base.id})
             if found:
@@ -110,56 +96,7 @@ def _not_exact(module: ModuleInfo, node: ast.ClassDef, parent: str) -> str:
             f"`{parent}` is a preprocessing layer, whose `call` Keras 3 does not trace on "
             "every backend: write `compute_output_spec` returning a `keras.KerasTensor`"
         )
-    if len(node.bases) != 1 or node.keywords:
-        return "the class has more bases or a metaclass, which may define the spec"
-    decorators = [d.func if isinstance(d, ast.Call) else d for d in node.decorator_list]
-    if any(
-        not (module.resolve(d) or "").endswith(".register_keras_serializable") for d in decorators
-    ):
-        return "a class decorator may change the class"
-    returned = _returned_attribute(node)
-    if returned:
-        return (
-            f"`call` returns `self.{returned}`, which may be a weight: JAX cannot trace a "
-            "variable returned as an output, so the model would not build on jax; return "
-            f"`keras.ops.convert_to_tensor(self.{returned})` and add the method"
-        )
-    paths = sorted(_class_names(node) & _CALL_PATHS)
-    if paths:
-        return f"it defines `{paths[0]}`, so Keras 3 may not reach `compute_output_spec` as usual"
-    for inner in code_walk(node):
-        if (isinstance(inner, ast.Attribute) and inner.attr == SPEC) or (
-            isinstance(inner, ast.Constant) and inner.value == SPEC
-        ):
-            return f"the class uses `{SPEC}` itself (line {inner.lineno})"
-        if isinstance(inner, ast.keyword) and inner.arg == "dynamic":
-            return "`dynamic=` makes Keras 2 use `compute_output_shape` instead of tracing"
-    return ""
-
-
-def _returned_attribute(node: ast.ClassDef) -> str:
-    """The attribute of ``self`` that ``call`` returns as it is, alone or in a returned
-    list or tuple (``[output, self.embeddings]``), or "". Keras 3's tracing on JAX
-    (``jax.eval_shape``) refuses a variable among the outputs; a tensor is fine."""
-    for method in node.body:
-        if not (isinstance(method, ast.FunctionDef) and method.name == "call"):
-            continue
-        for inner in code_walk(method):
-            if not isinstance(inner, ast.Return) or inner.value is None:
-                continue
-            values = (
-                inner.value.elts
-                if isinstance(inner.value, (ast.List, ast.Tuple))
-                else [inner.value]
-            )
-            for value in values:
-                if (
-                    isinstance(value, ast.Attribute)
-                    and isinstance(value.value, ast.Name)
-                    and value.value.id == "self"
-                ):
-                    return value.attr
-    return ""
+    return why_tracing_is_not_exact(module, node)
 
 
 class BuiltinLayerOutputSpec(Rule):
@@ -271,7 +208,7 @@ class BuiltinLayerOutputSpec(Rule):
         classes = [c for c in module.tree.body if isinstance(c, ast.ClassDef)]
         local = {c.name: c for c in classes}
         for node in classes:
-            names = _class_names(node)
+            names = class_names(node)
             overrides = [m for m in _OVERRIDES if m in names]
             if not overrides or SPEC in names:
                 continue
@@ -301,7 +238,7 @@ class BuiltinLayerOutputSpec(Rule):
                 span=span,
                 severity=severity,
             )
-        method = TRACE_METHOD.format(parent=parent)
+        method = trace_method(TRACE_COMMENT.format(parent=parent))
         plan = EditPlan(
             (ClassEdit(module.span_of(node), methods=(method,)),),
             "trace call in compute_output_spec",

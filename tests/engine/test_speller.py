@@ -39,6 +39,33 @@ def test_a_keras_bound_to_something_else_is_not_spelled(code: str, why: str) -> 
 
 
 @pytest.mark.parametrize(
+    ("code", "spelled", "imported"),
+    [
+        # `keras` is another module's (bert4keras): `keras.Operation` imported by name
+        ("from mypkg.backend import keras\n", "Operation.compute_output_spec", "Operation"),
+        ("import tf_keras as keras\n", "Operation.compute_output_spec", "Operation"),
+        # wherever `keras` can be Keras 3's, it is written through it
+        ("", "keras.Operation.compute_output_spec", "keras"),
+        ("import keras\n", "keras.Operation.compute_output_spec", None),
+        # the name `Operation` is taken: not spelled
+        ("from mypkg.backend import keras\nOperation = 1\n", None, None),
+    ],
+)
+def test_keras_operation_is_imported_by_name_only_where_keras_is_taken(
+    code: str, spelled: str | None, imported: str | None
+) -> None:
+    speller = _speller(code)
+    qualified = "keras.Operation.compute_output_spec"
+    if spelled is None:
+        assert speller.unspellable(qualified)
+        return
+    assert speller.unspellable(qualified) == ""
+    assert speller.spell(qualified) == spelled
+    wanted = {"Operation": EnsureImport("keras", "Operation"), "keras": EnsureImport("keras")}
+    assert speller.needed == ([wanted[imported]] if imported else [])
+
+
+@pytest.mark.parametrize(
     "code",
     [
         "",

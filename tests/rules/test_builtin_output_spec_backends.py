@@ -16,7 +16,12 @@ import pytest
 from kmigrate.api import apply_to_text
 from kmigrate.rules.km5_keras2.builtin_output_spec import OWN_OUTPUT_SPEC
 from kmigrate.rules.registry import all_rules
-from tests.backend_run import original_and_migrated, run_driver, run_on_backend
+from tests.backend_run import (
+    migrated_off_tensorflow,
+    original_and_migrated,
+    run_driver,
+    run_on_backend,
+)
 
 pytestmark = pytest.mark.backends
 
@@ -102,12 +107,9 @@ def test_the_table_is_what_the_installed_keras_says(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory) -> tuple[Path, Path]:
-    original, migrated = original_and_migrated(
-        tmp_path_factory, textwrap.dedent(LAYER), driver=DRIVER
+    return migrated_off_tensorflow(
+        tmp_path_factory, LAYER, DRIVER, "keras.Operation.compute_output_spec(self,"
     )
-    text = (migrated / "layer.py").read_text()
-    assert "tensorflow" not in text and "keras.Operation.compute_output_spec(self," in text
-    return original, migrated
 
 
 @pytest.fixture(scope="module")
