@@ -50,7 +50,9 @@ class TfDtypeAndShapeHelpers(Rule):
     )
     fix_safety = (
         'tf.float32 -> "float32" (keras.ops, layers and add_weight accept dtype names); '
-        "x.shape.as_list() -> list(x.shape) and input_shape.as_list() -> list(input_shape) "
+        "x.shape.as_list() -> list(x.shape), layer.compute_output_shape(s).as_list() -> "
+        "list(layer.compute_output_shape(s)) (a tuple in Keras 3, a TensorShape in Keras 2: "
+        "list() of either is its dims) and input_shape.as_list() -> list(input_shape) "
         "in build() and compute_output_shape() (input_shape[0].as_list() -> "
         "list(input_shape[0]) where a multi-input layer gets a list of shapes; there too "
         "input_shape.rank / .ndims -> len(input_shape), .dims -> list(input_shape), "
@@ -212,6 +214,8 @@ class TfDtypeAndShapeHelpers(Rule):
             shape_text = receiver.id
         elif _is_one_of_the_shapes(site, receiver):  # a multi-input layer's list of shapes
             shape_text = site.text(receiver)
+        elif _is_output_shape_call(receiver):  # a wrapped layer's shape: a tuple in Keras 3
+            shape_text = site.text(receiver)
         elif _is_get_shape_call(receiver):  # one rewrite, not one per round
             inner = receiver.func.value  # type: ignore[attr-defined]
             text = site.text(inner)
@@ -226,6 +230,16 @@ class TfDtypeAndShapeHelpers(Rule):
             fix=fix,
             severity=Severity.ERROR,
         )
+
+
+def _is_output_shape_call(node: ast.AST) -> bool:
+    """``layer.compute_output_shape(shape)``: a TensorShape in Keras 2 (``as_list()`` was
+    how to read it), a tuple in Keras 3; ``list()`` of either is the list of its dims."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "compute_output_shape"
+    )
 
 
 def _is_get_shape_call(node: ast.AST) -> bool:
