@@ -73,6 +73,9 @@ class ClassEditor:
             init = self._ensure_params(init, edit.init_params)
             init = self._ensure_statements(init, edit.init_statements)
             body[init_index] = init
+            body[init_index + 1 : init_index + 1] = self._after_init(
+                body[init_index + 1 :], edit.after_init
+            )
         for i, stmt in enumerate(body):
             if not isinstance(stmt, cst.FunctionDef):
                 continue
@@ -87,6 +90,19 @@ class ClassEditor:
                 # after the body, one blank line apart, as the methods above are
                 body.append(method.with_changes(leading_lines=[cst.EmptyLine(indent=False)]))
         return self.node.with_changes(body=self.node.body.with_changes(body=body))
+
+    def _after_init(
+        self, following: list[cst.BaseStatement], texts: Iterable[str]
+    ) -> list[cst.BaseStatement]:
+        """The statements of ``texts`` that do not already follow ``__init__``, one blank
+        line after it as a method would be."""
+        present = {cst.Module(body=[s]).code.strip() for s in following}
+        added: list[cst.BaseStatement] = []
+        for text in texts:
+            stmt = statement(self.speller.fill(text))
+            if cst.Module(body=[stmt]).code.strip() not in present:
+                added.append(stmt.with_changes(leading_lines=[cst.EmptyLine(indent=False)]))
+        return added
 
     def _ensure_params(
         self, init: cst.FunctionDef, wanted: Iterable[tuple[str, str]]

@@ -165,7 +165,10 @@ class ClassEdit:
     - ``call_params``: ``(name, default_text)`` pairs ensured in ``call``'s signature,
       before ``*args``/``**kwargs`` (when the class defines ``call``);
     - ``methods``: method definitions (text, ``{name:...}`` placeholders allowed)
-      appended to the class body, each unless the class body already binds its name.
+      appended to the class body, each unless the class body already binds its name;
+    - ``after_init``: class-body statements ensured (by text, placeholders allowed) right
+      after the definition of ``__init__`` (when the class defines one), where they see
+      the name ``__init__`` as the class body bound it (decorators applied).
     """
 
     span: Span
@@ -174,6 +177,7 @@ class ClassEdit:
     config_items: tuple[tuple[str, str], ...] = ()
     call_params: tuple[tuple[str, str], ...] = ()
     methods: tuple[str, ...] = ()
+    after_init: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -251,6 +255,7 @@ class EditPlan:
                 texts += [text for _, text in edit.call_params]
                 texts += edit.init_statements
                 texts += edit.methods
+                texts += edit.after_init
             elif isinstance(edit, EnsureImport):
                 names.add(f"{edit.module}.{edit.name}" if edit.name else edit.module)
         for text in texts:

@@ -50,12 +50,15 @@ class TfDtypeAndShapeHelpers(Rule):
     )
     fix_safety = (
         'tf.float32 -> "float32" (keras.ops, layers and add_weight accept dtype names); '
-        "x.shape.as_list() -> list(x.shape) and input_shape.as_list() -> list(input_shape) "
+        "x.shape.as_list() -> list(x.shape), layer.compute_output_shape(s).as_list() -> "
+        "list(layer.compute_output_shape(s)) (a tuple in Keras 3, a TensorShape in Keras 2: "
+        "list() of either is its dims) and input_shape.as_list() -> list(input_shape) "
         "in build() and compute_output_shape() (input_shape[0].as_list() -> "
         "list(input_shape[0]) where a multi-input layer gets a list of shapes; there too "
         "input_shape.rank / .ndims -> len(input_shape), .dims -> list(input_shape), "
         ".is_fully_defined() -> all(d is not None for d in input_shape)); "
-        "x.get_shape() -> x.shape. A dtype compared with == is reported instead "
+        "x.shape.rank / .ndims -> len(x.shape) in model code (a Keras 3 tensor's rank is "
+        "always known); x.get_shape() -> x.shape. A dtype compared with == is reported instead "
         "(x.dtype is a torch.dtype on PyTorch, which never equals a string): compare "
         'keras.backend.standardize_dtype(x.dtype) == "float32".'
     )
@@ -157,10 +160,14 @@ class TfDtypeAndShapeHelpers(Rule):
         yield Report(site, f'`{symbol}` -> `"{name}"`: Keras 3 names dtypes with strings', fix=fix)
 
     def check_node(self, site: Node) -> Iterable[Report]:
-        """``input_shape.rank`` / ``.ndims`` / ``.dims`` in build / compute_output_shape:
-        TensorShape attributes a Keras 3 tuple lacks."""
+        """``input_shape.rank`` / ``.ndims`` / ``.dims`` in build / compute_output_shape, and
+        ``x.shape.rank`` / ``.ndims`` in any model function: TensorShape attributes a
+        Keras 3 tuple lacks."""
         function = site.node
-        if not isinstance(function, ast.FunctionDef) or function.name not in _SHAPE_METHODS:
+        if not isinstance(function, ast.FunctionDef):
+            return
+        yield from _tensor_rank(site, function)
+        if function.name not in _SHAPE_METHODS:
             return
         params = function.args.args
         if len(params) < 2 or not isinstance(site.module.parent_of(function), ast.ClassDef):
@@ -212,6 +219,8 @@ class TfDtypeAndShapeHelpers(Rule):
             shape_text = receiver.id
         elif _is_one_of_the_shapes(site, receiver):  # a multi-input layer's list of shapes
             shape_text = site.text(receiver)
+        elif _is_output_shape_call(receiver):  # a wrapped layer's shape: a tuple in Keras 3
+            shape_text = site.text(receiver)
         elif _is_get_shape_call(receiver):  # one rewrite, not one per round
             inner = receiver.func.value  # type: ignore[attr-defined]
             text = site.text(inner)
@@ -226,6 +235,16 @@ class TfDtypeAndShapeHelpers(Rule):
             fix=fix,
             severity=Severity.ERROR,
         )
+
+
+def _is_output_shape_call(node: ast.AST) -> bool:
+    """``layer.compute_output_shape(shape)``: a TensorShape in Keras 2 (``as_list()`` was
+    how to read it), a tuple in Keras 3; ``list()`` of either is the list of its dims."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "compute_output_shape"
+    )
 
 
 def _is_get_shape_call(node: ast.AST) -> bool:
@@ -261,6 +280,49 @@ def _is_one_of_the_shapes(site: CallSite, node: ast.AST) -> bool:
 _SHAPE_METHODS = frozenset({"build", "compute_output_shape"})
 # TensorShape attributes of a shape parameter -> the same value from a tuple.
 _SHAPE_ATTRIBUTES = {"rank": "len({})", "ndims": "len({})", "dims": "list({})"}
+
+
+def _tensor_rank(site: Node, function: ast.FunctionDef) -> Iterable[Report]:
+    """``x.shape.rank`` / ``x.shape.ndims`` in ``function`` (not in a function nested in
+    it, which is visited on its own): ``len(x.shape)``. A Keras 3 shape is a tuple whose
+    length is always known; Keras 2's ``rank`` is None only for an unknown rank, which no
+    Keras 3 tensor or variable has."""
+    nested = {
+        id(node)
+        for inner in site.module.nodes_in(function, ast.FunctionDef, ast.AsyncFunctionDef)
+        if inner is not function
+        for node in site.module.nodes_in(inner, ast.Attribute)
+    }
+    for node in site.module.nodes_in(function, ast.Attribute):
+        shape = node.value  # type: ignore[attr-defined]
+        if (
+            node.attr not in ("rank", "ndims")  # type: ignore[attr-defined]
+            or id(node) in nested
+            or not isinstance(shape, ast.Attribute)
+            or shape.attr != "shape"
+        ):
+            continue
+        text = f"len({site.module.node_text(shape)})"
+        span = site.module.span_of(node)
+        message = (
+            f"`.shape.{node.attr}` is a TensorShape attribute; Keras 3 shapes are tuples: "  # type: ignore[attr-defined]
+            f"use `{text}`"
+        )
+        if _compared_to_none(site, node):  # the code handles an unknown rank: TF-only
+            message += " (not rewritten: compared with None, an unknown rank that len() raises on)"
+            yield Report(site, message, severity=Severity.ERROR, span=span)
+            continue
+        fix = EditPlan((ReplaceNode(span, text),))
+        yield Report(site, message, fix=fix, severity=Severity.ERROR, span=span)
+
+
+def _compared_to_none(site: Node, node: ast.AST) -> bool:
+    """``x.shape.rank is None`` (or ``==``/``!=``/``is not``): the code expects an unknown
+    rank, which ``len`` of a TensorFlow shape raises on."""
+    parent = site.module.parent_of(node)
+    return isinstance(parent, ast.Compare) and any(
+        isinstance(n, ast.Constant) and n.value is None for n in (parent.left, *parent.comparators)
+    )
 
 
 def _names_the_shape(site: Node, node: ast.AST, name: str) -> bool:

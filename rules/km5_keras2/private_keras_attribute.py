@@ -42,6 +42,13 @@ PRIVATE_ATTRIBUTES = {
     "_get_trainable_state": "no Keras 3 equivalent",
     "_set_trainable_state": "no Keras 3 equivalent",
     "_nodes_by_depth": "internal in Keras 3; walk `model.layers` instead",
+    # TensorFlow's checkpoint tracking, which tf_keras layers inherit (tf.Module).
+    "_track_trackable": (
+        "TensorFlow's checkpoint tracking: a Keras 3 layer has it on the TensorFlow "
+        "backend only (AttributeError on JAX and PyTorch); Keras 3 tracks a layer or "
+        "variable held in an attribute (`self.layer = layer`) by itself, so delete the call "
+        "where the object is also kept in an attribute"
+    ),
     # Static shapes kept on a tensor by Keras 2.0-2.2 (``_keras_shape``) and TensorFlow
     # 2.0-2.3 (``_shape_val``, a TensorShape): neither tf_keras nor Keras 3 sets them.
     "_keras_shape": SHAPE_ADVICE,
@@ -50,6 +57,9 @@ PRIVATE_ATTRIBUTES = {
 # Attributes no Keras 3 object has at all: reading one raises AttributeError on every
 # backend, so the finding is an error, not a "may mean something else" warning.
 GONE = frozenset({"_keras_shape", "_shape_val", "_trainable_weights", "_non_trainable_weights"})
+# Attributes a Keras 3 object has on the TensorFlow backend only: an error too (the model
+# does not run on JAX or PyTorch).
+TENSORFLOW_ONLY = frozenset({"_track_trackable"})
 
 
 class PrivateKerasAttribute(Rule):
@@ -64,7 +74,9 @@ class PrivateKerasAttribute(Rule):
         "mean something else. Code that reaches into them breaks, often silently. A "
         "tensor's `_keras_shape` (Keras 2.0-2.2) and `_shape_val` (TensorFlow 2.0-2.3) and "
         "a layer's `_trainable_weights` / `_non_trainable_weights` are gone outright: "
-        "reading one (`+=` included) raises AttributeError (an error finding)."
+        "reading one (`+=` included) raises AttributeError (an error finding). "
+        "`_track_trackable` (TensorFlow's checkpoint tracking) exists on the TensorFlow "
+        "backend only: an error finding too."
     )
     fix_safety = (
         "Never rewritten: the public replacements are close but not identical. "
@@ -132,7 +144,8 @@ class PrivateKerasAttribute(Rule):
     def _report(self, module, node: ast.AST, name: str) -> Report:
         site = module_site(module, node)
         message = f"`{name}` is Keras 2 internals: {PRIVATE_ATTRIBUTES[name]}"
-        return Report(site, message, severity=Severity.ERROR if name in GONE else None)
+        raises = name in GONE or name in TENSORFLOW_ONLY
+        return Report(site, message, severity=Severity.ERROR if raises else None)
 
 
 def _string_argument(call: ast.Call, function: str, arity: int) -> str | None:

@@ -8,38 +8,66 @@ Keras 3 builds every layer's default config from its constructor's arguments: th
 decorator) gives an empty ``args`` and constructing the layer raises
 ``IndexError: list index out of range`` on every backend. Keras 2 never read the
 signature that way (tensorflow/addons' layers carry ``@typechecked``).
+
+Where every decorator on ``__init__`` is known to keep the function it wraps in
+``__wrapped__`` (typeguard's ``@typechecked``; a module's own decorator whose wrapper is
+``@functools.wraps(function)``), apply writes ``__init__.__signature__ =
+inspect.signature(__init__)`` in the class body after ``__init__``: ``inspect.signature``
+follows ``__wrapped__`` to the constructor's own parameters, and ``getfullargspec`` reads a
+``__signature__`` set on the wrapper, so Keras 3 sees the constructor's arguments while the
+wrapper (the argument checks) still runs on every construction. Decorators that do not set
+``__wrapped__`` are only reported: a signature copied from them would still be
+``(*args, **kwargs)``.
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
+from dataclasses import dataclass
 
-from kmigrate.engine import ModuleInfo, Severity
+from kmigrate.engine import ClassEdit, EditPlan, ModuleInfo, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.common.keras2_classes import class_methods, keras_classes
 from kmigrate.rules.context_spec import CONTEXT_SPEC
 
-# Decorators known to wrap in ``(*args, **kwargs)``: qualified name -> what else to write.
+# Decorators known to wrap in ``(*args, **kwargs)`` and to keep the function in
+# ``__wrapped__`` (typeguard 2 returns ``functools.wraps(func)(wrapper)``; typeguard 3 and
+# later return a function with the constructor's own code): qualified name -> what else
+# to write.
 _KNOWN_WRAPPERS = {
     "typeguard.typechecked": (
         "or use typeguard 3 or later, whose `@typechecked` rewrites the function itself "
         "and keeps its signature (the checks stay)"
     ),
 }
+# The class-body statement that shows Keras 3 the constructor's own signature.
+_SIGNATURE_FIX = "__init__.__signature__ = {name:inspect.signature}(__init__)"
+_SIGNATURE_TEXT = "__init__.__signature__ = inspect.signature(__init__)"
+
+
+@dataclass(frozen=True)
+class _Hider:
+    """A decorator that hides the signature: what else to write besides removing it,
+    and whether its wrapper keeps the function in ``__wrapped__``."""
+
+    advice: str
+    keeps_wrapped: bool
+
+
 # Keras classes that are operations (their signature is read): layers and models.
 # Losses, metrics, optimizers and schedules are not.
 _OPERATION_PARTS = (".layers.", ".engine.", ".models.")
 _OPERATION_NAMES = (".Model", ".Sequential")
 
 
-def _hiding_wrapper(module: ModuleInfo, decorator: ast.expr) -> str | None:
-    """What to write besides removing ``decorator`` when it hides the signature of the
-    function it decorates (None when it does not, or cannot be told): a known wrapper,
-    or a function of this module that returns a nested ``def f(*args, **kwargs)``."""
+def _hiding_wrapper(module: ModuleInfo, decorator: ast.expr) -> _Hider | None:
+    """How ``decorator`` hides the signature of the function it decorates (None when it
+    does not, or cannot be told): a known wrapper, or a function of this module that
+    returns a nested ``def f(*args, **kwargs)``."""
     symbol = module.resolver.resolve(decorator) or ""
     if symbol in _KNOWN_WRAPPERS:
-        return _KNOWN_WRAPPERS[symbol]
+        return _Hider(_KNOWN_WRAPPERS[symbol], keeps_wrapped=True)
     if not isinstance(decorator, ast.Name) or decorator.id in module.module_scope.imports:
         return None
     defined = [
@@ -54,11 +82,21 @@ def _hiding_wrapper(module: ModuleInfo, decorator: ast.expr) -> str | None:
         if inner is not None and not (
             inner.args.posonlyargs or inner.args.args or _sets_signature(defined[0], inner.name)
         ):
-            return (
+            advice = (
                 f"or give `{inner.name}` the constructor's signature "
                 f"(`{inner.name}.__signature__ = inspect.signature(function)`)"
             )
+            return _Hider(advice, keeps_wrapped=_wraps(module, inner))
     return None
+
+
+def _wraps(module: ModuleInfo, inner: ast.FunctionDef) -> bool:
+    """Whether ``inner`` is decorated ``@functools.wraps(...)``, which keeps the wrapped
+    function in ``__wrapped__`` for ``inspect.signature`` to follow."""
+    return any(
+        isinstance(d, ast.Call) and module.resolver.resolve(d.func) == "functools.wraps"
+        for d in inner.decorator_list
+    )
 
 
 def _sets_signature(decorator: ast.FunctionDef, inner: str) -> bool:
@@ -70,6 +108,19 @@ def _sets_signature(decorator: ast.FunctionDef, inner: str) -> bool:
         and isinstance(target.value, ast.Name)
         and target.value.id == inner
         for statement in decorator.body
+        if isinstance(statement, ast.Assign)
+        for target in statement.targets
+    )
+
+
+def _signature_given(node: ast.ClassDef) -> bool:
+    """Whether the class body sets ``__init__.__signature__`` (what the fix writes)."""
+    return any(
+        isinstance(target, ast.Attribute)
+        and target.attr == "__signature__"
+        and isinstance(target.value, ast.Name)
+        and target.value.id == "__init__"
+        for statement in node.body
         if isinstance(statement, ast.Assign)
         for target in statement.targets
     )
@@ -108,9 +159,12 @@ class WrappedLayerInit(Rule):
         "built, on every backend. Keras 2 did not read the signature."
     )
     fix_safety = (
-        "Reported: removing the decorator drops what it does (argument type checks); "
-        "typeguard 3 or later keeps the checks and the signature; a project's own wrapper "
-        "can set `__signature__`."
+        "Exact where every decorator on `__init__` keeps the function in `__wrapped__` "
+        "(typeguard's `@typechecked`, a wrapper made with `functools.wraps`): "
+        "`__init__.__signature__ = inspect.signature(__init__)` after `__init__` gives "
+        "Keras 3 the constructor's own parameters and the decorator still runs (its "
+        "argument checks stay). Otherwise reported: removing the decorator would drop "
+        "what it does; the wrapper can set `__signature__` itself."
     )
     severity = Severity.ERROR
     examples = [
@@ -124,7 +178,21 @@ class WrappedLayerInit(Rule):
                 def __init__(self, factor: float = 2.0, **kwargs):
                     super().__init__(**kwargs)
                     self.factor = factor
+            """,
             """
+            import inspect
+
+            import tensorflow as tf
+            from typeguard import typechecked
+
+            class Scale(tf.keras.layers.Layer):
+                @typechecked
+                def __init__(self, factor: float = 2.0, **kwargs):
+                    super().__init__(**kwargs)
+                    self.factor = factor
+
+                __init__.__signature__ = inspect.signature(__init__)
+            """,
         ),
         Clean(
             """
@@ -144,20 +212,34 @@ class WrappedLayerInit(Rule):
             init = class_methods(node).get("__init__")
             if init is None or not init.decorator_list:
                 continue
-            if not _operation(module, node, dict(classes)):
+            if not _operation(module, node, dict(classes)) or _signature_given(node):
                 continue
-            for decorator in init.decorator_list:
-                advice = _hiding_wrapper(module, decorator)
-                if advice is None:
+            hiders = [(d, _hiding_wrapper(module, d)) for d in init.decorator_list]
+            fix = None
+            if all(h is not None and h.keeps_wrapped for _, h in hiders):
+                fix = EditPlan(
+                    (ClassEdit(module.span_of(node), after_init=(_SIGNATURE_FIX,)),),
+                    "give the wrapped __init__ its own signature",
+                )
+            for decorator, hider in hiders:
+                if hider is None:
                     continue
                 written = module.node_text(decorator)
-                yield Report(
-                    site,
+                message = (
                     f"`@{written}` on `{node.name}.__init__` wraps it in `(*args, **kwargs)`: "
                     f"Keras 3 reads a layer's constructor arguments with "
                     f"`inspect.getfullargspec`, which does not see through the wrapper, so "
                     f"constructing `{node.name}` raises `IndexError: list index out of "
-                    f"range` on every backend. Remove `@{written}` from `__init__` (check "
-                    f"the arguments in its body instead), {advice}",
-                    span=module.span_of(decorator),
+                    f"range` on every backend"
                 )
+                if fix is not None:
+                    message += (
+                        f"; write `{_SIGNATURE_TEXT}` after `__init__` (the wrapper keeps "
+                        f"the constructor in `__wrapped__`; `@{written}` still runs)"
+                    )
+                else:
+                    message += (
+                        f". Remove `@{written}` from `__init__` (check the arguments in its "
+                        f"body instead), {hider.advice}"
+                    )
+                yield Report(site, message, fix=fix, span=module.span_of(decorator))

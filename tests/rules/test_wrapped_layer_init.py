@@ -2,7 +2,9 @@
 whose ``__init__`` a ``(*args, **kwargs)`` wrapper hides (typeguard 2's ``@typechecked``,
 a decorator of the module returning such a wrapper); not a loss or metric (Keras 3 does
 not read their signature), not a wrapper that keeps a named first parameter or sets
-``__signature__``, not an unknown decorator from elsewhere (it cannot be told)."""
+``__signature__``, not an unknown decorator from elsewhere (it cannot be told). Apply
+writes ``__init__.__signature__ = inspect.signature(__init__)`` after ``__init__`` only
+when every decorator keeps the constructor in ``__wrapped__``."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import textwrap
 
 import pytest
 
-from kmigrate.api import scan_text
+from kmigrate.api import apply_to_text, scan_text
 
 LAYER = textwrap.dedent(
     """
@@ -22,6 +24,13 @@ LAYER = textwrap.dedent(
 
     def plain(function):
         @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            return function(*args, **kwargs)
+
+        return wrapper
+
+
+    def bare(function):
         def wrapper(*args, **kwargs):
             return function(*args, **kwargs)
 
@@ -65,3 +74,36 @@ def test_losses_and_metrics_are_not_operations(base: str) -> None:
 @pytest.mark.parametrize("decorator", ["keeps_self", "logged", "functools.lru_cache"])
 def test_other_decorators_are_not_reported(decorator: str) -> None:
     assert not _flagged("tf.keras.layers.Layer", decorator)
+
+
+FIX = "    __init__.__signature__ = inspect.signature(__init__)\n"
+
+
+def _km530(base: str, decorator: str) -> list[dict]:
+    text = LAYER.format(base=base, decorator=decorator)
+    return [f for f in scan_text(text) if f["rule"] == "KM530"]
+
+
+@pytest.mark.parametrize("decorator", ["typechecked", "plain", "typechecked\n    @plain"])
+def test_a_wrapper_that_keeps_wrapped_gets_the_signature(decorator: str) -> None:
+    findings = _km530("tf.keras.layers.Layer", decorator)
+    assert findings and all(f["fixable"] for f in findings)
+    assert all(
+        "`__init__.__signature__ = inspect.signature(__init__)`" in f["message"] for f in findings
+    )
+    text = LAYER.format(base="tf.keras.layers.Layer", decorator=decorator)
+    converted = apply_to_text(text)
+    # right after __init__, once, with inspect imported; the decorators stay
+    assert converted.count(FIX) == 1 and "import inspect\n" in converted
+    assert converted.index("self.size = size") < converted.index(FIX)
+    assert f"@{decorator}" in converted
+    assert not [f for f in scan_text(converted) if f["rule"] == "KM530"]
+    assert apply_to_text(converted) == converted
+
+
+@pytest.mark.parametrize("decorator", ["bare", "typechecked\n    @bare"])
+def test_a_wrapper_without_wraps_stays_manual(decorator: str) -> None:
+    findings = _km530("tf.keras.layers.Layer", decorator)
+    assert findings and not any(f["fixable"] for f in findings)
+    assert any("Remove `@bare`" in f["message"] for f in findings)
+    assert FIX not in apply_to_text(LAYER.format(base="tf.keras.layers.Layer", decorator=decorator))
