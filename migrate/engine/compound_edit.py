@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from kmigrate.engine.cst_nodes import is_bare_name
+
 BODY = "{body}"  # the line of a compound edit's text that stands for the old body
 _MARKER = "__kmigrate_compound_body__"
 
@@ -57,7 +59,7 @@ class _BodyReceiver(cst.CSTTransformer):
         statements: list[cst.BaseStatement] = []
         found = False
         for stmt in updated_node.body:
-            if _is_marker(stmt):
+            if is_bare_name(stmt, _MARKER):
                 statements.extend(self.body.body)
                 found = True
             else:
@@ -71,13 +73,3 @@ class _BodyReceiver(cst.CSTTransformer):
         return updated_node.with_changes(
             body=statements, header=header, footer=[*updated_node.footer, *self.body.footer]
         )
-
-
-def _is_marker(stmt: cst.BaseStatement) -> bool:
-    return (
-        isinstance(stmt, cst.SimpleStatementLine)
-        and len(stmt.body) == 1
-        and isinstance(stmt.body[0], cst.Expr)
-        and isinstance(stmt.body[0].value, cst.Name)
-        and stmt.body[0].value.value == _MARKER
-    )

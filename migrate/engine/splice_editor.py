@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from kmigrate.engine import editor
+from kmigrate.engine.cst_nodes import is_bare_name
 from kmigrate.engine.editor import EditError, EditResult, PlanTransformer, Speller
 from kmigrate.engine.import_edits import (
     ImportFixer,
@@ -392,7 +393,7 @@ def _edit_pieces(
     applied.update(transformer.applied)
     groups: list[list[cst.BaseStatement]] = [[]]
     for stmt in new_module.body[1:]:
-        if _is_separator(stmt):
+        if is_bare_name(stmt, _SEPARATOR):
             groups.append([])
         else:
             groups[-1].append(stmt)
@@ -415,16 +416,6 @@ def _edit_pieces(
         for piece, chunk in zip(unit, chunks, strict=False):
             texts[id(piece)] = chunk
     return texts
-
-
-def _is_separator(stmt: cst.BaseStatement) -> bool:
-    return (
-        isinstance(stmt, cst.SimpleStatementLine)
-        and len(stmt.body) == 1
-        and isinstance(stmt.body[0], cst.Expr)
-        and isinstance(stmt.body[0].value, cst.Name)
-        and stmt.body[0].value.value == _SEPARATOR
-    )
 
 
 def _splice(

@@ -4,39 +4,18 @@ an RNN-like layer with two states (one read by the next step, one only after the
 weights, over `tf.range(tf.shape(x)[1])`, in a functional model whose batch and time
 dimensions are unknown (a graph on tensorflow, jit on jax: `predict` on two lengths) and
 called eagerly; tf_keras is the reference, the converted module runs on tensorflow, jax and
-torch."""
+torch. The layer is the fixture repository tensor_array_scan's."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.backend_run import assert_same_report, layer_runs
+from tests.repo_fixtures import REPOS
 
 pytestmark = pytest.mark.backends
 
-ORIGINAL = """
-import tensorflow as tf
-from tensorflow import keras
-
-
-class Recurrent(keras.layers.Layer):
-    def build(self, shape):
-        self.w = self.add_weight(name="w", shape=(shape[-1], 4))
-        self.u = self.add_weight(name="u", shape=(4, 4))
-
-    def call(self, inputs):
-        steps = tf.shape(inputs)[1]
-        outputs = tf.TensorArray(tf.float32, size=steps)
-        h = tf.zeros((tf.shape(inputs)[0], 4))
-        total = tf.zeros_like(h)
-        for t in tf.range(steps):
-            z = tf.matmul(inputs[:, t, :], self.w) + tf.matmul(h, self.u)
-            h = tf.tanh(z)  # the next step reads it
-            total = h + 1.0  # read only after the loop
-            outputs = outputs.write(t, h)
-        stacked = tf.transpose(outputs.stack(), [1, 0, 2])
-        return stacked + total[:, None, :]
-"""
+ORIGINAL = (REPOS / "tensor_array_scan" / "recurrent.py").read_text()
 
 DRIVER = """
 import json
@@ -65,7 +44,9 @@ def runs(tmp_path_factory) -> tuple[str, dict[str, dict]]:
 
 def test_the_loop_became_a_scan(runs) -> None:
     text, _ = runs
-    assert "TensorArray" not in text and "tensorflow" not in text, text
+    recurrent, doubled = text.split("class Recurrent")[1].split("class Doubled")  # it stays
+    assert "TensorArray" not in recurrent and "tf." not in recurrent, text
+    assert "tf.TensorArray" in doubled, text
     assert "h, outputs = keras.ops.scan(step, h, keras.ops.arange(steps))" not in text
     assert "def step(carry, t):\n            h, total = carry\n" in text, text
     assert "            return (h, total), (outputs, total)\n" in text, text
