@@ -18,6 +18,18 @@ def ws(text: str) -> cst.SimpleWhitespace:
     return cst.SimpleWhitespace(text)
 
 
+def is_bare_name(stmt: cst.BaseStatement, name: str) -> bool:
+    """Whether ``stmt`` is a line holding only the name ``name`` (a marker statement the
+    editors put into a module they parse and find again)."""
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, cst.Name)
+        and stmt.body[0].value.value == name
+    )
+
+
 def is_docstring(stmt: cst.BaseStatement) -> bool:
     return (
         isinstance(stmt, cst.SimpleStatementLine)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from kmigrate.engine.class_editor import ClassEditor
+from kmigrate.engine.compound_edit import compound_replacement
 from kmigrate.engine.cst_nodes import expression, statement, ws
 from kmigrate.engine.cst_positions import Located, LocatingState
 from kmigrate.engine.import_edits import fix_imports
@@ -208,6 +209,10 @@ class PlanTransformer(cst.CSTTransformer):
             replaced = self._statement_edit(original_node, updated_node)
             if replaced is not None:
                 return replaced
+        if isinstance(original_node, cst.BaseCompoundStatement) and self.by_span:
+            replaced = self._compound_edit(original_node, updated_node)  # type: ignore[arg-type]
+            if replaced is not None:
+                return replaced
         if isinstance(original_node, cst.Decorator) and self.by_span:
             removals = [
                 i
@@ -296,6 +301,27 @@ class PlanTransformer(cst.CSTTransformer):
             raise EditError(plan_index, f"{type(error).__name__}: {error}") from error
         self.applied[plan_index] += 1
         return cst.FlattenSentinel(parsed)
+
+    def _compound_edit(
+        self, original: cst.BaseCompoundStatement, updated: cst.BaseCompoundStatement
+    ) -> cst.FlattenSentinel | None:
+        """A ``ReplaceNode(kind="compound")`` on a compound statement (a ``for`` loop):
+        it becomes the statements of ``text``, its body (edited) where the line
+        ``{body}`` is (``compound_edit``)."""
+        edits = [
+            (i, e)
+            for i, e in self._edits_for(original)
+            if isinstance(e, ReplaceNode) and e.kind == "compound"
+        ]
+        if not edits:
+            return None
+        plan_index, edit = edits[0]
+        try:
+            new = compound_replacement(updated, self.speller.fill(edit.text))
+        except Exception as error:  # noqa: BLE001 - any failure voids the plan
+            raise EditError(plan_index, f"{type(error).__name__}: {error}") from error
+        self.applied[plan_index] += 1
+        return cst.FlattenSentinel(new)
 
     # -- calls and expressions -------------------------------------------------
     def _parse_expr(self, text: str) -> cst.BaseExpression:

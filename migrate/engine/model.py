@@ -137,9 +137,12 @@ class ReplaceNode:
     replaces each with the spelling of that qualified name (adding the import).
     Use it where a surgical :class:`CallEdit` cannot express the change
     (``x.shape.as_list()`` -> ``list(x.shape)``). ``kind`` is ``"expr"``,
-    ``"stmt"`` (a whole simple statement such as an import; an empty ``text`` removes it)
-    or ``"decorator"`` (``span`` is a decorator's expression; the decorator is removed,
-    ``text`` unused).
+    ``"stmt"`` (a whole simple statement such as an import; an empty ``text`` removes it),
+    ``"compound"`` (a whole compound statement such as a ``for`` loop, ``span`` from its
+    keyword to the end of its body: ``text`` holds the new statements, with a line
+    ``{body}`` where the old body goes, as edited, comments and all:
+    ``migrate/engine/compound_edit.py``) or ``"decorator"`` (``span`` is a decorator's
+    expression; the decorator is removed, ``text`` unused).
     ``stale_comments``: what a comment describing the old value says (``HDF5`` beside a
     ``.h5`` path): a trailing comment on the line where the expression ends that says
     exactly one of them (case, ``#`` and punctuation aside) goes with the old value.

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from kmigrate.engine import editor
+from kmigrate.engine.cst_nodes import is_bare_name
 from kmigrate.engine.editor import EditError, EditResult, PlanTransformer, Speller
 from kmigrate.engine.import_edits import (
     ImportFixer,
@@ -42,6 +43,7 @@ from kmigrate.engine.model import (
     ClassEdit,
     EditPlan,
     EnsureImport,
+    ReplaceNode,
     Span,
     requested_import,
 )
@@ -261,6 +263,8 @@ def _pieces(source: _Source, edits: Sequence[tuple[int, object]]) -> list[_Piece
         if isinstance(edit, UNPLACED_EDITS):
             continue
         stmt, nested = _holder(source, *_target_lines(edit))
+        if isinstance(edit, ReplaceNode) and edit.kind == "compound":
+            _check_no_footer(source, stmt)
         piece = by_stmt.setdefault(id(stmt), _Piece(stmt, nested, []))
         piece.edits.append((plan_index, edit))
     outermost: list[_Piece] = []
@@ -280,6 +284,18 @@ def _pieces(source: _Source, edits: Sequence[tuple[int, object]]) -> list[_Piece
             continue
         open_pieces.append(piece)
     return outermost
+
+
+def _check_no_footer(source: _Source, stmt: ast.stmt) -> None:
+    """A compound statement replaced whole (``compound_edit``) takes the comments that
+    close its body (LibCST's block footer) with it; they lie past its ``ast`` lines, outside
+    the piece: the whole-module editor does it."""
+    number = (stmt.end_lineno or stmt.lineno) + 1
+    while number <= len(source.lines) and not source.line(number).strip():
+        number += 1
+    line = source.line(number)
+    if line.lstrip(" \t").startswith("#") and len(_indent(line)) > stmt.col_offset:
+        raise _UnsafeError("comments close the body of a statement replaced whole")
 
 
 def _in_edit_order(pieces: list[_Piece]) -> list[_Piece]:
@@ -377,7 +393,7 @@ def _edit_pieces(
     applied.update(transformer.applied)
     groups: list[list[cst.BaseStatement]] = [[]]
     for stmt in new_module.body[1:]:
-        if _is_separator(stmt):
+        if is_bare_name(stmt, _SEPARATOR):
             groups.append([])
         else:
             groups[-1].append(stmt)
@@ -400,16 +416,6 @@ def _edit_pieces(
         for piece, chunk in zip(unit, chunks, strict=False):
             texts[id(piece)] = chunk
     return texts
-
-
-def _is_separator(stmt: cst.BaseStatement) -> bool:
-    return (
-        isinstance(stmt, cst.SimpleStatementLine)
-        and len(stmt.body) == 1
-        and isinstance(stmt.body[0], cst.Expr)
-        and isinstance(stmt.body[0].value, cst.Name)
-        and stmt.body[0].value.value == _SEPARATOR
-    )
 
 
 def _splice(

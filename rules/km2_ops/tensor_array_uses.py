@@ -22,9 +22,11 @@ class TensorArrayUses(Rule):
     )
     fix_safety = (
         "Never rewritten here. The static form (a Python `for i in range(n)` loop writing "
-        "once per step, then `.stack()`) becomes a list and keras.ops.stack (KM201 at the "
-        "constructor, with every use in the same fix); any other form is reported at each "
-        "use with what to write instead (keras.ops.fori_loop / keras.ops.scan)."
+        "once per step, then `.stack()`) becomes a list and keras.ops.stack, and a loop of "
+        "run-time length (`for i in tf.range(tf.shape(x)[1])`) whose body only assigns "
+        "names and writes a state name becomes keras.ops.scan (KM201 at the constructor, "
+        "with every use in the same fix); any other form is reported at each use with "
+        "what to write instead (keras.ops.fori_loop / keras.ops.scan)."
     )
     severity = Severity.ERROR
     contexts = frozenset({Context.MODEL, Context.UNDECIDED})
@@ -55,6 +57,23 @@ class TensorArrayUses(Rule):
                     for i in range(3):
                         step = x[:, i] * 2.0
                         ta = ta.write(i, step)
+                    return ta.stack()
+            """
+        ),
+        Clean(
+            """
+            import tensorflow as tf
+            from tensorflow import keras
+
+
+            class Decay(keras.layers.Layer):
+                def call(self, x):
+                    steps = tf.shape(x)[1]
+                    ta = tf.TensorArray(tf.float32, size=steps)
+                    h = tf.zeros_like(x[:, 0])
+                    for i in tf.range(steps):
+                        h = h * 0.5 + x[:, i]
+                        ta = ta.write(i, h)
                     return ta.stack()
             """
         ),

@@ -1,5 +1,7 @@
-"""Why a tf.TensorArray of symbolic length stays manual, and that the form KM202 tells the
-user to write instead is right: against the Keras 2 original (tf_keras), a recurrent
+"""Why a tf.TensorArray of symbolic length outside the shape apply turns into keras.ops.scan
+(here: the value written is not a state; tests/rules/test_tensor_array_scan_backends.py
+proves that shape) stays manual, and that the form KM202 tells the user to write instead
+is right: against the Keras 2 original (tf_keras), a recurrent
 accumulation over `tf.range(tf.shape(x)[1])` written as `keras.ops.scan(step, carry,
 keras.ops.arange(n))` gives the same values on tensorflow, jax and torch, in a functional
 model whose batch and time dimensions are unknown (a graph on tensorflow, jit on jax) and

@@ -1,7 +1,9 @@
 """A tf.TensorArray whose length is read from a tensor's shape at run time is not the
 static form: `for i in range(n)` over it fails in a TensorFlow functional model with that
-dimension unknown (Keras 2 ran it as a graph loop), so it stays manual (KM202 at the
-constructor, KM207 at each use) with the keras.ops.scan form to write, which
+dimension unknown (Keras 2 ran it as a graph loop), so outside the keras.ops.scan shape
+(tests/rules/test_tensor_array_scan_rules.py; here the value written is not a state) it
+stays manual (KM202 at the constructor, KM207 at each use) with the keras.ops.scan form to
+write, which
 tests/rules/test_tensor_array_symbolic_backends.py runs."""
 
 from __future__ import annotations

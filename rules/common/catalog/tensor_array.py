@@ -30,6 +30,7 @@ from kmigrate.engine import MISSING, CallSite, EditPlan, ReplaceNode
 from kmigrate.rules.common.batch_dot import single_binding
 from kmigrate.rules.common.catalog.binding import Binding, ManualPortError
 from kmigrate.rules.common.catalog.plan import Rewrite
+from kmigrate.rules.common.catalog.tensor_array_scan import build_scan, graph_range
 from kmigrate.rules.common.dtypes import dtype_name
 from kmigrate.rules.ops_catalog import py_literal
 
@@ -72,7 +73,7 @@ def build_tensor_array(binding: Binding) -> Rewrite:
     site = binding.site
     name, uses = array_uses(site)
     _check_arguments(binding)
-    _check_static_size(binding)
+    symbolic_size = _symbolic_size(binding)
     dtype = dtype_name(site, binding.node("dtype")) if binding.given("dtype") else None
     if dtype is None:
         raise ManualPortError("its dtype is not a literal dtype", SYMBOLIC_LOOP)
@@ -92,6 +93,9 @@ def build_tensor_array(binding: Binding) -> Rewrite:
             SYMBOLIC_LOOP,
         )
     statement = site.module.parent_of(writes[0])
+    around = site.module.parent_of(statement)
+    if symbolic_size or (isinstance(around, ast.For) and graph_range(site, around)):
+        return _scan_rewrite(binding, name, writes[0], stacks, dtype, symbolic_size)
     loop = _static_loop(binding, statement, writes[0])  # type: ignore[arg-type]
     if any(stack.lineno <= loop.end_lineno for stack in stacks):  # type: ignore[attr-defined, operator]
         raise ManualPortError(f"`{name}.stack()` is read inside the loop", SYMBOLIC_LOOP)
@@ -197,19 +201,79 @@ def _check_arguments(binding: Binding) -> None:
         raise ManualPortError("`size` is not given", SYMBOLIC_LOOP)
 
 
-def _check_static_size(binding: Binding) -> None:
-    """Refuse a size read from a tensor's shape (``tf.shape(x)[1]``, directly or through
-    a name): known only at run time, it is no Python int for the loop to range over."""
+def _symbolic_size(binding: Binding) -> str:
+    """Why the size is read from a tensor's shape (``tf.shape(x)[1]``, directly or through
+    a name; "" when it is not): known only at run time, it is no Python int for a loop to
+    range over, so only the scan form can take it."""
     size = binding.node("size")
     why = symbolic_value(binding.site, size, 0) if size is not None else ""
-    if why:
+    if not why:
+        return ""
+    return (
+        f"its size `{binding.text('size')}` is a tensor ({why}): a Python loop over "
+        "it runs where the shape is static (jit on JAX, PyTorch) but fails in a "
+        "TensorFlow functional model with that dimension unknown, where Keras 2 ran "
+        "it as a graph loop"
+    )
+
+
+def _scan_rewrite(
+    binding: Binding,
+    name: str,
+    write: ast.Call,
+    stacks: list[ast.AST],
+    dtype: str,
+    symbolic_size: str,
+) -> Rewrite:
+    """A loop of run-time length becomes ``keras.ops.scan`` (``tensor_array_scan``) where
+    that is exact; else refused with the reason the length is a tensor and the reason
+    the scan form does not fit."""
+    site = binding.site
+    loop = site.module.parent_of(site.module.parent_of(write))
+    why = symbolic_size
+    if not why and isinstance(loop, ast.For):
+        why = f"the loop runs over `{site.text(loop.iter)}`, a tensor (a graph loop in Keras 2)"
+    try:
+        if (
+            not isinstance(loop, ast.For)
+            or loop.orelse
+            or not _runs_over_size(binding, loop, write)
+        ):
+            raise ManualPortError(
+                "the write is not directly in a `for i in tf.range(size)` (or "
+                "`range(size)`) loop with no else, at index i",
+                SYMBOLIC_LENGTH,
+            )
+        _written_value(site, write)
+        return build_scan(binding, name, loop, write, stacks, dtype, SYMBOLIC_LENGTH)
+    except ManualPortError as error:
         raise ManualPortError(
-            f"its size `{binding.text('size')}` is a tensor ({why}): a Python loop over "
-            "it runs where the shape is static (jit on JAX, PyTorch) but fails in a "
-            "TensorFlow functional model with that dimension unknown, where Keras 2 ran "
-            "it as a graph loop",
-            SYMBOLIC_LENGTH,
-        )
+            f"{why}; it does not become keras.ops.scan because {error.reason}", SYMBOLIC_LENGTH
+        ) from None
+
+
+def _runs_over_size(binding: Binding, loop: ast.For, write: ast.Call) -> bool:
+    """``for i in tf.range(size)`` / ``range(0, size)``..., the write at index ``i``."""
+    site = binding.site
+    iterator = loop.iter
+    if not (isinstance(loop.target, ast.Name) and isinstance(iterator, ast.Call)):
+        return False
+    index = write.args[0] if len(write.args) == 2 and not write.keywords else None
+    if not (isinstance(index, ast.Name) and index.id == loop.target.id):
+        return False
+    is_range = isinstance(iterator.func, ast.Name) and iterator.func.id == "range"
+    if not (graph_range(site, loop) or (is_range and site.module.resolve(iterator.func) is None)):
+        return False
+    bounds = iterator.args
+    if len(bounds) == 2 and site.module.literal(bounds[0]) == 0:
+        bounds = bounds[1:]
+    size = binding.node("size")
+    return (
+        not iterator.keywords
+        and len(bounds) == 1
+        and size is not None
+        and site.text(bounds[0]) == site.text(size)
+    )
 
 
 def symbolic_value(site: CallSite, node: ast.expr, depth: int = 0) -> str:
@@ -250,9 +314,9 @@ def _static_loop(binding: Binding, statement: ast.AST, write: ast.Call) -> ast.F
     iterator = loop.iter
     if isinstance(iterator, ast.Call) and site.module.resolve(iterator.func) in _RANGE_TENSORS:
         raise ManualPortError(
-            f"the loop runs over `{site.text(iterator)}`, a tensor: Keras 3 has no graph "
-            "loop over a tensor (a Python loop over one fails in a TensorFlow functional "
-            "model)",
+            f"the loop runs over `{site.text(iterator)}`, a tensor: only a `for i in "
+            "tf.range(size)` loop becomes keras.ops.scan (a Python loop over a tensor fails "
+            "in a TensorFlow functional model)",
             SYMBOLIC_LENGTH,
         )
     if not (

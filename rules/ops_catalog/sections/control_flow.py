@@ -130,6 +130,11 @@ CONTROL_FLOW = [
         "functional model with the dimension unknown), is written once per step of a Python "
         "`for i in range(n)` loop in the same function (`ta = ta.write(i, value)`) and "
         "read only by `ta.stack()` after it: a list, keras.ops.convert_to_tensor(value, "
-        "dtype) appended, keras.ops.stack; every other use is reported (rule KM207)",
+        "dtype) appended, keras.ops.stack. A length that is a tensor (or a loop over "
+        "`tf.range(n)`) becomes keras.ops.scan(step, state, keras.ops.arange(n)) where the "
+        "loop body is assignments to names only, the loop variable only indexes, the "
+        "state is bound before the loop and the value written is a state name "
+        "(rules/common/catalog/tensor_array_scan.py); every other use is reported (rule "
+        "KM207)",
     ),
 ]
