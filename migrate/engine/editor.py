@@ -208,6 +208,10 @@ class PlanTransformer(cst.CSTTransformer):
             replaced = self._statement_edit(original_node, updated_node)
             if replaced is not None:
                 return replaced
+        if isinstance(original_node, cst.If) and self.by_span:
+            replaced = self._compound_edit(original_node, updated_node)
+            if replaced is not None:
+                return replaced
         if isinstance(original_node, cst.Decorator) and self.by_span:
             removals = [
                 i
@@ -292,6 +296,28 @@ class PlanTransformer(cst.CSTTransformer):
                 parsed[-1] = parsed[-1].with_changes(
                     trailing_whitespace=updated.trailing_whitespace
                 )
+        except Exception as error:  # noqa: BLE001 - any failure voids the plan
+            raise EditError(plan_index, f"{type(error).__name__}: {error}") from error
+        self.applied[plan_index] += 1
+        return cst.FlattenSentinel(parsed)
+
+    def _compound_edit(
+        self, original: cst.If, updated: cst.If
+    ) -> cst.FlattenSentinel[cst.BaseStatement] | None:
+        """A ``ReplaceNode(kind="stmt")`` on a whole ``if`` statement (its ``elif`` and
+        ``else`` branches included): it becomes the statements of ``text`` (a branch
+        kept, KM208), keeping the comments and blank lines above it."""
+        edits = [
+            (i, e)
+            for i, e in self._edits_for(original)
+            if isinstance(e, ReplaceNode) and e.kind == "stmt" and e.text
+        ]
+        if not edits:
+            return None
+        plan_index, edit = edits[0]
+        try:
+            parsed = list(cst.parse_module(self.speller.fill(edit.text) + "\n").body)
+            parsed[0] = parsed[0].with_changes(leading_lines=updated.leading_lines)
         except Exception as error:  # noqa: BLE001 - any failure voids the plan
             raise EditError(plan_index, f"{type(error).__name__}: {error}") from error
         self.applied[plan_index] += 1

@@ -137,7 +137,8 @@ class ReplaceNode:
     replaces each with the spelling of that qualified name (adding the import).
     Use it where a surgical :class:`CallEdit` cannot express the change
     (``x.shape.as_list()`` -> ``list(x.shape)``). ``kind`` is ``"expr"``,
-    ``"stmt"`` (a whole simple statement such as an import; an empty ``text`` removes it)
+    ``"stmt"`` (a whole simple statement such as an import, or a whole ``if`` statement with
+    its ``elif``/``else`` branches; an empty ``text`` removes a simple statement)
     or ``"decorator"`` (``span`` is a decorator's expression; the decorator is removed,
     ``text`` unused).
     ``stale_comments``: what a comment describing the old value says (``HDF5`` beside a
