@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Iterator
 
-from kmigrate.engine import ModuleInfo, Severity, code_walk
+from kmigrate.engine import EditPlan, ModuleInfo, ReplaceNode, Severity, code_walk
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
 from kmigrate.rules.common.keras2_classes import keras_classes
 from kmigrate.rules.common.layer_weights import WEIGHTLESS_LAYERS
@@ -141,6 +141,89 @@ def _non_tensor_names(function: ast.AST) -> set[str]:
     return names
 
 
+# Calls of TensorFlow / Keras 2 backend / keras.ops whose result is not one immutable tensor
+# (a list, a NumPy array, a variable): `x += y` on those is not `x = x + y`.
+_MUTABLE_RESULT_LEAVES = frozenset(
+    {"split", "unstack", "meshgrid", "gradients", "eval", "get_value", "batch_get_value"}
+    | {"cast_to_floatx", "zeros", "ones", "eye", "Variable", "numpy", "unique"}
+)
+_TENSOR_CALL_PREFIXES = ("keras.ops.", "K.", "tf.")
+# Operators whose result is never a list or string (those of `+`, `*`, `%` can be)
+_NUMERIC_OPERATORS = (ast.Sub, ast.Div, ast.FloorDiv, ast.Pow, ast.MatMult)
+
+
+def _tensor_call(module: ModuleInfo, value: ast.AST) -> bool:
+    if not isinstance(value, ast.Call):
+        return False
+    symbol = module.resolve(value.func) or ""
+    leaf = symbol.rpartition(".")[2]
+    return (
+        symbol.startswith(_TENSOR_CALL_PREFIXES)
+        and leaf not in _MUTABLE_RESULT_LEAVES
+        and "variable" not in leaf.lower()
+    )
+
+
+def _immutable_value(module: ModuleInfo, value: ast.AST) -> bool:
+    """Whether ``value`` is a number or a tensor that TensorFlow never updates in place:
+    for such a value ``x op= y`` is exactly ``x = x op (y)``."""
+    if isinstance(value, ast.Constant):
+        return isinstance(value.value, (int, float, complex))
+    if isinstance(value, ast.UnaryOp):
+        return _immutable_value(module, value.operand)
+    if isinstance(value, ast.BinOp):
+        operands = (value.left, value.right)
+        return isinstance(value.op, _NUMERIC_OPERATORS) or any(
+            _tensor_call(module, o) for o in operands
+        )
+    return _tensor_call(module, value)
+
+
+def _bound_value(module: ModuleInfo, store: ast.Name) -> ast.AST | None:
+    """What an assignment to ``store`` gives it (``x = v``, or ``x`` in ``x, y = v, w``);
+    None for any other binding (a loop, ``with ... as``, an unpacked call)."""
+    parent = module.parent_of(store)
+    if isinstance(parent, (ast.Assign, ast.AnnAssign)):
+        return parent.value
+    statement = module.parent_of(parent)
+    if isinstance(parent, ast.Tuple) and isinstance(statement, ast.Assign):
+        value = statement.value
+        if isinstance(value, ast.Tuple) and len(value.elts) == len(parent.elts):
+            return value.elts[parent.elts.index(store)]
+    return None
+
+
+def _rebinding_text(
+    module: ModuleInfo, call: ast.FunctionDef, update: ast.AugAssign, operator: str
+) -> str | None:
+    """``name = name op (value)`` for ``name op= value`` in ``call`` when every other
+    binding of ``name`` there gives a number or a tensor, so that the update only rebinds
+    it on TensorFlow (TensorFlow tensors and numbers are immutable); else None."""
+    name = update.target.id  # type: ignore[attr-defined]
+    if any(isinstance(a, ast.arg) and a.arg == name for a in ast.walk(call)):
+        return None  # a parameter (of `call` or of a function in it): anything
+    tensor_bound = False
+    for node in code_walk(call):
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return None
+        if not (isinstance(node, ast.Name) and node.id == name) or isinstance(node.ctx, ast.Load):
+            continue
+        parent = module.parent_of(node)
+        if isinstance(parent, ast.AugAssign) and isinstance(parent.op, tuple(_AUG_OPERATORS)):
+            continue
+        value = _bound_value(module, node)
+        if value is None or not _immutable_value(module, value):
+            return None
+        tensor_bound = tensor_bound or not isinstance(value, (ast.Constant, ast.UnaryOp))
+    if not tensor_bound:
+        return None  # only numbers: a counter, left alone
+    value = update.value
+    text = module.node_text(value)
+    if not isinstance(value, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)):
+        text = f"({text})"
+    return f"{name} = {name} {operator} {text}"
+
+
 class InPlaceTensorUpdateInCall(Rule):
     id = "KM518"
     name = "in-place-tensor-update-in-call"
@@ -154,8 +237,12 @@ class InPlaceTensorUpdateInCall(Rule):
         "code never noticed."
     )
     fix_safety = (
-        "Reported: `e = e - m` is what the code meant on TensorFlow; kmigrate cannot always "
-        "tell a tensor from a Python number or list statically."
+        "Rewritten to `e = e - (m)` where every other assignment to the name in `call` "
+        "gives a number or the result of a `keras.ops` / `K` / `tf` call that is one "
+        "tensor (not a list, a NumPy array or a variable): TensorFlow tensors and numbers "
+        "are immutable, so on TensorFlow the update only rebinds the name, as the rewrite "
+        "does. Reported otherwise (a parameter, a project function's result): kmigrate "
+        "cannot tell a tensor from a Python list there."
     )
     severity = Severity.WARNING
     examples = [
@@ -168,6 +255,30 @@ class InPlaceTensorUpdateInCall(Rule):
                     e -= (1.0 - mask) * 1e9
                     return keras.ops.softmax(e)
             """
+        ),
+        Flagged(
+            """
+            import keras
+
+            class Scaled(keras.layers.Layer):
+                def call(self, x):
+                    b = 0.0
+                    if self.use_bias:
+                        b = keras.ops.reshape(self.bias, (1, -1))
+                    b /= keras.ops.sum(x) + 1.0
+                    return x + b
+            """,
+            """
+            import keras
+
+            class Scaled(keras.layers.Layer):
+                def call(self, x):
+                    b = 0.0
+                    if self.use_bias:
+                        b = keras.ops.reshape(self.bias, (1, -1))
+                    b = b / (keras.ops.sum(x) + 1.0)
+                    return x + b
+            """,
         ),
         Clean(
             """
@@ -194,16 +305,22 @@ class InPlaceTensorUpdateInCall(Rule):
                 if not (
                     isinstance(inner, ast.AugAssign)
                     and isinstance(inner.target, ast.Name)
-                    and inner.target.id not in plain
                     and type(inner.op) in _AUG_OPERATORS
                 ):
                     continue
                 name = inner.target.id
                 operator = _AUG_OPERATORS[type(inner.op)]
+                rebinding = _rebinding_text(module, call, inner, operator)
+                if rebinding is None and name in plain:
+                    continue  # a counter or a list, never a tensor as far as the code says
+                span = module.span_of(inner)
                 yield Report(
                     site,
                     f"`{name} {operator}= ...` in `{node.name}.call` updates `{name}` in place "
                     "on the torch backend, which breaks autograd in `fit` (and changes an "
                     f"aliased input); write `{name} = {name} {operator} (...)`",
-                    span=module.span_of(inner),
+                    span=span,
+                    fix=None
+                    if rebinding is None
+                    else EditPlan((ReplaceNode(span, rebinding, kind="stmt"),), rebinding),
                 )

@@ -159,6 +159,33 @@ def test_in_place_update_spares_counters_and_lists():
     assert finding.span.line == 11 and "`e = e * (...)`" in finding.message
 
 
+def test_in_place_update_is_rewritten_only_where_every_binding_is_a_number_or_a_tensor():
+    text = """
+    import keras
+    from tensorflow.keras import backend as K
+
+    class Att(keras.layers.Layer):
+        def call(self, e, mask):
+            b, xb = 0., 0.
+            b = K.reshape(self.b, (1, -1))
+            b /= K.sum(e) + xb
+            parts = keras.ops.split(e, 2)
+            parts += [e]
+            out = project(e)
+            out *= 2
+            e *= mask
+            def step(y):
+                y += 1
+                return y
+            return b + out + step(e)
+    """
+    fixes = {f.span.line: f.fix is not None for f in found(text, "KM518")}
+    # b: a number then a tensor (fixed); parts: a list (from split), out: a project
+    # function's result and e, y: parameters (reported, not rewritten)
+    assert fixes == {8: True, 10: False, 12: False, 13: False, 15: False}, fixes
+    assert "b = b / (K.sum(e) + xb)" in apply_to_text(textwrap.dedent(text), select=["KM518"])
+
+
 # -- KM519 custom object under a built-in name ---------------------------------------------
 
 
