@@ -162,6 +162,8 @@ def write_refusal(path: Path) -> str | None:
     split it from its other names.
     """
     info = path.stat()
+    if not stat.S_ISREG(info.st_mode):
+        return "not a regular file (a device or a pipe cannot be replaced by a rewrite)"
     if not stat.S_IMODE(info.st_mode) & 0o222 or not os.access(path, os.W_OK):
         return "the file is read-only"
     if info.st_nlink > 1:
@@ -274,7 +276,13 @@ def write_whole(path: Path, data: Content) -> None:
     """Write a file kmigrate owns (a report, a baseline) so that it is either the old
     file or the whole new one: :func:`write_atomic` when it exists, :func:`write_new`
     otherwise. On a full disk the old file is intact and no empty file is left; the
-    OSError is the caller's to report."""
+    OSError is the caller's to report. A device or a pipe (``-o /dev/null``,
+    ``/dev/stdout``) is written into as it is: replacing it would put a regular file
+    where the device was (as root, ``/dev/null`` itself)."""
+    if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode):
+        with open(path, "wb") as stream:
+            _fill(stream, data)
+        return
     if os.path.lexists(path):
         write_atomic(path, data)
     else:

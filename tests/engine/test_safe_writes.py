@@ -58,6 +58,27 @@ def test_read_only_and_hard_linked_files_are_refused(tmp_path: Path) -> None:
     assert twin.read_bytes() == b"old" and not leftovers(tmp_path)
 
 
+def test_a_report_into_a_pipe_keeps_the_pipe_and_a_rewrite_refuses_it(tmp_path: Path) -> None:
+    """``scan -o /dev/null`` as root once replaced the device with a regular file (the
+    atomic rename lands on the device's name): a device or a pipe is written into as it
+    is, and a source rewrite refuses it."""
+    import threading
+
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(pipe.read_bytes()))
+    reader.start()
+    sources.write_whole(pipe, b"report")
+    reader.join(timeout=10)
+    assert received == [b"report"]
+    assert stat.S_ISFIFO(pipe.stat().st_mode)
+    assert leftovers(tmp_path) == []
+    with pytest.raises(WriteRefusedError, match="not a regular file"):
+        write_atomic(pipe, b"x = 1\n")
+    assert stat.S_ISFIFO(pipe.stat().st_mode)
+
+
 def test_interrupted_replace_leaves_the_old_file_and_no_temp_file(tmp_path, monkeypatch) -> None:
     path = tmp_path / "m.py"
     path.write_bytes(b"old")
