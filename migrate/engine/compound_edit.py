@@ -13,6 +13,8 @@ close its body close that block.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import libcst as cst
 
 from kmigrate.engine.cst_nodes import is_bare_name
@@ -25,8 +27,10 @@ def compound_replacement(old: cst.BaseCompoundStatement, text: str) -> list[cst.
     """The statements of ``text`` in place of ``old`` (already edited inside), its body
     where ``text`` has the line ``{body}``. Raises ``ValueError`` where that cannot be
     done exactly (a body on the header's line, ``{body}`` not alone in its line or used
-    twice)."""
-    lines = text.split("\n")
+    twice). A ``text`` that starts with an empty line asks for a blank line before the
+    new statements (a nested ``def`` among statements, as ruff and black format it)."""
+    blank_before = text.startswith("\n")
+    lines = text.lstrip("\n").split("\n")
     marked = [line for line in lines if line.strip() == BODY]
     if text.count(BODY) != len(marked) or len(marked) > 1:
         raise ValueError("`{body}` must stand alone on one line, at most once")
@@ -39,9 +43,22 @@ def compound_replacement(old: cst.BaseCompoundStatement, text: str) -> list[cst.
         new = [stmt.visit(receiver) for stmt in new]  # type: ignore[misc]
         if receiver.placed != 1:
             raise ValueError("`{body}` is not a statement of an indented block")
+    # Blank lines of the text carry no indentation (no trailing whitespace where they land).
+    new = [stmt.with_changes(leading_lines=_unindented(stmt.leading_lines)) for stmt in new]
     if new:
-        new[0] = new[0].with_changes(leading_lines=old.leading_lines)
+        leading = list(old.leading_lines)
+        if blank_before and not (leading and _is_blank(leading[0])):
+            leading.insert(0, cst.EmptyLine(indent=False))
+        new[0] = new[0].with_changes(leading_lines=leading)
     return new
+
+
+def _is_blank(line: cst.EmptyLine) -> bool:
+    return line.comment is None
+
+
+def _unindented(lines: Sequence[cst.EmptyLine]) -> list[cst.EmptyLine]:
+    return [line.with_changes(indent=False) if _is_blank(line) else line for line in lines]
 
 
 class _BodyReceiver(cst.CSTTransformer):

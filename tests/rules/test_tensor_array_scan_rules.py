@@ -37,16 +37,34 @@ def _with(index: int, *lines: str) -> tuple[str, ...]:
 
 def test_one_state_written_becomes_a_scan() -> None:
     out = apply_to_text(_layer(*LOOP))
-    assert (
+    assert (  # with the blank lines ruff and black put around a nested def
+        "        h = x[:, 0] * 0.0\n"
+        "\n"
         "        def step(h, i):\n"
         "            h = h * 0.5 + x[:, i]\n"
         '            ta = keras.ops.convert_to_tensor(h, dtype="float32")\n'
         "            return h, ta\n"
+        "\n"
         "        h, ta = keras.ops.scan(step, h, keras.ops.arange(n))\n"
         "        return ta + h[None]\n"
     ) in out, out
     assert "TensorArray" not in out and "tensorflow" not in out, out
     assert not [f for f in scan_text(out) if f.rule.startswith("KM2")]
+
+
+def test_no_blank_line_opens_the_function_body() -> None:
+    out = apply_to_text(
+        _layer(
+            "ta = tf.TensorArray(tf.float32, size=tf.shape(x)[1])",
+            "for i in tf.range(tf.shape(x)[1]):",
+            "    x = x * 0.5",
+            "    ta = ta.write(i, x)",
+            "return ta.stack()",
+        )
+    )
+    assert "    def call(self, x):\n        def step(x, i):\n" in out, out
+    out = apply_to_text(_layer("n = tf.shape(x)[1]", "h = x[:, 0] * 0.0", *LOOP[1:2], *LOOP[3:]))
+    assert "        h = x[:, 0] * 0.0\n\n        def step(h, i):\n" in out, out
 
 
 def test_a_python_range_over_a_symbolic_size_becomes_a_scan() -> None:

@@ -111,8 +111,11 @@ def build_scan(
         outputs = "(" + ", ".join(name if k == slot else c for k, c in enumerate(carried)) + ")"
         picked = f"\n{name} = {name}[{slot}]"
     bound = site.text(_range_bound(loop))
+    # A blank line around the nested def, as ruff and black format it (none where it
+    # would open the function's body).
+    opening = "" if body.index(loop) == 1 and body[0] is constructor else "\n"
     text = (
-        f"{head}\n{unpack}    {{body}}\n    return {packed}, {outputs}\n"
+        f"{opening}{head}\n{unpack}    {{body}}\n    return {packed}, {outputs}\n\n"
         f"{packed}, {name} = {{name:keras.ops.scan}}({step}, {packed}, "
         f"{{name:keras.ops.arange}}({bound})){picked}"
     )
