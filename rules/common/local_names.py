@@ -251,3 +251,27 @@ def possible_values(module: ModuleInfo, read: ast.Name) -> list[ast.expr]:
     if binding is not None:
         return [binding.value] if binding.value is not None else []
     return [b.value for b in names.bindings if b.value is not None]
+
+
+def mutated(module: ModuleInfo, read: ast.Name) -> bool:
+    """Whether the value ``read`` sees may be changed in place through the name (an item
+    stored, ``.append`` / ``.insert`` / ``.extend`` / ...): True where it cannot be told."""
+    function = enclosing_function(module, read)
+    if function is None:
+        return True
+    binding = _names(module, function, read.id).reaching(read)
+    if binding is None or not isinstance(binding.node, ast.Name):
+        return True
+    reads = reads_of(module, binding.node)
+    if reads is None:
+        return True
+    for other in reads:
+        parent = module.parent_of(other)
+        if isinstance(parent, ast.Subscript) and not isinstance(parent.ctx, ast.Load):
+            return True
+        if isinstance(parent, ast.Attribute) and parent.attr in _MUTATORS:
+            return True
+    return False
+
+
+_MUTATORS = frozenset({"append", "insert", "extend", "pop", "remove", "clear", "reverse", "sort"})

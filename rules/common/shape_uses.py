@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 
 from kmigrate.engine import Node
-from kmigrate.rules.common.local_names import bound_value, parameter_reads, reads_of
+from kmigrate.rules.common.local_names import bound_value, mutated, parameter_reads, reads_of
 
 # Calls whose argument is a shape: tf.shape(x) there may become a tuple.
 SHAPE_ARGUMENTS: dict[str, tuple[int, str]] = {
@@ -298,7 +298,9 @@ def shape_sequence(site: Node, node: ast.AST, depth: int = 0) -> bool:
     module = site.module
     if isinstance(node, ast.Name):
         value = bound_value(module, node)
-        return value is not None and shape_sequence(site, value, depth + 1)
+        if value is None or (_python_list(site, value, depth) and mutated(module, node)):
+            return False  # (a list changed in place may hold anything)
+        return shape_sequence(site, value, depth + 1)
     if isinstance(node, ast.Call):
         return _shape_call(site, node)
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):

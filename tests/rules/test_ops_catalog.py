@@ -223,6 +223,8 @@ def test_trap_product_of_a_shape_stays_a_python_int() -> None:
     assert rewrite("K.prod(K.shape(x)[1:3])") == "shape_prod(keras.ops.shape(x)[1:3])"
     assert rewrite("tf.reduce_prod(tf.shape(x)[1:])") == "shape_prod(keras.ops.shape(x)[1:])"
     assert rewrite("K.prod(x)") == "keras.ops.prod(x)"  # not a shape
+    flat = "(lambda s: K.prod([d or s[i] for i, d in enumerate(K.int_shape(x))]))(K.shape(x))"
+    assert "keras.ops.prod(" in rewrite(flat)  # a lambda's parameter: not followed
     assert rewrite("K.prod(K.shape(x)[1:], axis=0)").startswith("keras.ops.prod(")
     assert rewrite("keras.layers.Lambda(lambda t: K.prod(K.shape(t)[1:]))(x)") == (
         "keras.layers.Lambda(lambda t: keras.ops.prod(keras.ops.shape(t)[1:]))(x)"

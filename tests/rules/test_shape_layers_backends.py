@@ -55,6 +55,9 @@ class PositionAdd(keras.layers.Layer):
         positions = K.tile(self.table[None, :seq_len], [batch_size, 1, 1])
         return inputs + positions
 
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
 
 class MergeAxes(keras.layers.Layer):
     def call(self, x):
