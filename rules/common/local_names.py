@@ -22,7 +22,18 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _SCOPES = (*_FUNCTIONS, ast.Lambda, ast.ClassDef)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
-_KINDS = (ast.Name, ast.arg, ast.Global, ast.Nonlocal, ast.Import, ast.ImportFrom, *_SCOPES)
+# Bindings that are not Name nodes: the tracker does not follow them (opaque).
+_OTHER_BINDINGS = (ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.MatchMapping)
+_KINDS = (
+    ast.Name,
+    ast.arg,
+    ast.Global,
+    ast.Nonlocal,
+    ast.Import,
+    ast.ImportFrom,
+    *_SCOPES,
+    *_OTHER_BINDINGS,
+)
 
 
 @dataclass(frozen=True)
@@ -49,6 +60,9 @@ class _Names:
         name = self.name
         if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
             self.opaque = True
+        elif isinstance(node, _OTHER_BINDINGS):
+            if name in (getattr(node, "name", None), getattr(node, "rest", None)):
+                self.opaque = True
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             if any((a.asname or a.name).split(".")[0] == name for a in node.names):
                 self.opaque = True

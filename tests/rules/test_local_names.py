@@ -66,6 +66,8 @@ def test_closures_global_and_augmented_assignment_are_unknown() -> None:
     assert _seen("def f(x):\n s = a(x)\n return lambda: s\n") == [None]
     assert _seen("def f(x):\n global s\n s = a(x)\n return s\n") == [None]
     assert _seen("def f(x):\n s = a(x)\n s += [1]\n return s\n") == [None]
+    text = "def f(x):\n s = a(x)\n try:\n  g()\n except E as s:\n  pass\n return s\n"
+    assert _seen(text) == [None]
 
 
 def test_reads_of_a_binding_stop_at_the_next_one() -> None:

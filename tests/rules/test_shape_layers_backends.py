@@ -104,8 +104,10 @@ DRIVER = """
 import json, os
 import numpy as np
 from tensorflow import keras
+to_numpy = np.asarray
 if os.environ.get("TF_USE_LEGACY_KERAS") != "1":
     import keras
+    to_numpy = keras.ops.convert_to_numpy
 from model.layers import GroupNorm, Heads, MergeAxes, PositionAdd
 
 rng = np.random.default_rng(3)
@@ -119,7 +121,7 @@ model = keras.Model([a, b], outputs)
 position.set_weights([np.linspace(-1, 1, 16 * 8).reshape(16, 8).astype("float32")])
 report = {
     "predict": [np.asarray(o).tolist() for o in model.predict([seq, image], verbose=0)],
-    "call": [np.asarray(o).tolist() for o in model([seq, image])],
+    "call": [np.asarray(to_numpy(o)).tolist() for o in model([seq, image])],
 }
 print("REPORT" + json.dumps(report))
 """
@@ -137,7 +139,7 @@ def test_apply_leaves_no_shape_finding(project_runs) -> None:
     written, _ = project_runs
     layer = next(text for path, text in written.items() if path.endswith("layers.py"))
     helpers = next(text for path, text in written.items() if path.endswith("_keras2_compat.py"))
-    assert "from ._keras2_compat import shape_prod, split" in layer
+    assert "import shape_prod" in layer and "import split" in layer  # from ._keras2_compat
     assert "def shape_prod(" in helpers and "def split(" in helpers
     assert "tf." not in layer and "K." not in layer, layer
     assert [f for f in scan_text(layer) if f["rule"].startswith("KM2")] == []
