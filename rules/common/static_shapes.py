@@ -154,7 +154,8 @@ def tensor_shape_argument(site: CallSite, node: ast.expr, depth: int = 0) -> str
             if isinstance(values, (ast.List, ast.Tuple)) and _stackable(node, module):
                 return tensor_shape_argument(site, values, depth + 1)
     if symbol in _TENSOR_MAKERS:
-        stacked = node.args[0] if symbol in STACKS and len(node.args) == 1 else None
+        stacks = symbol in STACKS or symbol == "keras.ops.stack"
+        stacked = node.args[0] if stacks and len(node.args) == 1 else None
         if isinstance(stacked, ast.Name):  # group_shape = tf.stack(group_shape)
             return (
                 f"`{site.text(node)}` is a tensor; the list `{stacked.id}` it stacks can be "
