@@ -129,6 +129,31 @@ def project_runs_on_backends(
     return written, runs
 
 
+def helper_reports(
+    work: Path, worker: str, cases: dict, inputs: dict, backends: tuple[str, ...]
+) -> dict[str, dict]:
+    """A helper worker (``worker``: a script given the helper file, reading
+    ``cases.json`` and ``inputs.npz``, saving ``out_<backend>_<0|1>.npz`` and printing a
+    report) run on tf_keras (``"reference"``) and on each backend: each run's report,
+    with the arrays it saved under ``"out"``."""
+    import json
+
+    import numpy as np
+
+    from kmigrate.rules.common.compat_helpers import HELPER_FILE
+
+    (work / "worker.py").write_text(worker)
+    (work / "cases.json").write_text(json.dumps(cases))
+    np.savez(work / "inputs.npz", **inputs)
+    argv = [sys.executable, "worker.py", str(HELPER_FILE)]
+    runs = {"reference": run_on_backend(argv, "tensorflow", work, legacy_keras=True)}
+    runs["reference"]["out"] = dict(np.load(work / "out_tensorflow_1.npz"))
+    for backend in backends:
+        runs[backend] = run_on_backend(argv, backend, work)
+        runs[backend]["out"] = dict(np.load(work / f"out_{backend}_0.npz"))
+    return runs
+
+
 def saved_outputs(work: Path, argv: list[str], backends: tuple[str, ...]) -> dict[str, dict]:
     """The arrays a worker saved as ``out_<backend>_<1 if reference else 0>.npz`` in
     ``work``: once under Keras 2 (tf_keras, key ``"reference"``), then on each backend."""

@@ -19,9 +19,9 @@ from __future__ import annotations
 import ast
 
 from kmigrate.engine import CallSite, ModuleInfo
-from kmigrate.rules.common.batch_dot import single_binding
 from kmigrate.rules.common.dtypes import dtype_name
-from kmigrate.rules.common.shape_uses import SHAPE_ARGUMENTS
+from kmigrate.rules.common.local_names import bound_value, possible_values
+from kmigrate.rules.common.shape_uses import SHAPE_ARGUMENTS, SHAPE_FUNCTIONS
 
 # Catalog symbol -> (position, keyword) of the argument that is a shape or counts: the
 # shape arguments of the catalog's ops (shape_uses) and tile's repetitions.
@@ -132,8 +132,12 @@ def tensor_shape_argument(site: CallSite, node: ast.expr, depth: int = 0) -> str
         return ""
     module = site.module
     if isinstance(node, ast.Name):
-        value = single_binding(site, node.id)
-        return "" if value is None else tensor_shape_argument(site, value, depth + 1)
+        # every value the name may hold here (one, where the read sees one assignment)
+        for value in possible_values(module, node):
+            why = tensor_shape_argument(site, value, depth + 1)
+            if why:
+                return why
+        return ""
     if isinstance(node, (ast.List, ast.Tuple)):
         for element in node.elts:
             why = _tensor_entry(site, element, depth)
@@ -150,6 +154,13 @@ def tensor_shape_argument(site: CallSite, node: ast.expr, depth: int = 0) -> str
             if isinstance(values, (ast.List, ast.Tuple)) and _stackable(node, module):
                 return tensor_shape_argument(site, values, depth + 1)
     if symbol in _TENSOR_MAKERS:
+        stacks = symbol in STACKS or symbol == "keras.ops.stack"
+        stacked = node.args[0] if stacks and len(node.args) == 1 else None
+        if isinstance(stacked, ast.Name):  # group_shape = tf.stack(group_shape)
+            return (
+                f"`{site.text(node)}` is a tensor; the list `{stacked.id}` it stacks can be "
+                "the shape itself"
+            )
         return f"`{site.text(node)}` is a tensor"
     return ""
 
@@ -172,8 +183,11 @@ def _tensor_entry(site: CallSite, element: ast.expr, depth: int) -> str:
     a shape entry, usually: ``K.cast(K.shape(x)[0], "int32")``), directly or through a
     name bound to one."""
     if isinstance(element, ast.Name) and depth < _MAX_DEPTH:
-        value = single_binding(site, element.id)
-        return "" if value is None else _tensor_entry(site, value, depth + 1)
+        for value in possible_values(site.module, element):
+            why = _tensor_entry(site, value, depth + 1)
+            if why:
+                return why
+        return ""
     if isinstance(element, ast.Call) and (site.module.resolve(element.func) or "") in _CASTS:
         if shape_entry_cast(site, element):
             return ""  # the cast goes (see shape_entry_cast): the entry stays
@@ -181,10 +195,6 @@ def _tensor_entry(site: CallSite, element: ast.expr, depth: int) -> str:
     return ""
 
 
-# The dynamic shape functions: int32 entries in Keras 2; keras.ops.shape's entries are
-# Python ints where the dimension is known (static under jit on JAX, and on PyTorch) and
-# int32 scalar tensors where TensorFlow does not know it.
-SHAPE_FUNCTIONS = frozenset({"tf.shape", "K.shape", "keras.ops.shape"})
 _INT32_NAMES = frozenset({"int32"})
 
 
@@ -210,7 +220,7 @@ def _shape_entry(site: CallSite, node: ast.expr) -> bool:
         return False
     shape = node.value
     if isinstance(shape, ast.Name):  # s = tf.shape(x) ... s[0]
-        shape = single_binding(site, shape.id)
+        shape = bound_value(site.module, shape)
     if not (isinstance(shape, ast.Call) and len(shape.args) == 1 and not shape.keywords):
         return False
     if site.module.resolve(shape.func) not in SHAPE_FUNCTIONS:

@@ -10,6 +10,8 @@ helpers this folder calls are here; edit them freely (kmigrate adds missing help
 and never changes one that exists).
 """
 
+import math
+
 import keras
 import numpy as np
 from keras import ops
@@ -273,3 +275,84 @@ def tf1_resize(images, size, method="bilinear", align_corners=False, skip_same_s
     upper_line = top_left + (top_right - top_left) * col_weight
     lower_line = bottom_left + (bottom_right - bottom_left) * col_weight
     return upper_line + (lower_line - upper_line) * row_weight
+
+
+def shape_prod(dims):
+    """Keras 2's ``K.prod`` / ``tf.reduce_prod`` of a shape's dimensions
+    (``K.prod(K.shape(x)[1:3])``): their product.
+
+    A Python int where every dimension is known (eagerly, on PyTorch, under jit on JAX),
+    as ``keras.ops`` takes it in a shape: ``ops.prod`` there gives a tensor, a traced
+    value under jit on JAX that ``ops.reshape`` cannot take. Where a dimension is not
+    known while a model is built, the product of the dimensions as they are: a scalar
+    int32 tensor on TensorFlow, a symbolic dimension on JAX (both accepted in a shape).
+    A tensor of dimensions is reduced with ``ops.prod``.
+    """
+    if isinstance(dims, keras.KerasTensor) or ops.is_tensor(dims):
+        return ops.prod(dims)
+    return math.prod(dims)
+
+
+def split(value, num_or_size_splits, axis=0, num=None, name=None):
+    """Keras 2's ``tf.split``: an int cuts ``value`` along ``axis`` into that many equal
+    pieces (the axis must divide evenly); a list of sizes cuts pieces of those sizes, one
+    of which may be -1 (the rest of the axis). ``keras.ops.split`` takes cut *indices*
+    (NumPy's meaning), not sizes: ``[2, 3]`` there gives three pieces, here two.
+
+    The sizes are Python ints (or a NumPy array): pieces before a -1 are cut from the
+    start, pieces after it from the end, so that no piece needs the length of the axis,
+    which a model being built may not know. Where that length is known, sizes that do
+    not add up to it raise ``ValueError``, as in Keras 2. ``num`` (needed by TensorFlow
+    only for a tensor of sizes) must match the number of sizes; ``name`` is ignored.
+    """
+    rank = len(value.shape)
+    axis = int(axis)
+    if not -rank <= axis < rank:
+        raise ValueError(f"axis {axis} is out of range for a tensor of rank {rank}")
+    axis %= rank
+    length = ops.shape(value)[axis]
+    # Keras's shape inference while a model is built: a symbolic length on JAX, data-less
+    # "meta" tensors on PyTorch (whose unknown lengths are stand-ins, 83 or 89). No value
+    # is computed there: the lengths are not checked, and equal pieces are slices, as
+    # ops.split cannot split an axis of unknown length.
+    backend = keras.config.backend()
+    inferring = not isinstance(value, keras.KerasTensor) and (
+        (not isinstance(length, int) and backend != "tensorflow")
+        or (backend == "torch" and value.device.type == "meta")
+    )
+    checked = isinstance(length, int) and not inferring
+
+    def piece(start, stop):
+        return value[(slice(None),) * axis + (slice(start, stop),)]
+
+    if np.ndim(num_or_size_splits) == 0:
+        count = int(num_or_size_splits)
+        if num is not None and int(num) != count:
+            raise ValueError(f"num={num} does not match num_or_size_splits={count}")
+        if count < 1 or checked and length % count:
+            raise ValueError(f"{count} equal pieces do not split an axis of length {length}")
+        if inferring:
+            size = length // count
+            return [piece(i * size, (i + 1) * size) for i in range(count)]
+        return ops.split(value, count, axis=axis)
+    sizes = [int(size) for size in num_or_size_splits]
+    if num is not None and int(num) != len(sizes):
+        raise ValueError(f"num={num} does not match the {len(sizes)} sizes {sizes}")
+    if sizes.count(-1) > 1 or any(size < -1 for size in sizes):
+        raise ValueError(f"The sizes may hold one -1 and no other negative number: {sizes}")
+    known = sum(size for size in sizes if size != -1)
+    if checked and (known > length if -1 in sizes else known != length):
+        raise ValueError(f"The sizes {sizes} do not split an axis of length {length}")
+    rest = sizes.index(-1) if -1 in sizes else len(sizes)
+    pieces, start = [], 0
+    for size in sizes[:rest]:
+        pieces.append(piece(start, start + size))
+        start += size
+    if rest < len(sizes):
+        stop = -sum(sizes[rest + 1 :])
+        pieces.append(piece(start, stop or None))
+        for size in sizes[rest + 1 :]:
+            # (an empty piece at the very end: stop is 0 there, which starts the axis)
+            pieces.append(piece(stop, stop + size or None) if size else piece(0, 0))
+            stop += size
+    return pieces

@@ -49,12 +49,24 @@ class TfOpManualPort(CatalogRule):
 
 
             class Split(keras.layers.Layer):
-                def __init__(self, sizes, **kwargs):
-                    super().__init__(**kwargs)
-                    self.sizes = sizes
+                def call(self, x, sizes):
+                    return tf.split(x, tf.cast(sizes, "int32"), axis=-1)
+            """
+        ),
+        Flagged(  # a shape stacked into a tensor: under jit on JAX it cannot shape
+            """
+            import tensorflow as tf
+            from tensorflow import keras
 
+
+            class Groups(keras.layers.Layer):
                 def call(self, x):
-                    return tf.split(x, self.sizes, axis=-1)
+                    dims = tf.shape(x)
+                    group_shape = [dims[i] for i in range(len(x.shape))]
+                    group_shape[-1] = x.shape[-1] // 2
+                    group_shape.insert(-1, 2)
+                    group_shape = tf.stack(group_shape)
+                    return tf.reshape(tf.reshape(x, group_shape) * 2.0, dims)
             """
         ),
         Flagged(

@@ -38,7 +38,13 @@ class TfOpToKerasOps(CatalogRule):
         "input (K.batch_dot when the ranks are not written in the code, K.cast_to_floatx) "
         "becomes a call to a helper with its Keras 2 meaning on keras.ops, which apply "
         "writes into `_keras2_compat.py` beside the file (one per folder, only the helpers "
-        "used; each proven against tf_keras on the three backends)."
+        "used; each proven against tf_keras on the three backends): the product of a "
+        "shape's dimensions (K.prod(K.shape(x)[1:3]): `shape_prod`, a Python int where they "
+        "are known) and tf.split with a count or sizes that are not literals (`split`). A "
+        "tf.shape / K.shape result becomes keras.ops.shape (a tuple) where every read of it "
+        "takes a tuple: followed through local names (also when rebound later), loops over "
+        "range() or enumerate(), and into a function or method of the module it is passed "
+        "to."
     )
     examples = [
         Flagged(
@@ -160,6 +166,43 @@ class TfOpToKerasOps(CatalogRule):
                 def call(self, inputs):
                     query, key = inputs
                     return batch_dot(query, key, axes=[2, 2]) * cast_to_floatx(0.5)
+            """,
+        ),
+        Flagged(  # a shape followed through a rebound name; its product; tf.split's sizes
+            """
+            import tensorflow as tf
+            from tensorflow import keras
+            from tensorflow.keras import backend as K
+
+
+            class Heads(keras.layers.Layer):
+                def __init__(self, heads, **kwargs):
+                    super().__init__(**kwargs)
+                    self.heads = heads
+
+                def call(self, x):
+                    shape = K.shape(x)
+                    shape = [d or shape[i] for i, d in enumerate(K.int_shape(x))]
+                    flat = K.reshape(x, [shape[0], K.prod(shape[1:])])
+                    return tf.split(flat, self.heads, axis=-1)
+            """,
+            """
+            from keras import ops
+            from tensorflow import keras
+
+            from _keras2_compat import shape_prod, split
+
+
+            class Heads(keras.layers.Layer):
+                def __init__(self, heads, **kwargs):
+                    super().__init__(**kwargs)
+                    self.heads = heads
+
+                def call(self, x):
+                    shape = ops.shape(x)
+                    shape = [d or shape[i] for i, d in enumerate(tuple(x.shape))]
+                    flat = ops.reshape(x, [shape[0], shape_prod(shape[1:])])
+                    return split(flat, self.heads, axis=-1)
             """,
         ),
         Clean(

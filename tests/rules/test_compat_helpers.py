@@ -68,3 +68,12 @@ def test_the_module_is_not_walked_once_per_call_site(monkeypatch) -> None:
     found = _batch_dots(_CALLS)
     assert len(found) == 3 and all(f.fixable for f in found)
     assert not [node for node in walked if isinstance(node, ast.Module)]
+
+
+def test_the_helper_file_itself_has_no_finding() -> None:
+    """apply writes these helpers into the project; the next scan reads them as model
+    code (a `keras.backend.backend()` there was reported as `K.backend`)."""
+    from kmigrate.api import scan_text
+    from kmigrate.rules.common.compat_helpers import HELPER_FILE
+
+    assert scan_text(HELPER_FILE.read_text(encoding="utf-8"), path="_keras2_compat.py") == []

@@ -12,14 +12,10 @@ and the converted model predicts what the Keras 2 original predicts, on each bac
 
 from __future__ import annotations
 
-import json
-import sys
-
 import numpy as np
 import pytest
 
-from kmigrate.rules.common.compat_helpers import HELPER_FILE
-from tests.backend_run import project_runs_on_backends, run_on_backend
+from tests.backend_run import helper_reports, project_runs_on_backends
 from tests.differential.harness import FLOAT_TOLERANCE
 
 pytestmark = pytest.mark.backends
@@ -186,22 +182,13 @@ def helper_runs(tmp_path_factory):
     """The reference (tf_keras) and each backend's run of the helpers: outputs and the
     kind (NumPy array or tensor) of each K.cast_to_floatx result."""
     work = tmp_path_factory.mktemp("helpers")
-    (work / "worker.py").write_text(WORKER)
     cases = {
         "batch_dot": BATCH_DOT,
         "cast": CAST_TO_FLOATX,
         "cast_left": CAST_ON_THE_LEFT,
         "int_shape": INT_SHAPE,
     }
-    (work / "cases.json").write_text(json.dumps(cases))
-    np.savez(work / "inputs.npz", **_inputs())
-    argv = [sys.executable, "worker.py", str(HELPER_FILE)]
-    runs = {"reference": run_on_backend(argv, "tensorflow", work, legacy_keras=True)}
-    runs["reference"]["out"] = dict(np.load(work / "out_tensorflow_1.npz"))
-    for backend in BACKENDS:
-        runs[backend] = run_on_backend(argv, backend, work)
-        runs[backend]["out"] = dict(np.load(work / f"out_{backend}_0.npz"))
-    return runs
+    return helper_reports(work, WORKER, cases, _inputs(), BACKENDS)
 
 
 def _same(expected: np.ndarray, got: np.ndarray, what: str, precision: str = "") -> None:

@@ -206,8 +206,29 @@ def test_trap_split_sizes_become_indices() -> None:
     assert rewrite("tf.split(x, [8, 24], axis=-1)") == "keras.ops.split(x, [8], axis=-1)"
     assert rewrite("tf.split(x, [2, 3, 5])") == "keras.ops.split(x, [2, 5])"
     assert rewrite("tf.split(x, (4, -1), 1)") == "keras.ops.split(x, [4], axis=1)"
-    assert "sizes" in manual_reason("tf.split(x, self.sizes)")
-    assert "-1" in manual_reason("tf.split(x, [-1, 4])")
+    # sizes that are not literals, or a -1 before the last size: tf.split's meaning in
+    # the project's `split` helper (tests/rules/test_shape_helpers_backends.py)
+    assert rewrite("tf.split(x, self.sizes)") == "split(x, self.sizes)"
+    assert rewrite("tf.split(x, [-1, 4])") == "split(x, [-1, 4])"
+    assert rewrite("tf.split(x, self.heads, axis=1)") == "split(x, self.heads, axis=1)"
+    # ... but never a tensor, nor with `num`
+    assert "tensor" in manual_reason("tf.split(x, tf.shape(x)[1:3])")
+    assert "tensor" in manual_reason('tf.split(x, tf.cast(self.sizes, "int32"))')
+    assert "not a literal" in manual_reason("tf.split(x, self.sizes, num=2)")
+
+
+def test_trap_product_of_a_shape_stays_a_python_int() -> None:
+    """ops.prod of a shape is a tensor (traced under jit on JAX, where ops.reshape needs
+    ints): the product of a shape's dimensions is the `shape_prod` helper."""
+    assert rewrite("K.prod(K.shape(x)[1:3])") == "shape_prod(keras.ops.shape(x)[1:3])"
+    assert rewrite("tf.reduce_prod(tf.shape(x)[1:])") == "shape_prod(keras.ops.shape(x)[1:])"
+    assert rewrite("K.prod(x)") == "keras.ops.prod(x)"  # not a shape
+    flat = "(lambda s: K.prod([d or s[i] for i, d in enumerate(K.int_shape(x))]))(K.shape(x))"
+    assert "keras.ops.prod(" in rewrite(flat)  # a lambda's parameter: not followed
+    assert rewrite("K.prod(K.shape(x)[1:], axis=0)").startswith("keras.ops.prod(")
+    assert rewrite("keras.layers.Lambda(lambda t: K.prod(K.shape(t)[1:]))(x)") == (
+        "keras.layers.Lambda(lambda t: keras.ops.prod(keras.ops.shape(t)[1:]))(x)"
+    )  # a layer's output: a tensor (Keras 3 takes no int there)
 
 
 def test_trap_argmax_axis_zero_and_index_dtype() -> None:

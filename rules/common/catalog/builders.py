@@ -27,7 +27,13 @@ from kmigrate.rules.common.compat_helpers import (
     helper_edit,
     helper_name_taken,
 )
-from kmigrate.rules.common.shape_uses import returned_entry, shape_use_ok
+from kmigrate.rules.common.local_names import possible_values
+from kmigrate.rules.common.shape_uses import (
+    returned_entry,
+    returned_value,
+    shape_sequence,
+    shape_use_ok,
+)
 from kmigrate.rules.common.static_shapes import (
     STATIC_SHAPE_ARGUMENTS,
     shape_entry_cast,
@@ -322,6 +328,77 @@ def _helper_call(binding: Binding, name: str) -> Rewrite:
     return Rewrite(plan, f"{HELPER_MODULE}.{name}")
 
 
+def _build_shape_prod(binding: Binding) -> Rewrite:
+    """The product of a shape's dimensions (``K.prod(K.shape(x)[1:3])``, nothing but the
+    dimensions given) -> the ``shape_prod`` helper: a Python int where they are known,
+    which keras.ops takes in a shape under jit on JAX (ops.prod gives a traced value
+    there). Any other product, or one a Lambda layer returns (Keras 3 takes no int as a
+    layer's output), is ops.prod."""
+    site = binding.site
+    given = [*site.args, *site.keywords.values()]
+    dims = binding.node(binding.entry.params[0].name)
+    if len(given) != 1 or dims is None or returned_value(site) or not shape_sequence(site, dims):
+        return table_rewrite(binding)
+    check_conditions(binding)
+    return _helper_call(binding, "shape_prod")
+
+
+def _build_split(binding: Binding) -> Rewrite:
+    """tf.split with a literal count or sizes -> ops.split (sizes become cut indices);
+    with a count or sizes that are not literals (``self.heads``, ``[self.units, -1]``),
+    or a -1 that is not last, a call to the ``split`` helper, tf.split's meaning on
+    keras.ops, unless they are a tensor (the helper needs Python ints) or ``num`` is
+    given."""
+    try:
+        return table_rewrite(binding)
+    except ManualPortError as refused:
+        if binding.given("num"):
+            raise refused
+    node = binding.node("num_or_size_splits")
+    why = _tensor_value(binding.site, node, 0) if node is not None else "it is not given"
+    if why:
+        raise ManualPortError(
+            f"`num_or_size_splits` is a tensor ({why}); tf.split's sizes on keras.ops "
+            "are Python ints (a count or a list of sizes)",
+            "keep the count or sizes as Python ints (a layer attribute, len(...)), or "
+            "slice the pieces: x[:, a:b]",
+        )
+    return _helper_call(binding, "split")
+
+
+def _tensor_value(site: CallSite, node: ast.AST, depth: int) -> str:
+    """Why ``node`` may be a tensor ("" when it is Python values: constants, names and
+    attributes that no tensor is assigned to, len()/int() of something, lists of them)."""
+    if depth > 3:
+        return f"`{site.text(node)}` cannot be followed"  # type: ignore[arg-type]
+    if isinstance(node, ast.Name):
+        for value in possible_values(site.module, node):
+            why = _tensor_value(site, value, depth + 1)
+            if why:
+                return why
+        return ""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return next((w for e in node.elts if (w := _tensor_value(site, e, depth + 1))), "")
+    if isinstance(node, ast.UnaryOp):
+        return _tensor_value(site, node.operand, depth + 1)
+    if isinstance(node, ast.BinOp):
+        return _tensor_value(site, node.left, depth + 1) or _tensor_value(
+            site, node.right, depth + 1
+        )
+    if isinstance(node, ast.Subscript):
+        return _tensor_value(site, node.value, depth + 1)
+    if isinstance(node, ast.Call):
+        func = node.func
+        if (
+            isinstance(func, ast.Name)
+            and func.id in ("len", "int")
+            and not site.module.resolve(func)
+        ):
+            return ""
+        return f"`{site.text(node)}` may be a tensor"  # type: ignore[arg-type]
+    return ""
+
+
 def _build_stack(binding: Binding) -> Rewrite:
     """A stack of a literal list that is a shape argument becomes the tuple keras.ops
     takes there on every backend; any other stack is ops.stack."""
@@ -478,6 +555,8 @@ BUILDERS: dict[str, Callable[[Binding], Rewrite]] = {
     "cast": _build_cast,
     "tf1_resize": build_tf1_resize,
     "keras2_helper": _build_keras2_helper,
+    "shape_prod": _build_shape_prod,
+    "split": _build_split,
     "name_scope": _build_name_scope,
     "fill": _build_fill,
     "backend_arange": _build_backend_arange,

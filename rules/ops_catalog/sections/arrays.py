@@ -75,8 +75,13 @@ ARRAYS = [
         "value, num_or_size_splits, axis=0, num=None, name='split'",
         "split",
         "value, split(num_or_size_splits), axis=axis",
+        builder="split",
         note="tf.split takes section SIZES, keras.ops.split cut INDICES: an int (equal "
-        "sections) is kept, a literal list of sizes [2, 3, 5] becomes the indices [2, 5].",
+        "sections) is kept, a literal list of sizes [2, 3, 5] becomes the indices [2, 5]. "
+        "A count or sizes that are not literals (self.heads, [self.units, -1]) make a call "
+        "to `split`, tf.split's meaning on keras.ops (an int: equal pieces; a list of "
+        "sizes with at most one -1), which apply writes into `_keras2_compat.py` beside "
+        "the file; unless they are a tensor (a shape, a cast, a stack) or `num` is given.",
     ),
     op(
         "tf.parallel_stack",

@@ -14,9 +14,30 @@ from kmigrate.rules.ops_catalog._wording import (
     REDUCE_V1,
 )
 
+# The product of a shape's dimensions (K.prod(K.shape(x)[1:3])) is the shape_prod
+# helper, a Python int where they are known: ops.prod gives a tensor there, a traced
+# value under jit on JAX that ops.reshape cannot take.
+SHAPE_PROD = (
+    "The product of a shape's dimensions, K.prod(K.shape(x)[1:3]) (a slice of a shape, "
+    "directly or through local names, or a list of its entries), becomes a call to "
+    "`shape_prod`, which apply writes into `_keras2_compat.py` beside the file: a Python "
+    "int where the dimensions are known (ops.prod gives a tensor, a traced value under "
+    "jit on JAX that ops.reshape refuses), the product of the dimensions as they are "
+    "where a model is being built (a scalar tensor on TensorFlow, a symbolic dimension "
+    "on JAX)."
+)
+
 REDUCTIONS = [
     *(
-        op(symbols, REDUCE, target, REDUCE_OUT, legacy=REDUCE_LEGACY, note=note)
+        op(
+            symbols,
+            REDUCE,
+            target,
+            REDUCE_OUT,
+            legacy=REDUCE_LEGACY,
+            note=f"{note} {SHAPE_PROD}".strip() if target == "prod" else note,
+            **({"builder": "shape_prod"} if target == "prod" else {}),
+        )
         for symbols, target, note in [
             ("tf.math.reduce_sum tf.reduce_sum", "sum", ""),
             ("tf.math.reduce_mean tf.reduce_mean", "mean", INT_RESULT),
@@ -51,7 +72,13 @@ REDUCTIONS = [
         for name in ("sum", "mean", "max", "min", "prod", "any", "all")
     ),
     *(
-        op(symbols, K_REDUCE, target, K_REDUCE_OUT)
+        op(
+            symbols,
+            K_REDUCE,
+            target,
+            K_REDUCE_OUT,
+            **({"builder": "shape_prod", "note": SHAPE_PROD} if target == "prod" else {}),
+        )
         for symbols, target in [
             ("K.sum", "sum"),
             ("K.mean", "mean"),
