@@ -87,7 +87,8 @@ def factories(module: Path) -> list[str]:
 
 
 def read_repos(table: Path) -> list[dict[str, str]]:
-    """The rows of REPOS.tsv (``dir``, ``repo``, ``commit``, ``deps``), comments skipped."""
+    """The rows of REPOS.tsv (``dir``, ``repo``, ``commit``, ``deps``, ``batch``: ``no`` for
+    a checkout that runs one factory at a time even with ``--batch``), comments skipped."""
     lines = [line for line in table.read_text(encoding="utf-8").splitlines() if line.strip()]
     rows = [line.split("\t") for line in lines if not line.startswith("#")]
     header, body = rows[0], rows[1:]
@@ -195,8 +196,11 @@ def first_failure(report: dict) -> str:
             source = check or run
             error = source.get("error") or {}
             if error:
-                first = (error.get("message") or "").strip().splitlines()
-                text = f"{error.get('type', 'Error')}: {first[0] if first else ''}"
+                # two lines: Keras wraps a layer's error ("Could not automatically infer
+                # the output shape ... Error encountered:") and the cause follows
+                lines = [x.strip() for x in (error.get("message") or "").splitlines()]
+                text = f"{error.get('type', 'Error')}: {' '.join([x for x in lines if x][:2])}"
+                text = text[:300]
                 return f"{run['backend']} {name}: {source['status']} ({error.get('stage')}) {text}"
             layer = (check or {}).get("layer") or _divergent_text(run)
             detail = "; ".join((check or {}).get("detail") or [])
@@ -210,6 +214,31 @@ def _divergent_text(run: dict) -> str:
     return f"'{div['layer']}' ({div['class']})" if div else ""
 
 
+def factory_layers(module: Path) -> dict[str, str]:
+    """Layer name -> class, for every ``Class(..., name="x")`` call of the factory module
+    (a check may name the failing layer only by its path: ``'sn_conv/conv2d'``)."""
+    try:
+        tree = ast.parse(module.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return {}
+    named = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        cls = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        for keyword in node.keywords:
+            value = keyword.value
+            if keyword.arg == "name" and isinstance(value, ast.Constant) and cls:
+                named.setdefault(str(value.value), cls)
+    return named
+
+
+def _classes_of_path(path: str, named: dict[str, str]) -> list[str]:
+    """The classes of the factory's layers named along a layer path ``'outer/inner'``."""
+    return [named[part] for part in path.strip("'").split("/") if part in named]
+
+
 def failing_places(report: dict, converted: Path, index: ProjectIndex | None = None) -> list[Place]:
     """The project code the failing checks of `report` point at, in the converted copy
     `converted`: the classes parity names (first diverging layer, a check's layer), the
@@ -218,18 +247,21 @@ def failing_places(report: dict, converted: Path, index: ProjectIndex | None = N
     class found."""
     index = index or ProjectIndex(converted)
     root = str(converted.resolve())
+    named = factory_layers(converted / FACTORY_FILE)
     names: list[str] = []
     places: list[Place] = []
     for run in _failed_targets(report):
         div = run.get("first_divergent_layer")
         if run.get("status") in _FAILED and div:
             names.append(div["class"])
+            names.extend(_classes_of_path(div["layer"], named))
         for _, check in _failures(run):
             texts = [run.get("error")] if check is None else [check.get("error")]
             if check and check.get("layer"):
                 found = _LAYER_CLASS.search(check["layer"])
                 if found:
                     names.append(found.group(1))
+                names.extend(_classes_of_path(check["layer"].split(" (")[0], named))
             for error in texts:
                 for file, line in _FRAME.findall((error or {}).get("traceback") or ""):
                     resolved = str(Path(file).resolve())
@@ -382,26 +414,36 @@ def survey(
         for name in names
     ]
     reports, errors = _run(entries, batch)
-    findings: list[dict] | None = None
-    rows = []
     for index, (name, report) in enumerate(zip(names, reports)):
         path = target / f"{name}.parity.txt"
         if report is None:
             path.write_text(f"usage error: {errors.get(index, '')}\n")
-        else:
-            with path.open("w", encoding="utf-8") as handle:
-                render(report, Console(file=handle, width=120, force_terminal=False))
-            data = report.to_dict()
-            (target / f"{name}.parity.json").write_text(json.dumps(data, indent=1, default=str))
-        outcome, line = classify(path.read_text(encoding="utf-8"))
-        row = Row(repo.name, name, outcome, line)
-        if outcome == "FAIL" and report is not None:
+            continue
+        with path.open("w", encoding="utf-8") as handle:
+            render(report, Console(file=handle, width=120, force_terminal=False))
+        data = json.dumps(report.to_dict(), indent=1, default=str)
+        (target / f"{name}.parity.json").write_text(data, encoding="utf-8")
+    return read_rows(target, repo.name, names)
+
+
+def read_rows(target: Path, repo: str, names: list[str]) -> list[Row]:
+    """The rows of one repository from the reports in ``WORKDIR/<repo>`` (written by
+    `survey`, or by an earlier run with ``--from-reports``), each FAIL explained against
+    the post-apply scan of ``conv``."""
+    findings: list[dict] | None = None
+    rows = []
+    for name in names:
+        outcome, line = classify((target / f"{name}.parity.txt").read_text(encoding="utf-8"))
+        row = Row(repo, name, outcome, line)
+        report = target / f"{name}.parity.json"
+        if outcome == "FAIL" and report.is_file():
             if findings is None:
                 findings = _scan(target / "conv")
+            data = json.loads(report.read_text(encoding="utf-8"))
             row.fail, row.why = explain_fail(data, target / "conv", findings)
         print(f"{row.repo:24s} {name:46s} {outcome:12s} {line[:90]}", flush=True)
         if row.fail:
-            print(f"    {row.fail}: {row.why[:400]}", flush=True)
+            print(f"    {row.fail}: {row.why}", flush=True)
         rows.append(row)
     return rows
 
@@ -463,16 +505,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--deps", type=Path, help="a folder of extra packages put on the workers' PYTHONPATH"
     )
+    parser.add_argument(
+        "--from-reports",
+        action="store_true",
+        help="run nothing: the totals and FAIL explanations from the reports and copies "
+        "an earlier run left in WORKDIR",
+    )
     args = parser.parse_args(argv)
     if args.deps:
         os.environ["PYTHONPATH"] = os.pathsep.join(
             p for p in (str(args.deps.absolute()), os.environ.get("PYTHONPATH", "")) if p
         )
+    table = args.factories / "REPOS.tsv" if args.factories else None
+    rows_tsv = read_repos(table) if table and table.is_file() else []
+    # a checkout whose code cannot be imported twice in one process (tensorflow/addons
+    # registers its ops' gradients with TensorFlow at import): one parity run per factory
+    one_by_one = {row["dir"] for row in rows_tsv if row.get("batch") == "no"}
     specs = args.repos
     if not specs:
-        if not args.factories:
+        if not rows_tsv:
             parser.error("give REPO folders, or --factories with a REPOS.tsv")
-        specs = [str(args.src / row["dir"]) for row in read_repos(args.factories / "REPOS.tsv")]
+        specs = [str(args.src / row["dir"]) for row in rows_tsv]
     started = time.monotonic()
     rows: list[Row] = []
     for spec in specs:
@@ -483,13 +536,19 @@ def main(argv: list[str] | None = None) -> int:
             factory = args.factories / f"{repo.name}.py"
             if not factory.is_file():
                 parser.error(f"no factory module {factory} for {repo}")
+        factory_file = factory_file or FACTORY_FILE
+        if args.from_reports:
+            target = args.workdir / repo.name
+            names = factories(target / "orig" / factory_file)
+            rows.extend(read_rows(target, repo.name, names))
+            continue
         rows.extend(
             survey(
                 args.workdir,
                 repo,
-                factory_file or FACTORY_FILE,
+                factory_file,
                 factory=factory,
-                batch=args.batch,
+                batch=args.batch and repo.name not in one_by_one,
             )
         )
     for line in summary(rows):

@@ -30,7 +30,8 @@ def build_mbconv_block_drop_connect_stride():
 def build_swish_se_block():
     inputs = keras.layers.Input(shape=(8, 8, 4))
     x = keras.layers.Conv2D(8, 3, padding="same")(inputs)
-    x = Swish(name="swish")(x)
+    # a name of its own: SEBlock's Swish takes the default "swish"
+    x = Swish(name="stem_swish")(x)
     x = SEBlock(8, 0.25, 1)(x)
     x = keras.layers.GlobalAveragePooling2D()(x)
     return keras.models.Model(inputs, keras.layers.Dense(3)(x))

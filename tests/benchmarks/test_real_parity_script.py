@@ -160,11 +160,13 @@ def test_a_traceback_points_at_the_enclosing_class_or_function(tmp_path: Path) -
 
 def test_repos_table_rows(tmp_path: Path) -> None:
     table = tmp_path / "REPOS.tsv"
-    table.write_text("dir\trepo\tcommit\tdeps\n# a comment\nx\to/x\tabc\t\ny\to/y\tdef\tsix\n")
+    table.write_text(
+        "dir\trepo\tcommit\tdeps\tbatch\n# a comment\nx\to/x\tabc\ny\to/y\tdef\tsix\tno\n"
+    )
     rows = _script().read_repos(table)
     assert rows == [
-        {"dir": "x", "repo": "o/x", "commit": "abc", "deps": ""},
-        {"dir": "y", "repo": "o/y", "commit": "def", "deps": "six"},
+        {"dir": "x", "repo": "o/x", "commit": "abc", "deps": "", "batch": ""},
+        {"dir": "y", "repo": "o/y", "commit": "def", "deps": "six", "batch": "no"},
     ]
 
 
@@ -175,3 +177,28 @@ def test_every_committed_factory_module_has_a_row_and_factories() -> None:
     assert sorted(r["dir"] + ".py" for r in rows) == sorted(p.name for p in folder.glob("*.py"))
     assert all(len(r["commit"]) == 40 for r in rows)
     assert sum(len(script.factories(folder / (r["dir"] + ".py"))) for r in rows) >= 30
+
+
+def test_a_layer_named_only_by_its_path_is_found_through_the_factory(tmp_path: Path) -> None:
+    script = _script()
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "layers.py").write_text(_LAYERS)
+    (tmp_path / "rp_models.py").write_text(
+        "def build_x():\n"
+        "    x = layers.Attention(keras.layers.Dense(2), name='wrap')(inputs)\n"
+        "    return Model(inputs, keras.layers.Dense(3, name='head')(x))\n"
+    )
+    assert script.factory_layers(tmp_path / "rp_models.py") == {
+        "wrap": "Attention",
+        "head": "Dense",
+    }
+    trained = _report(
+        {
+            "backend": "jax",
+            "role": "target",
+            "status": "fail",
+            "checks": [{"check": "train", "status": "fail", "layer": "'wrap/dense'"}],
+        }
+    )
+    finding = _scan_finding("pkg/layers.py", 11, severity="error")
+    assert script.explain_fail(trained, tmp_path, [finding])[0] == "FAIL-FINDING"
