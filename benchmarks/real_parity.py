@@ -35,7 +35,11 @@ or PyTorch there):
     nice .venv/bin/python benchmarks/real_parity.py --batch --factories benchmarks/real_models \\
         --src /tmp/rp_src --deps /tmp/rp_deps /tmp/rp_work
 
-(no REPO: every row of REPOS.tsv, as ``--src``/DIR). Your own checkouts, with a factory
+(no REPO: every row of REPOS.tsv, as ``--src``/DIR; a row whose ``batch`` is ``no`` runs
+one factory at a time even with ``--batch``: tensorflow/addons registers its ops' gradients
+with TensorFlow at import, and a second import in the same worker fails). About 25 minutes
+on 2 busy cores. ``--from-reports`` prints the totals and the FAIL explanations again from
+what a run left in WORKDIR, without running anything. Your own checkouts, with a factory
 module of your own at their root:
 
     .venv/bin/python benchmarks/real_parity.py /tmp/rp ~/src/keras-bert ~/src/keras-xlnet
@@ -196,11 +200,14 @@ def first_failure(report: dict) -> str:
             source = check or run
             error = source.get("error") or {}
             if error:
-                # two lines: Keras wraps a layer's error ("Could not automatically infer
-                # the output shape ... Error encountered:") and the cause follows
-                lines = [x.strip() for x in (error.get("message") or "").splitlines()]
-                text = f"{error.get('type', 'Error')}: {' '.join([x for x in lines if x][:2])}"
-                text = text[:300]
+                # Keras wraps a layer's error ("Could not automatically infer the output
+                # shape ... Error encountered:"): the cause is the message's last line
+                lines = [x.strip() for x in (error.get("message") or "").splitlines() if x.strip()]
+                text = f"{error.get('type', 'Error')}: {lines[0][:160] if lines else ''}"
+                if len(lines) > 1:
+                    text += f" ... {lines[-1][:160]}"
+                if error.get("cause"):  # the error another one surfaced from, as parity says
+                    text = f"{error['cause'][:240]} (then {error.get('type', 'Error')})"
                 return f"{run['backend']} {name}: {source['status']} ({error.get('stage')}) {text}"
             layer = (check or {}).get("layer") or _divergent_text(run)
             detail = "; ".join((check or {}).get("detail") or [])
