@@ -28,8 +28,10 @@ checkout folder, its GitHub repository, the commit the factories were written ag
 the extra packages its code imports (installed with ``pip install --target``; no TensorFlow
 or PyTorch there):
 
-    mkdir -p /tmp/rp_src && cd /tmp/rp_src   # for each row of REPOS.tsv:
-    git clone https://github.com/OWNER/NAME DIR && git -C DIR checkout COMMIT
+    # for each row of REPOS.tsv (DIR, OWNER/NAME, COMMIT):
+    git clone https://github.com/OWNER/NAME /tmp/rp_src/DIR
+    git -C /tmp/rp_src/DIR checkout COMMIT
+    # then, in the kmigrate checkout:
     .venv/bin/python -m pip install --target /tmp/rp_deps --no-deps "typeguard>=2.7,<3" \\
         Keras-Applications==1.0.8
     nice .venv/bin/python benchmarks/real_parity.py --batch --factories benchmarks/real_models \\
@@ -38,8 +40,9 @@ or PyTorch there):
 (no REPO: every row of REPOS.tsv, as ``--src``/DIR; a row whose ``batch`` is ``no`` runs
 one factory at a time even with ``--batch``: tensorflow/addons registers its ops' gradients
 with TensorFlow at import, and a second import in the same worker fails). About 25 minutes
-on 2 busy cores. ``--from-reports`` prints the totals and the FAIL explanations again from
-what a run left in WORKDIR, without running anything. Your own checkouts, with a factory
+on 2 busy cores (estimated from the December 2026 runs, benchmarks/RESULTS.md).
+``--from-reports`` prints the totals and the FAIL explanations again from what a run left
+in WORKDIR, without running anything. Your own checkouts, with a factory
 module of your own at their root:
 
     .venv/bin/python benchmarks/real_parity.py /tmp/rp ~/src/keras-bert ~/src/keras-xlnet
