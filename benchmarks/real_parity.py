@@ -309,18 +309,58 @@ def findings_in(places: list[Place], findings: list[dict]) -> list[dict]:
     ]
 
 
+def failing_classes(report: dict) -> set[str]:
+    """The classes parity names as failing: the first diverging layer's, a check's layer's
+    (Keras's own classes included, unlike :func:`failing_places`)."""
+    classes = set()
+    for run in _failed_targets(report):
+        div = run.get("first_divergent_layer")
+        if run.get("status") in _FAILED and div:
+            classes.add(div["class"])
+        for _, check in _failures(run):
+            found = _LAYER_CLASS.search((check or {}).get("layer") or "")
+            if found:
+                classes.add(found.group(1))
+    return classes
+
+
+def notes_on(report: dict, places: list[Place], findings: list[dict]) -> list[dict]:
+    """Info notes of the post-apply scan about the failing layer: inside `places`, or at a
+    use of the failing class itself (KM534 at a `BatchNormalization(...)` when parity names
+    a BatchNormalization layer). A FAIL they explain is a difference Keras 3 brings and
+    kmigrate said so, not kmigrate being silent."""
+    classes = failing_classes(report)
+    return [
+        f
+        for f in findings
+        if f.get("severity") == "info"
+        and (
+            any(p.holds(f.get("path", ""), f.get("line", 0)) for p in places)
+            or f.get("symbol", "").rpartition(".")[2] in classes
+        )
+    ]
+
+
 def explain_fail(report: dict, converted: Path, findings: list[dict]) -> tuple[str, str]:
     """``FAIL-FINDING`` (the post-apply scan reports a manual/error finding in the failing
-    layer), ``FAIL-SILENT`` (the failing layer is located in the project and kmigrate says
+    layer), ``FAIL-NOTED`` (only an info note there: a Keras 3 difference, e.g. KM534),
+    ``FAIL-SILENT`` (the failing layer is located in the project and kmigrate says
     nothing there) or ``FAIL-UNLOCATED`` (no project code named by the failure), and a
     sentence: the first failing check, the failing layer, the finding(s)."""
     places = failing_places(report, converted)
     first = first_failure(report)
-    if not places:
-        return "FAIL-UNLOCATED", f"{first} | failing layer not located in the project code"
-    where = ", ".join(f"{p.path}:{p.name}" for p in places[:4])
+    where = ", ".join(f"{p.path}:{p.name}" for p in places[:4]) or "not in the project"
     hits = findings_in(places, findings)
     if not hits:
+        notes = notes_on(report, places, findings)
+        if notes:
+            rules = ", ".join(f"{f['rule']} {f['path']}:{f['line']}" for f in notes[:4])
+            return "FAIL-NOTED", (
+                f"{first} | layer {where} | a Keras 3 difference noted: {rules} "
+                f"({len(notes)} in all)"
+            )
+        if not places:
+            return "FAIL-UNLOCATED", f"{first} | failing layer not located in the project code"
         return "FAIL-SILENT", f"{first} | layer {where} | kmigrate silent"
     rules = ", ".join(
         f"{f['rule']} {f['path']}:{f['line']}" for f in sorted(hits, key=_finding_key)[:4]
@@ -462,7 +502,7 @@ def summary(rows: list[Row]) -> list[str]:
     """Per repository and in all: the outcomes, then every FAIL with its explanation."""
     lines = [
         "",
-        "per repository: PASS / FAIL (with a finding, kmigrate silent, not located) / other",
+        "per repository: PASS / FAIL (with a finding, noted, kmigrate silent, not located) / other",
     ]
     for repo in dict.fromkeys(r.repo for r in rows):
         mine = [r for r in rows if r.repo == repo]
@@ -471,7 +511,8 @@ def summary(rows: list[Row]) -> list[str]:
         other = ", ".join(f"{n} {k}" for k, n in sorted(count.items()) if k not in ("PASS", "FAIL"))
         lines.append(
             f"  {repo:24s} {count['PASS']:2d} PASS  {count['FAIL']:2d} FAIL "
-            f"({kinds['FAIL-FINDING']} finding, {kinds['FAIL-SILENT']} silent, "
+            f"({kinds['FAIL-FINDING']} finding, {kinds['FAIL-NOTED']} noted, "
+            f"{kinds['FAIL-SILENT']} silent, "
             f"{kinds['FAIL-UNLOCATED']} not located)  {other or '-'}"
         )
     fails = [r for r in rows if r.fail]
@@ -485,7 +526,8 @@ def summary(rows: list[Row]) -> list[str]:
     lines.append(
         f"\n{len(rows)} factories: {totals['PASS']} PASS on every backend, "
         f"{totals['FAIL']} FAIL ({kinds['FAIL-FINDING']} FAIL with a finding in the failing "
-        f"layer, {kinds['FAIL-SILENT']} FAIL with kmigrate silent, "
+        f"layer, {kinds['FAIL-NOTED']} FAIL at a Keras 3 difference noted there, "
+        f"{kinds['FAIL-SILENT']} FAIL with kmigrate silent, "
         f"{kinds['FAIL-UNLOCATED']} FAIL with the layer not located), "
         f"{totals['NOT-COMPARED']} with checks not compared, "
         f"{totals['NO-REFERENCE']} whose original did not run, "

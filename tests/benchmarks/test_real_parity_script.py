@@ -95,10 +95,9 @@ def test_a_fail_is_told_with_or_without_a_finding_in_the_failing_layer(tmp_path:
     ]
     inside_base = _scan_finding("pkg/layers.py", 6)
     assert script.explain_fail(diverged, tmp_path, [inside_base])[0] == "FAIL-FINDING"
-    # a fixable warning, an info, or a finding elsewhere is kmigrate being silent there
+    # a fixable warning, or a finding elsewhere is kmigrate being silent there
     elsewhere = [
         _scan_finding("pkg/layers.py", 6, fixable=True),
-        _scan_finding("pkg/layers.py", 10, severity="info"),
         _scan_finding("pkg/layers.py", 15, severity="error"),
         _scan_finding("rp_models.py", 1, severity="error"),
     ]
@@ -106,6 +105,10 @@ def test_a_fail_is_told_with_or_without_a_finding_in_the_failing_layer(tmp_path:
     assert kind == "FAIL-SILENT"
     assert why.startswith("jax call: fail layer 'att' (Attention)")
     assert "kmigrate silent" in why
+    # an info note in the failing layer: a Keras 3 difference kmigrate told of
+    note = _scan_finding("pkg/layers.py", 10, severity="info")
+    kind, why = script.explain_fail(diverged, tmp_path, [*elsewhere, note])
+    assert kind == "FAIL-NOTED" and "KM999 pkg/layers.py:10" in why, why
 
 
 def test_a_traceback_points_at_the_enclosing_class_or_function(tmp_path: Path) -> None:
@@ -156,6 +159,11 @@ def test_a_traceback_points_at_the_enclosing_class_or_function(tmp_path: Path) -
         }
     )
     assert script.explain_fail(keras_only, tmp_path, [])[0] == "FAIL-UNLOCATED"
+    # a note at a use of the failing Keras class (KM534 at a BatchNormalization call)
+    note = {**_scan_finding("pkg/layers.py", 3, severity="info"), "symbol": "keras.layers.Dense"}
+    other = {**note, "symbol": "keras.layers.Conv2D"}
+    assert script.explain_fail(keras_only, tmp_path, [other])[0] == "FAIL-UNLOCATED"
+    assert script.explain_fail(keras_only, tmp_path, [other, note])[0] == "FAIL-NOTED"
 
 
 def test_repos_table_rows(tmp_path: Path) -> None:
