@@ -71,6 +71,7 @@ _NO_REFERENCE = "the reference did not run"
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 _LAYER_CLASS = re.compile(r"\((\w+)\)\s*$")  # CheckResult.layer: "'path' (Class)"
 _FAILED = ("fail", "error", "timeout")
+_AUTO_NAME = re.compile(r"([a-z][a-z0-9]*(?:_[a-z][a-z0-9]*)*?)(?:_\d+)?")  # Keras's layer names
 FACTORY_FILE = "rp_models.py"
 
 
@@ -318,9 +319,13 @@ def failing_classes(report: dict) -> set[str]:
         if run.get("status") in _FAILED and div:
             classes.add(div["class"])
         for _, check in _failures(run):
-            found = _LAYER_CLASS.search((check or {}).get("layer") or "")
+            layer = (check or {}).get("layer") or ""
+            found = _LAYER_CLASS.search(layer)
+            auto = _AUTO_NAME.fullmatch(layer.strip("'"))
             if found:
                 classes.add(found.group(1))
+            elif auto:  # a name Keras gave: the class's snake case ('batch_normalization_2')
+                classes.add("".join(word.capitalize() for word in auto.group(1).split("_")))
     return classes
 
 

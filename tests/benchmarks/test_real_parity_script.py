@@ -164,6 +164,18 @@ def test_a_traceback_points_at_the_enclosing_class_or_function(tmp_path: Path) -
     other = {**note, "symbol": "keras.layers.Conv2D"}
     assert script.explain_fail(keras_only, tmp_path, [other])[0] == "FAIL-UNLOCATED"
     assert script.explain_fail(keras_only, tmp_path, [other, note])[0] == "FAIL-NOTED"
+    # a layer named by Keras (its class in snake case) names its class too
+    auto = _report(
+        {
+            "backend": "jax",
+            "role": "target",
+            "status": "fail",
+            "checks": [{"check": "train", "status": "fail", "layer": "'batch_normalization_2'"}],
+        }
+    )
+    batch_norm = {**note, "symbol": "keras.layers.BatchNormalization"}
+    assert script.explain_fail(auto, tmp_path, [note])[0] == "FAIL-UNLOCATED"
+    assert script.explain_fail(auto, tmp_path, [note, batch_norm])[0] == "FAIL-NOTED"
 
 
 def test_repos_table_rows(tmp_path: Path) -> None:
