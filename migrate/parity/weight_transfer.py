@@ -2,7 +2,8 @@
 when the model's outputs are degenerate.
 
 The reference writes its weights grouped by layer (`weights`); a target matches the groups,
-loads them and lists the constants one side tracks and the other does not. A model whose
+loads them and lists the constants one side tracks and the other does not, and the weights
+it matched across layers (a variable Keras 2 moved to the layer that holds it). A model whose
 outputs are constant (a zero-initialised gamma makes every output 0) agrees with any
 conversion that is constant too, so the reference probes its outputs first: when one is
 constant, every side adds the same seeded noise to the same trainable weights (indexed by
@@ -19,10 +20,11 @@ import numpy as np
 from kmigrate.parity.model_layers import flatten
 from kmigrate.parity.tracebacks import StageError
 from kmigrate.parity.weights import (
+    MovedWeight,
     WeightGroup,
+    WeightMatch,
     WeightMismatchError,
     match_weights,
-    weight_order,
 )
 
 NOISE_SCALE = 0.5  # times the weight's spread (at least NOISE_FLOOR): visibly non-degenerate
@@ -61,6 +63,7 @@ class WeightTransfer:
         self.worker = worker
         self.pairs: list[tuple[int, int]] | None = None  # None: no transfer (a .keras file)
         self.reference_groups: list[WeightGroup] = []
+        self.moved: list[MovedWeight] = []  # weights matched across layers (`weights`)
 
     def groups(self) -> list[tuple[WeightGroup, list]]:
         return self.worker.layers.weight_groups()
@@ -99,13 +102,17 @@ class WeightTransfer:
             raise StageError(f"the reference weights do not fit this model: {exc}") from None
         runtime = self.worker.runtime
         with np.load(paths["path"]) as data:
-            for i, j in match.pairs:
-                for k_ref, k in weight_order(reference[i], groups[j][0]):
+            for i, j, order in match.order(reference, [g for g, _ in groups]):
+                for k_ref, k in order:
                     variable = groups[j][1][k]
                     variable.assign(runtime.as_variable_dtype(data[f"g{i}_{k_ref}"], variable))
         self.pairs = match.pairs
+        self.moved = match.moved
         self.reference_groups = reference
         self.worker.result["weights_matched_by"] = match.how
+        if match.moved:
+            self.worker.result["weights_moved"] = [m.to_dict() for m in match.moved]
+            self.worker.result["notes"].extend(f"weights: {m.describe()}" for m in match.moved)
         if match.unmatched:
             self.worker.result["weights_unmatched"] = [u.to_dict() for u in match.unmatched]
             self.worker.result["notes"].extend(
@@ -117,7 +124,8 @@ class WeightTransfer:
         run without transferred weights (a .keras file) each group pairs with itself."""
         if self.pairs is None:
             return [(i, i, [(k, k) for k in range(len(v))]) for i, (_, v) in enumerate(groups)]
-        return [(i, j, weight_order(self.reference_groups[i], groups[j][0])) for i, j in self.pairs]
+        match = WeightMatch(self.pairs, "", [], self.moved)
+        return match.order(self.reference_groups, [g for g, _ in groups])
 
     # -- degenerate outputs ---------------------------------------------------------------
 

@@ -12,6 +12,11 @@ Groups are matched by layer path when both sides have the same set of paths (rew
 layer names), otherwise by position; inside a group, weights are matched by name when the
 names are the same set on both sides, otherwise by creation order. Either way every shape is
 checked, and a weight left unmatched or matched twice is an error that names the layer.
+A weight one side lists under a layer and the other under that layer's sub-layer (or
+parent) is matched across the two groups when its short name and shape single it out on
+both sides: Keras 2 moves a variable to the layer that assigns it to an attribute
+(tensorflow_addons' ``WeightNormalization`` sets ``self.v = self.layer.kernel``), Keras 3
+keeps it where it was created. Such a match is listed (``WeightMatch.moved``), never silent.
 This module is pure Python: the workers use it and the unit tests check it without a
 framework.
 """
@@ -19,7 +24,7 @@ framework.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 class WeightMismatchError(Exception):
@@ -105,6 +110,38 @@ class UnmatchedWeight:
         }
 
 
+@dataclass(frozen=True)
+class MovedWeight:
+    """A weight the two sides list under different layers, one inside the other, matched
+    by its short name and shape (unique among the weights left over on both sides)."""
+
+    ref_group: int
+    ref_index: int
+    group: int  # the group here
+    index: int
+    ref_path: str
+    path: str
+    name: str
+    shape: tuple[int, ...]
+
+    def describe(self) -> str:
+        return (
+            f"'{self.name}' {_shape(self.shape)} is a weight of '{self.ref_path}' on the "
+            f"reference and of '{self.path}' here (Keras 2 moves a variable to the layer "
+            "that assigns it to an attribute); matched by name and shape"
+        )
+
+    def to_dict(self) -> dict:
+        return {
+            "reference": [self.ref_group, self.ref_index],
+            "here": [self.group, self.index],
+            "reference_path": self.ref_path,
+            "path": self.path,
+            "name": self.name,
+            "shape": list(self.shape),
+        }
+
+
 @dataclass
 class WeightMatch:
     """How the reference's weights map onto this model's."""
@@ -112,6 +149,16 @@ class WeightMatch:
     pairs: list[tuple[int, int]]  # (reference group, group here)
     how: str  # "path" | "order"
     unmatched: list[UnmatchedWeight]
+    moved: list[MovedWeight] = field(default_factory=list)
+
+    def order(
+        self, reference: Sequence[WeightGroup], target: Sequence[WeightGroup]
+    ) -> list[tuple[int, int, list[tuple[int, int]]]]:
+        """``(reference group, group here, [(reference weight, weight here)...])`` for every
+        transferred weight: each pair of groups, then each moved weight on its own."""
+        found = [(i, j, weight_order(reference[i], target[j])) for i, j in self.pairs]
+        found += [(m.ref_group, m.group, [(m.ref_index, m.index)]) for m in self.moved]
+        return found
 
 
 def match_groups(
@@ -153,8 +200,14 @@ def match_weights(reference: Sequence[WeightGroup], target: Sequence[WeightGroup
         for side, n, g in lonely
         for k in range(len(g.shapes))
     ]
-    for i, j in pairs:
-        unmatched.extend(_check_group(reference[i], target[j], how, (i, j)))
+    left = [(i, j, _check_group(reference[i], target[j], how, (i, j))) for i, j in pairs]
+    moved = _moved_weights(reference, target, [u for _, _, group in left for u in group])
+    taken = {("reference", m.ref_group, m.ref_index) for m in moved}
+    taken |= {("here", m.group, m.index) for m in moved}
+    for i, j, group in left:
+        rest = [u for u in group if (u.side, u.group, u.index) not in taken]
+        _check_leftovers(reference[i], target[j], rest, reference, target)
+        unmatched.extend(rest)
     _check_once(
         [i for i, _ in pairs],
         reference,
@@ -167,7 +220,7 @@ def match_weights(reference: Sequence[WeightGroup], target: Sequence[WeightGroup
         "here",
         {u.group for u in unmatched if u.side == "here" and u.path not in common},
     )
-    return WeightMatch(pairs, how, unmatched)
+    return WeightMatch(pairs, how, unmatched, moved)
 
 
 def _check_once(
@@ -222,10 +275,9 @@ def _count_message(reference: Sequence[WeightGroup], target: Sequence[WeightGrou
 def _check_group(
     ref: WeightGroup, here: WeightGroup, how: str, indices: tuple[int, int]
 ) -> list[UnmatchedWeight]:
-    """Shapes of the paired weights; the weights left over, which must be constants."""
-    where = f"layer {here.describe()}"
-    if here.path != ref.path:
-        where += f", matched by position with reference layer {ref.describe()}"
+    """Shapes of the paired weights; the weights left over (`_moved_weights` may still
+    match trainable ones in another group, `_check_leftovers` refuses the rest)."""
+    where = _where(ref, here)
     order = weight_order(ref, here)
     left = [
         ("reference", indices[0], ref, k)
@@ -237,11 +289,6 @@ def _check_group(
         for k in range(len(here.shapes))
         if k not in {b for _, b in order}
     ]
-    if any(not group.is_constant(k) for _, _, group, k in left):
-        raise WeightMismatchError(
-            f"{where}: {len(here.shapes)} weights here, {len(ref.shapes)} on the reference"
-            + _leftover_names(left)
-        )
     for k_ref, k in order:
         if tuple(ref.shapes[k_ref]) != tuple(here.shapes[k]):
             name = short_weight_name(here.names[k]) if k < len(here.names) else str(k)
@@ -253,6 +300,67 @@ def _check_group(
         UnmatchedWeight(side, n, k, group.path, group.weight_name(k), tuple(group.shapes[k]))
         for side, n, group, k in left
     ]
+
+
+def _where(ref: WeightGroup, here: WeightGroup) -> str:
+    where = f"layer {here.describe()}"
+    if here.path != ref.path:
+        where += f", matched by position with reference layer {ref.describe()}"
+    return where
+
+
+def _check_leftovers(
+    ref: WeightGroup,
+    here: WeightGroup,
+    rest: list[UnmatchedWeight],
+    reference: Sequence[WeightGroup],
+    target: Sequence[WeightGroup],
+) -> None:
+    """The weights of a pair of groups that nothing matched must be constants."""
+    left = [
+        (u.side, u.group, (reference if u.side == "reference" else target)[u.group], u.index)
+        for u in rest
+    ]
+    if any(not group.is_constant(k) for _, _, group, k in left):
+        raise WeightMismatchError(
+            f"{_where(ref, here)}: {len(here.shapes)} weights here, {len(ref.shapes)} on the "
+            "reference" + _leftover_names(left)
+        )
+
+
+def _related(a: str, b: str) -> bool:
+    """One layer path is the other or lies inside it ("wrapper" and "wrapper/dense")."""
+    return a == b or a.startswith(b + "/") or b.startswith(a + "/")
+
+
+def _moved_weights(
+    reference: Sequence[WeightGroup],
+    target: Sequence[WeightGroup],
+    left: list[UnmatchedWeight],
+) -> list[MovedWeight]:
+    """Left-over weights of one side matched with left-over weights of the other in a
+    related layer: same short name, shape and trainability, and no other left-over weight
+    on either side that could be the same one (ambiguity leaves both unmatched)."""
+
+    def key(u: UnmatchedWeight) -> tuple:
+        groups = reference if u.side == "reference" else target
+        return (u.name, tuple(u.shape), not groups[u.group].is_constant(u.index))
+
+    refs = [u for u in left if u.side == "reference"]
+    heres = [u for u in left if u.side == "here"]
+    moved = []
+    for r in refs:
+        candidates = [h for h in heres if key(h) == key(r) and _related(r.path, h.path)]
+        rivals = [o for o in refs if key(o) == key(r) and _related(o.path, r.path)]
+        if len(candidates) != 1 or len(rivals) != 1:
+            continue
+        (h,) = candidates
+        if sum(key(o) == key(h) and _related(o.path, h.path) for o in refs) != 1:
+            continue
+        moved.append(
+            MovedWeight(r.group, r.index, h.group, h.index, r.path, h.path, r.name, r.shape)
+        )
+    return moved
 
 
 def _leftover_names(left: list) -> str:

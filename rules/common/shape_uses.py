@@ -25,13 +25,15 @@ from kmigrate.engine import Node
 from kmigrate.rules.common.local_names import bound_value, mutated, parameter_reads, reads_of
 
 # Calls whose argument is a shape: tf.shape(x) there may become a tuple.
-SHAPE_ARGUMENTS: dict[str, tuple[int, str]] = {
+SHAPE_ARGUMENTS: dict[str, tuple[int | str, ...]] = {
     "tf.reshape": (1, "shape"),
     "K.reshape": (1, "shape"),
     "tf.zeros": (0, "shape"),
     "tf.ones": (0, "shape"),
     "tf.fill": (0, "dims"),
     "tf.broadcast_to": (1, "shape"),
+    # both shapes: the project helper takes tuples, and so does TensorFlow's function
+    "tf.broadcast_dynamic_shape": (0, "shape_x", 1, "shape_y"),
     "tf.scatter_nd": (2, "shape"),
     "tf.random.normal": (0, "shape"),
     "tf.random.uniform": (0, "shape"),

@@ -356,3 +356,47 @@ def split(value, num_or_size_splits, axis=0, num=None, name=None):
             pieces.append(piece(stop, stop + size or None) if size else piece(0, 0))
             stop += size
     return pieces
+
+
+def broadcast_dynamic_shape(shape_x, shape_y):
+    """TensorFlow's ``tf.broadcast_dynamic_shape``: the shape two shapes broadcast to.
+    Each shape is a tuple or list (as ``ops.shape`` gives) or a 1-D int tensor. The result
+    is a tuple as ``ops.shape`` returns one (ints, and scalar int tensors for dimensions
+    known only when the model runs on TensorFlow), holding the numbers of TensorFlow's int32
+    tensor: what ``ops.broadcast_to`` / ``ops.reshape`` take on every backend. Known
+    dimensions that do not broadcast raise ValueError (TensorFlow: InvalidArgumentError)."""
+
+    def entries(shape):
+        if not isinstance(shape, (tuple, list)):  # a 1-D tensor of dimensions
+            shape = [shape[i] for i in range(int(shape.shape[0]))]
+        found = []
+        for entry in shape:
+            try:
+                found.append(int(entry))
+            except Exception:  # noqa: BLE001 - None, a TensorFlow graph tensor, a JAX tracer
+                found.append(entry)  # known only when the model runs
+        return found
+
+    x, y = entries(shape_x), entries(shape_y)
+    rank = max(len(x), len(y))
+    x = [1] * (rank - len(x)) + x
+    y = [1] * (rank - len(y)) + y
+    result = []
+    for a, b in zip(x, y):
+        if isinstance(a, int) and isinstance(b, int):
+            if a != b and a != 1 and b != 1:
+                raise ValueError(f"Incompatible shapes for broadcasting: {x} and {y}")
+            result.append(b if a == 1 else a)
+        elif isinstance(a, int):
+            result.append(b if a == 1 else a)
+        elif isinstance(b, int):
+            result.append(a if b == 1 else b)
+        elif a is None or b is None:
+            result.append(None)
+        else:
+            try:  # a JAX symbolic dimension and itself (jit with an unknown batch)
+                same = a is b or bool(a == b)
+            except Exception:  # noqa: BLE001 - a TensorFlow graph tensor has no bool
+                same = False
+            result.append(a if same else ops.where(ops.equal(a, 1), b, a))
+    return tuple(result)

@@ -229,3 +229,79 @@ def test_verdicts_are_identical_over_five_runs(tmp_path):
     }
     assert len(seen) == 1, seen
     assert all(status == "pass" for _, status, _ in next(iter(seen))), seen
+
+
+# -- a weight Keras 2 lists under another layer ----------------------------------------------
+
+# tensorflow_addons' WeightNormalization: `self.v = self.layer.kernel` and, in call,
+# `self.layer.kernel = <normalised kernel>`. Keras 2 then lists the kernel among the
+# wrapper's own weights (reassigning the Dense's attribute untracks it there), Keras 3
+# keeps it under the Dense; parity said "the reference weights do not fit this model".
+WEIGHT_NORM_KERAS2 = """\
+    import tensorflow as tf
+
+    class WeightNorm(tf.keras.layers.Wrapper):
+        def build(self, input_shape):
+            if not self.layer.built:
+                self.layer.build(input_shape)
+            kernel = self.layer.kernel
+            self.g = self.add_weight(name="g", shape=(kernel.shape[-1],), initializer="ones")
+            self.v = kernel
+            self.built = True
+
+        def call(self, inputs):
+            self.layer.kernel = tf.nn.l2_normalize(self.v, axis=0) * self.g
+            return self.layer(inputs)
+
+        def compute_output_shape(self, input_shape):
+            return self.layer.compute_output_shape(input_shape)
+
+    def build_model():
+        inputs = tf.keras.Input((6,))
+        x = WeightNorm(tf.keras.layers.Dense(5, name="dense"), name="wn")(inputs)
+        return tf.keras.Model(inputs, tf.keras.layers.Dense(3, name="head")(x))
+"""
+
+WEIGHT_NORM_KERAS3 = """\
+    import keras
+    from keras import ops
+
+    class WeightNorm(keras.layers.Wrapper):
+        def build(self, input_shape):
+            if not self.layer.built:
+                self.layer.build(input_shape)
+            kernel = self.layer.kernel
+            self.g = self.add_weight(name="g", shape=(kernel.shape[-1],), initializer="ones")
+            self.v = kernel
+            self.built = True
+
+        def call(self, inputs):
+            kernel = ops.normalize(self.v, axis={axis}, epsilon=1e-12) * self.g
+            return ops.matmul(inputs, kernel) + self.layer.bias
+
+        def compute_output_shape(self, input_shape):
+            return self.layer.compute_output_shape(input_shape)
+
+    def build_model():
+        inputs = keras.Input((6,))
+        x = WeightNorm(keras.layers.Dense(5, name="dense"), name="wn")(inputs)
+        return keras.Model(inputs, keras.layers.Dense(3, name="head")(x))
+"""
+
+
+def test_a_kernel_keras2_lists_under_the_wrapper_is_matched_and_said(tmp_path):
+    report = before_after(
+        tmp_path / "right", WEIGHT_NORM_KERAS2, WEIGHT_NORM_KERAS3.format(axis=0), backends=THREE
+    )
+    assert report.passed, dump(report)
+    for run in report.runs:
+        assert [c.status for c in run.checks] == ["pass", "pass", "pass"], dump(report)
+        assert any(
+            "'kernel' (6, 5) is a weight of 'wn' on the reference and of 'wn/dense' here" in note
+            for note in run.notes
+        ), dump(report)
+    # the same weights, normalised along the wrong axis: the numbers differ
+    wrong = WEIGHT_NORM_KERAS3.format(axis=1)
+    report = before_after(tmp_path / "wrong", WEIGHT_NORM_KERAS2, wrong, backends=["jax"])
+    assert not report.passed, dump(report)
+    assert report.runs[0].check("call").status == "fail", dump(report)

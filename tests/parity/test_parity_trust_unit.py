@@ -195,3 +195,54 @@ def test_keras2_is_found_through_packages_and_relative_imports(tmp_path):
     pure = write(tmp_path / "pure" / "models.py", "import keras\nfrom layers import X\n")
     write(tmp_path / "pure" / "layers.py", "import keras\n")
     assert keras2_importer(pure.read_text(), str(pure.parent), str(pure)) is None
+
+
+# -- a weight Keras 2 moved to the layer that holds it ---------------------------------------
+
+
+def weight_norm_groups(keras2: bool, dense_path: str = "wn/dense") -> list[WeightGroup]:
+    """tensorflow_addons' WeightNormalization: Keras 2 lists the wrapped Dense's kernel
+    under the wrapper (it is assigned to `self.v`), Keras 3 under the Dense."""
+    if keras2:
+        return [
+            group("wn", ["wn/g:0", "wn/kernel:0"], [(5,), (6, 5)], [True, True]),
+            group(dense_path, ["wn/bias:0"], [(5,)], [True]),
+            group("head", ["head/kernel:0", "head/bias:0"], [(5, 3), (3,)], [True, True]),
+        ]
+    return [
+        group("wn", ["wn/g"], [(5,)], [True]),
+        group(dense_path, ["wn/dense/kernel", "wn/dense/bias"], [(6, 5), (5,)], [True, True]),
+        group("head", ["head/kernel", "head/bias"], [(5, 3), (3,)], [True, True]),
+    ]
+
+
+def test_a_weight_listed_under_the_wrapper_on_one_side_is_matched_in_its_sub_layer():
+    ref, here = weight_norm_groups(True), weight_norm_groups(False)
+    match = match_weights(ref, here)
+    assert match.unmatched == []
+    assert [(m.ref_group, m.ref_index, m.group, m.index) for m in match.moved] == [(0, 1, 1, 0)]
+    assert "'kernel' (6, 5) is a weight of 'wn' on the reference and of 'wn/dense' here" in (
+        match.moved[0].describe()
+    )
+    order = match.order(ref, here)
+    assert (0, 1, [(1, 0)]) in order  # the moved kernel, under the reference's indices
+    assert (0, 0, [(0, 0)]) in order and (1, 1, [(0, 1)]) in order
+
+
+def test_a_moved_weight_in_an_unrelated_layer_or_with_a_rival_stays_an_error():
+    # the kernel here lies in a layer that is neither the wrapper nor inside it
+    with pytest.raises(WeightMismatchError, match="'kernel' \\(trainable, reference only\\)"):
+        match_weights(weight_norm_groups(True, "other"), weight_norm_groups(False, "other"))
+    # two wrapped layers here both list a kernel of that shape: which one is the
+    # reference's is a guess
+    ref = weight_norm_groups(True)
+    ref.insert(2, group("wn/dense_2", ["wn/bias_2:0"], [(5,)], [True]))
+    here = weight_norm_groups(False)
+    here.insert(2, group("wn/dense_2", ["kernel", "bias_2"], [(6, 5), (5,)], [True, True]))
+    with pytest.raises(WeightMismatchError, match="unmatched: 'kernel'"):
+        match_weights(ref, here)
+    # a different shape is not the same weight
+    ref = weight_norm_groups(True)
+    ref[0] = group("wn", ["wn/g:0", "wn/kernel:0"], [(5,), (5, 6)], [True, True])
+    with pytest.raises(WeightMismatchError, match="'kernel' \\(trainable, reference only\\)"):
+        match_weights(ref, weight_norm_groups(False))

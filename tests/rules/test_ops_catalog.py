@@ -153,6 +153,7 @@ PROVEN_BY_OWN_TEST = {
     "tf.compat.v1.image.resize_bilinear": "test_tf1_resize_backends.py",
     "tf.TensorArray": "test_tensor_array_backends.py",
     "K.rnn": "test_keras2_rnn_backends.py",
+    "tf.broadcast_dynamic_shape": "test_broadcast_dynamic_shape_backends.py",
 }
 
 

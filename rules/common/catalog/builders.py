@@ -12,6 +12,7 @@ from typing import Any
 from kmigrate.engine import MISSING, NOT_LITERAL, ArgOut, CallEdit, CallSite, EditPlan, ReplaceNode
 from kmigrate.rules.common.batch_dot import batch_dot_axes, einsum_subscripts, static_rank
 from kmigrate.rules.common.catalog.binding import Binding, ManualPortError, bind
+from kmigrate.rules.common.catalog.broadcast_shape import build_broadcast_shape
 from kmigrate.rules.common.catalog.loop_state import CONTROL_FLOW, tf_only_state
 from kmigrate.rules.common.catalog.plan import Rewrite, check_conditions, plain_names, table_rewrite
 from kmigrate.rules.common.catalog.tensor_array import (
@@ -554,6 +555,7 @@ BUILDERS: dict[str, Callable[[Binding], Rewrite]] = {
     "stack": _build_stack,
     "cast": _build_cast,
     "tf1_resize": build_tf1_resize,
+    "broadcast_shape": build_broadcast_shape,
     "keras2_helper": _build_keras2_helper,
     "shape_prod": _build_shape_prod,
     "split": _build_split,

@@ -36,6 +36,17 @@ DTYPES_AND_SHAPES = [
         when="as tf.shape: the result is indexed, unpacked or passed as a shape",
     ),
     op(
+        "tf.broadcast_dynamic_shape",
+        "shape_x, shape_y, name=None",
+        builder="broadcast_shape",
+        when="the result is only read as a shape (indexed, unpacked, passed to broadcast_to "
+        "/ reshape or broadcast again); tf.broadcast_dynamic_shape returns a tensor, the "
+        "helper a tuple of ints and scalar tensors",
+        note="A call to `broadcast_dynamic_shape`, TensorFlow's broadcast of two shapes on "
+        "keras.ops (a tuple, as ops.shape returns), which apply writes into "
+        "`_keras2_compat.py` beside the file (unless the module uses the name itself).",
+    ),
+    op(
         "K.int_shape",
         "x",
         template="tuple({(x)}.shape)",
