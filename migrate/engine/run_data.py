@@ -61,6 +61,7 @@ class FindingsDigest:
     while they are not decoded, so asking whether it fits decodes nothing."""
 
     counts: FindingCounts
+    # or, in a cold scan, the text waiting on disk (``run.spill.SpilledText``): str() reads it
     text: str | None
     of: list[Finding] | LazyFindings = field(repr=False)
     count: int

@@ -167,7 +167,10 @@ def _rendered_findings(data: ReportData) -> indented_json.Raw | None:
             return None  # a file's findings are one run of the sorted list: paths differ
         parts.append(stats.findings_json)
         previous = stats.path
-    return indented_json.join_items(parts, _FINDINGS_DEPTH)
+    # a cold scan's texts wait on disk (``run.spill.SpilledText``): each read back as it
+    # is written, never all held at once
+    written = (part if type(part) is str else str(part) for part in parts)
+    return indented_json.join_items_lazily(written, _FINDINGS_DEPTH)
 
 
 def render(data: ReportData, **_: object) -> str:

@@ -133,7 +133,8 @@ class FileStats(Tally):
     # (unparsed file, notebook)
     tf_leftovers: list[str] | None = None
     # the file's findings as the JSON report writes them, when its result carried them
-    # (``FileReport.digest``, made by the result cache); None: written from the findings
+    # (``FileReport.digest``, made by the result cache; in a cold scan maybe still on
+    # disk, ``run.spill.SpilledText``: str() reads it); None: written from the findings
     findings_json: str | None = field(default=None, repr=False, compare=False)
 
     @property

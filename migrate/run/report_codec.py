@@ -14,6 +14,7 @@ from typing import Any
 
 from kmigrate.engine.model import Context, EditPlan, Finding, Severity, Span
 from kmigrate.engine.run_data import LazyFindings
+from kmigrate.run.spill import written_text
 from kmigrate.store.cache import (
     _MAX_LINE,
     MAX_COUNT,
@@ -402,4 +403,4 @@ def store_report(store: ResultCache, key: str, value: Any) -> None:
         digest_findings(value)
         encoded = encode_report(value)
         if encoded is not None:
-            store_encoded(store, key, encoded, value.digest.text)
+            store_encoded(store, key, encoded, written_text(value.digest.text))

@@ -36,6 +36,7 @@ from kmigrate.run.report_codec import (
     store_report,
     trim_for_reports,
 )
+from kmigrate.run.spill import Spill, open_spill, spill_report
 
 if TYPE_CHECKING:
     from kmigrate.engine.module_facts import ModuleFacts
@@ -101,14 +102,24 @@ class _Collected:
     unfrozen at the end (unless the caller had frozen objects itself).
     """
 
-    def __init__(self, progress: Progress | None, counted: Set[str] = frozenset()) -> None:
-        """``counted``: paths whose progress was counted already (analysed again)."""
+    def __init__(
+        self,
+        progress: Progress | None,
+        counted: Set[str] = frozenset(),
+        spill: Spill | None = None,
+    ) -> None:
+        """``counted``: paths whose progress was counted already (analysed again);
+        ``spill``: where each report's undecoded findings and their text go
+        (:func:`~kmigrate.run.spill.spill_report`)."""
         self.reports: list[FileReport | FixResult] = []
         self.progress = progress
         self.counted = counted
+        self.spill = spill
         self.owns_freeze = gc.get_freeze_count() == 0
 
     def add(self, report: FileReport | FixResult) -> None:
+        if self.spill is not None:
+            spill_report(report, self.spill)
         self.reports.append(report)
         gc.freeze()
         if self.progress and report.path not in self.counted:
@@ -173,10 +184,11 @@ def _run_jobs(
     progress: Progress | None,
     cache: ResultCache | None,
     counted: Set[str] = frozenset(),
+    spill: Spill | None = None,
 ) -> RunResult:
-    """:func:`run_jobs` of plain jobs, in ``pool`` when it is worth it (``counted``: see
-    :class:`_Collected`)."""
-    collected = _Collected(progress, counted)
+    """:func:`run_jobs` of plain jobs, in ``pool`` when it is worth it (``counted``,
+    ``spill``: see :class:`_Collected`)."""
+    collected = _Collected(progress, counted, spill)
     pending: list[Job] = []
     try:
         if cache is not None:
@@ -210,6 +222,27 @@ def _run_in_two_phases(
     """Deferred jobs first, on their own; then the project is resolved and the rest run
     with its facts, along with the deferred files whose facts the project changes
     (in the same processes: they are started once)."""
+    # the reports are gathered through both phases and the resolution: their findings
+    # and text wait on disk (80 MB at 10k files), read back when the report needs them
+    spill = open_spill()
+    try:
+        return _two_phases(jobs, pending, rule_ids, pool, progress, cache, spill)
+    except BaseException:  # an error or an interrupt: no report will read the spill
+        if spill is not None:
+            spill.close()
+        raise
+
+
+def _two_phases(
+    jobs: Sequence[Job],
+    pending: PendingProject,
+    rule_ids: tuple[str, ...],
+    pool: _Pool,
+    progress: Progress | None,
+    cache: ResultCache | None,
+    spill: Spill | None,
+) -> RunResult:
+    """:func:`_run_in_two_phases`, the reports' findings and text moved to ``spill``."""
     deferred = [j for j in jobs if j.deferred]
     give_back_freed_memory()  # the bytes read for planning
     if pending.guess is not None:
@@ -217,7 +250,7 @@ def _run_in_two_phases(
     try:
         # the notebooks' entries, which resolution needs, made by the workers meanwhile
         notebooks = pool.submit_first(deferred, rule_ids, pending.notebooks)
-        first = _run_jobs(deferred, rule_ids, pool, progress, None)
+        first = _run_jobs(deferred, rule_ids, pool, progress, None, spill=spill)
     finally:
         _FACTS_GUESS.clear()
     by_path = {r.path: r for r in first.files}
@@ -242,6 +275,8 @@ def _run_in_two_phases(
             if cache is not None and data is not None and _may_hold_tensorflow(data, final):
                 store_report(cache, cache.entry_key(final, data), report)
             pack_findings(report)  # decoded when the project's notes changed its messages
+            if spill is not None:
+                spill_report(report, spill)  # packed again: spilled again
             kept.append(report)
             continue
         data = pending.bytes_of(job.path) if report is None else None
@@ -259,7 +294,7 @@ def _run_in_two_phases(
     pending.release(given)
     del first, by_path, done, facts
     give_back_freed_memory()  # the first phase's entries and the resolution's working
-    second = _run_jobs(rest, rule_ids, pool, progress, cache, counted)
+    second = _run_jobs(rest, rule_ids, pool, progress, cache, counted, spill)
     reports = sorted([*kept, *second.files], key=lambda r: r.path)
     return RunResult(reports, rule_ids)
 
