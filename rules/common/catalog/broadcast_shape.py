@@ -49,11 +49,8 @@ def build_broadcast_shape(binding: Binding) -> Rewrite:
             "broadcast of two shapes cannot be imported under it",
             f"copy `{HELPER}` from {HELPER_FILE.name} in kmigrate's rules/data under another name",
         )
-    if binding.given("name"):
-        text = f"{HELPER}({binding.text('shape_x')}, {binding.text('shape_y')})"
-        edit = ReplaceNode(site.span, text)
-    else:  # the callee only: the shapes' own rewrites (K.shape -> ops.shape) stay apart
-        edit = ReplaceNode(site.module.span_of(site.node.func), HELPER)  # type: ignore[attr-defined]
+    # the callee only: the shapes' own rewrites (K.shape -> ops.shape) stay apart
+    edit = ReplaceNode(site.module.span_of(site.node.func), HELPER)  # type: ignore[attr-defined]
     plan = EditPlan((edit, helper_edit(site, HELPER)))
     return Rewrite(plan, f"{HELPER_MODULE}.{HELPER}")
 

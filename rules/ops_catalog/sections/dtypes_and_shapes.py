@@ -37,7 +37,7 @@ DTYPES_AND_SHAPES = [
     ),
     op(
         "tf.broadcast_dynamic_shape",
-        "shape_x, shape_y, name=None",
+        "shape_x, shape_y",
         builder="broadcast_shape",
         when="the result is only read as a shape (indexed, unpacked, passed to broadcast_to "
         "/ reshape or broadcast again); tf.broadcast_dynamic_shape returns a tensor, the "
