@@ -251,6 +251,10 @@ def _two_phases(
         # the notebooks' entries, which resolution needs, made by the workers meanwhile
         notebooks = pool.submit_first(deferred, rule_ids, pending.notebooks)
         first = _run_jobs(deferred, rule_ids, pool, progress, None, spill=spill)
+        # Idle through the resolution, the workers would hold their memory while the
+        # parent's peaks (at 10k files: ~240 MB of the tree's ~700 MB peak); the second
+        # phase forks fresh ones (a few ms each) where it has enough files.
+        pool.close()
     finally:
         _FACTS_GUESS.clear()
     by_path = {r.path: r for r in first.files}
@@ -404,6 +408,13 @@ class _Pool:
             self._executor = None
 
 
+# After a file this large, a worker hands the memory its analysis freed back to the
+# system (glibc keeps it otherwise, and a worker's resident size would stay at its largest
+# file's): at 10k files the cold scan's processes peaked at 508 MB together without,
+# 490 MB with (535 of the 10,015 files are this large; a trim costs microseconds).
+TRIM_AFTER_BYTES = 32 * 1024
+
+
 def _trimmed_result(
     job: Job, rule_ids: tuple[str, ...], cache: ResultCache | None
 ) -> FileReport | FixResult:
@@ -417,6 +428,8 @@ def _trimmed_result(
     if not job.fix:
         trim_for_reports(report)
         digest_findings(report)  # the report's counts and text, made here in parallel
+    if _file_size(job) >= TRIM_AFTER_BYTES:
+        give_back_freed_memory()
     return report
 
 
