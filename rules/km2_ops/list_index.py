@@ -97,16 +97,19 @@ class ListIndex(Rule):
         function = site.node
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return
-        if _slice_shadowed(site):
+        literal, named = _module_may_match(site)
+        if not (literal or named) or _slice_shadowed(site):
             return
         nodes = list(_own_nodes(function))
-        for node in nodes:
+        for node in nodes if literal else ():
             if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
                 index = node.slice
                 if isinstance(index, ast.List) and index.elts and all(map(_entry, index.elts)):
                     items = [site.module.node_text(e) for e in index.elts]
                     text = "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
                     yield _report(site, index, text, "this list")
+        if not named:
+            return
         lists = _index_lists(function, nodes)
         for node in nodes:
             if (
@@ -117,6 +120,35 @@ class ListIndex(Rule):
             ):
                 name = node.slice.id
                 yield _report(site, node.slice, f"tuple({name})", f"`{name}`, a list built here")
+
+
+def _module_may_match(site: Node) -> tuple[bool, bool]:
+    """Whether the module has (a literal list of entries as an index, a name bound to a
+    list of entries and used as an index somewhere): the per-function analysis below
+    walks every function of model code, a large part of a scan's time, for what few
+    modules hold. Both are necessary for a report of their kind, so the answer is exact."""
+
+    def compute() -> tuple[bool, bool]:
+        module = site.module
+        literal, index_names = False, set()
+        for node in module.nodes(ast.Subscript):
+            if not isinstance(node.ctx, ast.Load):
+                continue
+            index = node.slice
+            if isinstance(index, ast.Name):
+                index_names.add(index.id)
+            elif isinstance(index, ast.List) and index.elts and all(map(_entry, index.elts)):
+                literal = True
+        named = bool(index_names) and any(
+            len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id in index_names
+            and _list_of_entries(node.value)
+            for node in module.nodes(ast.Assign)
+        )
+        return literal, named
+
+    return site.module.memo(("list-index-may-match",), compute)
 
 
 def _report(site: Node, index: ast.expr, text: str, what: str) -> Report:
