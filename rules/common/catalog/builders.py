@@ -13,6 +13,11 @@ from kmigrate.engine import MISSING, NOT_LITERAL, ArgOut, CallEdit, CallSite, Ed
 from kmigrate.rules.common.batch_dot import batch_dot_axes, einsum_subscripts, static_rank
 from kmigrate.rules.common.catalog.binding import Binding, ManualPortError, bind
 from kmigrate.rules.common.catalog.broadcast_shape import build_broadcast_shape
+from kmigrate.rules.common.catalog.cond_branches import (
+    branch_state,
+    variable_predicate,
+    variable_refusal,
+)
 from kmigrate.rules.common.catalog.loop_state import CONTROL_FLOW, tf_only_state
 from kmigrate.rules.common.catalog.plan import Rewrite, check_conditions, plain_names, table_rewrite
 from kmigrate.rules.common.catalog.tensor_array import (
@@ -410,6 +415,29 @@ def _build_stack(binding: Binding) -> Rewrite:
     return Rewrite(EditPlan((ReplaceNode(binding.site.span, text),)), f"the tuple {text}")
 
 
+def _build_cond(binding: Binding) -> Rewrite:
+    """tf.cond -> keras.ops.cond where its branches are pure (cond_branches); a
+    predicate that is a Keras weight of the layer is passed as its value."""
+    site = binding.site
+    found = branch_state(site, [binding.node("true_fn"), binding.node("false_fn")])  # type: ignore[list-item]
+    if found is not None:
+        raise ManualPortError(*found)
+    rewrite = table_rewrite(binding)
+    pred = binding.node("pred")
+    held = variable_predicate(site, pred) if pred is not None else None
+    if held is None:
+        return rewrite
+    if held != "weight":
+        raise ManualPortError(*variable_refusal(held, site.text(pred)))  # type: ignore[arg-type]
+    (edit,) = rewrite.plan.edits
+    source = binding.source("pred")
+    args = tuple(
+        replace(a, value=site.text(pred) + ".value") if a.source == source else a  # type: ignore[arg-type]
+        for a in edit.args  # type: ignore[union-attr]
+    )
+    return Rewrite(EditPlan((replace(edit, args=args),)), rewrite.target)
+
+
 def _build_cast(binding: Binding) -> Rewrite:
     """A cast to int32 of a dynamic shape's entry (int32 already in Keras 2) is the entry
     itself, which keras.ops.shape keeps static where it can; any other cast is ops.cast."""
@@ -553,6 +581,7 @@ BUILDERS: dict[str, Callable[[Binding], Rewrite]] = {
     "slice": _build_slice,
     "batch_dot": _build_batch_dot,
     "stack": _build_stack,
+    "cond": _build_cond,
     "cast": _build_cast,
     "tf1_resize": build_tf1_resize,
     "broadcast_shape": build_broadcast_shape,
