@@ -44,6 +44,7 @@ from kmigrate.rules.common.static_shapes import (
     STATIC_SHAPE_ARGUMENTS,
     shape_entry_cast,
     stack_as_tuple,
+    stack_bound_as_tuple,
     tensor_shape_argument,
 )
 from kmigrate.rules.ops_catalog import OpEntry, py_literal
@@ -409,10 +410,13 @@ def _build_stack(binding: Binding) -> Rewrite:
     """A stack of a literal list that is a shape argument becomes the tuple keras.ops
     takes there on every backend; any other stack is ops.stack."""
     check_conditions(binding)
-    text = stack_as_tuple(binding.site)
+    text = stack_as_tuple(binding.site) or stack_bound_as_tuple(
+        binding.site.module, binding.site.node
+    )
     if text is None:
         return table_rewrite(binding)
-    return Rewrite(EditPlan((ReplaceNode(binding.site.span, text),)), f"the tuple {text}")
+    target = text if text.startswith("tuple(") else f"the tuple {text}"
+    return Rewrite(EditPlan((ReplaceNode(binding.site.span, text),)), target)
 
 
 def _build_cond(binding: Binding) -> Rewrite:
