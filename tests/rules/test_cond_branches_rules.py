@@ -152,3 +152,36 @@ def test_pure_branches_and_plain_predicates_are_rewritten_as_before() -> None:
     out = apply_to_text(source).replace("keras.ops.", "ops.")
     assert "ops.cond(ops.sum(x) > 0, lambda: x * 2.0, lambda: x - 1.0)" in out, out
     assert "ops.cond(self.flag_given, lambda: y, lambda: -y)" in out, out
+
+
+STRUCTURES = {
+    "tuples of different lengths": (
+        "return tf.cond(tf.reduce_sum(x) > 0, lambda: (x, x), lambda: (x,))[0]",
+    ),
+    "a tuple and one tensor, through a def": (
+        "def pair():",
+        "    return x, x * 2.0",
+        "return tf.cond(tf.reduce_sum(x) > 0, pair, lambda: x - 1.0)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(STRUCTURES))
+def test_branches_of_different_structures_are_reported_and_left(case: str) -> None:
+    source = _layer(*STRUCTURES[case], build=WEIGHTS)
+    findings = [f for f in scan_text(source) if f.rule == "KM202" and f.symbol == "tf.cond"]
+    assert len(findings) == 1, [(f.rule, f.symbol) for f in scan_text(source)]
+    assert "return different structures" in findings[0].message, findings[0].message
+    assert "ops.cond(" not in apply_to_text(source)
+
+
+def test_branches_of_one_structure_or_unknown_ones_are_rewritten() -> None:
+    source = _layer(
+        "a = tf.cond(tf.reduce_sum(x) > 0, lambda: (x, x - 1.0), lambda: (x * 2.0, x))",
+        "b = tf.cond(tf.reduce_sum(x) > 0, lambda: x - 1.0, lambda: -x)",
+        "c = tf.cond(tf.reduce_sum(x) > 0, lambda: x + x, lambda: (x, x)[0])",
+        "return a[0] + b + c",
+        build=WEIGHTS,
+    )
+    assert not [f for f in scan_text(source) if f.rule == "KM202"]
+    assert apply_to_text(source).count("ops.cond(") == 3

@@ -15,6 +15,7 @@ from kmigrate.rules.common.catalog.binding import Binding, ManualPortError, bind
 from kmigrate.rules.common.catalog.broadcast_shape import build_broadcast_shape
 from kmigrate.rules.common.catalog.cond_branches import (
     branch_state,
+    branch_structures,
     variable_predicate,
     variable_refusal,
 )
@@ -423,7 +424,8 @@ def _build_cond(binding: Binding) -> Rewrite:
     """tf.cond -> keras.ops.cond where its branches are pure (cond_branches); a
     predicate that is a Keras weight of the layer is passed as its value."""
     site = binding.site
-    found = branch_state(site, [binding.node("true_fn"), binding.node("false_fn")])  # type: ignore[list-item]
+    branches = [binding.node("true_fn"), binding.node("false_fn")]
+    found = branch_state(site, branches) or branch_structures(site, branches)  # type: ignore[arg-type]
     if found is not None:
         raise ManualPortError(*found)
     rewrite = table_rewrite(binding)

@@ -19,6 +19,9 @@ Two shapes seen in real layers are not (tests/rules/test_cond_branches_backends.
   the call is the same program: it stays, with what to write instead. The branches are
   followed into the functions and methods they call (the class's methods, functions of
   the enclosing function and of the module, lambdas bound to a name), a few calls deep.
+- **The branches visibly return different structures** (a 2-tuple and a 3-tuple, a tuple
+  and one tensor): TensorFlow runs one branch eagerly without comparing them, JAX's
+  ``lax.cond`` and Keras 3's functional models refuse the pair. The call stays.
 """
 
 from __future__ import annotations
@@ -121,6 +124,86 @@ def branch_state(site: CallSite, branches: list[ast.expr]) -> tuple[str, str] | 
                 if called is not None:
                     todo.append((called, depth + 1))
     return None
+
+
+def branch_structures(site: CallSite, branches: list[ast.expr]) -> tuple[str, str] | None:
+    """(why, what to write) when the two branches visibly return different structures
+    (tuple or list displays of different lengths, or a display and a single tensor
+    expression): keras.ops.cond needs one structure from both on every backend."""
+    shapes = [_returned_structure(site, branch) for branch in branches]
+    if len(shapes) != 2 or None in shapes or shapes[0] == shapes[1]:
+        return None
+    return (
+        f"its branches return different structures ({shapes[0]} and {shapes[1]}): "
+        "keras.ops.cond needs the same structure, shapes and dtypes from both branches "
+        "(JAX traces both; TensorFlow only checks them in a graph)",
+        "return the same structure from both branches (pad the shorter one with "
+        "tensors of the same shapes), or branch in Python where the condition is a "
+        "Python value",
+    )
+
+
+# Arithmetic that never yields a tuple or list (``+`` and ``*`` may: ``(a,) + (b,)``).
+_NUMERIC_OPERATORS = (ast.Sub, ast.Div, ast.Pow, ast.MatMult, ast.FloorDiv, ast.Mod)
+
+
+def _single_value(value: ast.expr) -> bool:
+    """Whether ``value`` is one number or tensor whatever its names hold: a number, a
+    negation, arithmetic that cannot build a sequence (``x - 1``, ``x * 2.0``)."""
+    if isinstance(value, ast.Constant):
+        return isinstance(value.value, (int, float)) and not isinstance(value.value, bool)
+    if isinstance(value, ast.UnaryOp):
+        return isinstance(value.op, ast.USub)
+    if isinstance(value, ast.BinOp):
+        floats = [
+            o
+            for o in (value.left, value.right)
+            if isinstance(o, ast.Constant) and isinstance(o.value, float)
+        ]
+        return isinstance(value.op, _NUMERIC_OPERATORS) or bool(floats)
+    return False
+
+
+def _returned_structure(site: CallSite, branch: ast.expr) -> str | None:
+    """ "a N-tuple" when every return of the branch is a tuple/list display of N items,
+    "one tensor" when each is an arithmetic expression or a constant, None when unknown."""
+    if isinstance(branch, ast.Name) and isinstance(bound_value(site.module, branch), ast.Lambda):
+        branch = bound_value(site.module, branch)  # type: ignore[assignment]
+    if isinstance(branch, ast.Lambda):
+        returned = [branch.body]
+    else:
+        definition = passed_definition(site, branch)
+        if not isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        returns = [
+            node
+            for node in site.module.nodes_in(definition, ast.Return)
+            if _own_return(site, node, definition)  # type: ignore[arg-type]
+        ]
+        if not returns or any(r.value is None for r in returns):  # type: ignore[attr-defined]
+            return None
+        returned = [r.value for r in returns]  # type: ignore[attr-defined]
+    kinds = set()
+    for value in returned:
+        if isinstance(value, (ast.Tuple, ast.List)):
+            if any(isinstance(e, ast.Starred) for e in value.elts):
+                return None
+            kinds.add(f"a {len(value.elts)}-tuple")
+        elif _single_value(value):
+            kinds.add("one tensor")
+        else:
+            return None
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _own_return(site: CallSite, node: ast.AST, function: ast.AST) -> bool:
+    """Whether the return ``node`` belongs to ``function`` itself (not a nested one)."""
+    parent = site.module.parent_of(node)
+    while parent is not None and parent is not function:
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return False
+        parent = site.module.parent_of(parent)
+    return parent is function
 
 
 def _effect_in(site: CallSite, code: ast.AST) -> str | None:
