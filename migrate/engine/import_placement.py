@@ -107,7 +107,9 @@ def _joined(
 ) -> bool:
     """isort merges ``from m import a`` lines: a new name of ``m`` joins the module's
     one-line ``from m import ...`` (no parentheses, no comment) in name order, when the
-    line stays within the project's length. Whether it did."""
+    line stays within the project's length. Whether it did. A relative module
+    (``from ._keras2_compat import a``, the helpers' import inside a package) merges
+    the same way, with its dots."""
     for index in range(end):
         stmt = body[index]
         if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
@@ -115,10 +117,9 @@ def _joined(
         node = stmt.body[0]
         if (
             not isinstance(node, cst.ImportFrom)
-            or node.relative
             or isinstance(node.names, cst.ImportStar)
             or node.lpar is not None
-            or _dotted(node.module) != wanted.module
+            or _from_module(node) != wanted.module
             or stmt.trailing_whitespace.comment is not None
             or any(a.asname is not None for a in node.names)  # isort keeps `as` apart
         ):
@@ -142,6 +143,11 @@ def _joined(
         body[index] = merged
         return True
     return False
+
+
+def _from_module(node: cst.ImportFrom) -> str:
+    """The module of ``from <module> import ...`` as written, relative dots included."""
+    return "." * len(node.relative) + _dotted(node.module)
 
 
 def _position(

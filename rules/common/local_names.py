@@ -5,10 +5,12 @@ the second statement's value is the first binding, the reads after it the second
 read's binding is the last binding of the name before it in the source, where that
 binding is certain to have run and no other can have run since: it is in the same
 statement list as (an ancestor of) the read, and no binding of the name inside a loop
-around the read follows the read (the loop's next round would see it). Anything else (a
-binding in one branch of an ``if``, in a ``try``, a name read in a nested function or
-lambda, ``global``/``nonlocal``, a comprehension's own variable of that name) is
-ambiguous: the callers then give up, as a rewrite must be exact or not done.
+around the read follows the read (the loop's next round would see it); a binding in one
+branch of an ``if`` is never seen from the other branch (unless a loop runs the ``if``
+again). Anything else (a binding in one branch of an ``if`` read after it, in a
+``try``, a name read in a nested function or lambda, ``global``/``nonlocal``, a
+comprehension's own variable of that name) is ambiguous: the callers then give up, as a
+rewrite must be exact or not done.
 """
 
 from __future__ import annotations
@@ -127,7 +129,7 @@ class _Names:
         if self.opaque:
             return None
         here = (read.lineno, read.col_offset)
-        before = [b for b in self.bindings if b.position <= here]
+        before = [b for b in self.bindings if b.position <= here and not self._exclusive(b, read)]
         if not before:
             return None
         last = before[-1]
@@ -138,6 +140,20 @@ class _Names:
                 if binding.position > here and _inside(self.module, binding.node, loop):
                     return None
         return last
+
+    def _exclusive(self, binding: _Binding, read: ast.AST) -> bool:
+        """Whether ``binding`` and ``read`` sit in the two branches of one ``if`` that no
+        loop of the function runs again: the binding cannot have run before the read."""
+        child: ast.AST = binding.node
+        parent = self.module.parent_of(child)
+        while parent is not None and parent is not self.function:
+            if isinstance(parent, ast.If) and _inside(self.module, read, parent):
+                mine = _branch_of(parent, child)
+                theirs = _branch_of(parent, _child_toward(self.module, read, parent))
+                if mine and theirs and mine != theirs and not self._loops_around(parent):
+                    return True
+            child, parent = parent, self.module.parent_of(parent)
+        return False
 
     def _dominates(self, binding: _Binding, read: ast.AST) -> bool:
         """Whether ``binding`` has certainly run when ``read`` runs: its statement is in
@@ -176,6 +192,25 @@ def _same_list_before(parent: ast.AST, first: ast.AST, second: ast.AST) -> bool:
             positions = {id(item): index for index, item in enumerate(value)}
             return id(second) in positions and positions[id(first)] < positions[id(second)]
     return False
+
+
+def _branch_of(statement: ast.If, child: ast.AST | None) -> str:
+    """ "body" or "orelse": the branch of ``statement`` that holds its child ``child``
+    ("" for its test)."""
+    for branch in ("body", "orelse"):
+        if any(item is child for item in getattr(statement, branch)):
+            return branch
+    return ""
+
+
+def _child_toward(module: ModuleInfo, node: ast.AST, ancestor: ast.AST) -> ast.AST | None:
+    """The child of ``ancestor`` that holds ``node``."""
+    while node is not None:
+        parent = module.parent_of(node)
+        if parent is ancestor:
+            return node
+        node = parent  # type: ignore[assignment]
+    return None
 
 
 def _inside(module: ModuleInfo, node: ast.AST, ancestor: ast.AST) -> bool:

@@ -20,7 +20,7 @@ import ast
 
 from kmigrate.engine import CallSite, ModuleInfo
 from kmigrate.rules.common.dtypes import dtype_name
-from kmigrate.rules.common.local_names import bound_value, possible_values
+from kmigrate.rules.common.local_names import bound_value, possible_values, reads_of
 from kmigrate.rules.common.shape_uses import SHAPE_ARGUMENTS, SHAPE_FUNCTIONS
 
 # Catalog symbol -> (position, keyword) of the argument that is a shape or counts: the
@@ -109,6 +109,110 @@ def stack_as_tuple(site: CallSite) -> str | None:
     return stacked_tuple(site, call)
 
 
+# Where a tuple serves as a shape as well as the stacked tensor did (keras.ops forms too:
+# an earlier round of apply may have rewritten the consumer already).
+_TUPLE_SHAPE_ARGUMENTS: dict[str, tuple[int, str]] = {
+    **STATIC_SHAPE_ARGUMENTS,
+    **{
+        symbol: SHAPE_ARGUMENTS[symbol][:2]  # type: ignore[misc]
+        for symbol in SHAPE_ARGUMENTS
+        if symbol.startswith("keras.ops.")
+    },
+}
+_LISTS = (ast.List, ast.ListComp, ast.Tuple)
+
+
+def stack_bound_as_tuple(module: ModuleInfo, call: ast.expr) -> str | None:
+    """The text ``call`` becomes when it is ``name = tf.stack(values)`` (``K.stack``,
+    along axis 0) whose every read is a shape argument (of tile, reshape, zeros, ones,
+    fill or broadcast_to) or an element of a method's returned tuple that every caller
+    leaves unread: ``tuple(values)`` for a name bound only to lists, the tuple itself for
+    a literal list. None otherwise (a read as a tensor, an ambiguous read...)."""
+    if not isinstance(call, ast.Call) or module.resolve(call.func) not in STACKS:
+        return None
+    assign = module.parent_of(call)
+    if not (
+        _stackable(call, module)
+        and isinstance(assign, ast.Assign)
+        and assign.value is call
+        and len(assign.targets) == 1
+        and isinstance(assign.targets[0], ast.Name)
+    ):
+        return None
+    values = call.args[0]
+    if isinstance(values, (ast.List, ast.Tuple)):
+        if not values.elts or any(isinstance(e, ast.Starred) for e in values.elts):
+            return None
+        items = [module.node_text(e) for e in values.elts]
+        text = f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+    elif isinstance(values, ast.Name):
+        held = possible_values(module, values)
+        if not held or not all(isinstance(value, _LISTS) for value in held):
+            return None
+        text = f"tuple({values.id})"
+    else:
+        return None
+    reads = reads_of(module, assign.targets[0])
+    if not reads or not all(_read_as_shape(module, read) for read in reads):
+        return None
+    return text
+
+
+def _read_as_shape(module: ModuleInfo, read: ast.Name) -> bool:
+    """Whether ``read`` is a tuple-taking shape argument, or an element of a returned
+    tuple that no caller reads."""
+    parent = module.parent_of(read)
+    if isinstance(parent, ast.Call):
+        where = _TUPLE_SHAPE_ARGUMENTS.get(module.resolve(parent.func) or "")
+        return where is not None and _argument(parent, *where) is read
+    if isinstance(parent, ast.Tuple) and isinstance(module.parent_of(parent), ast.Return):
+        return _returned_unread(module, parent.elts.index(read), len(parent.elts), read)
+    return False
+
+
+def _returned_unread(module: ModuleInfo, index: int, size: int, read: ast.AST) -> bool:
+    """Whether element ``index`` of the ``size``-tuple a method returns is read by no
+    caller: the method is private to its class (``_name``), and every use of its name
+    in the module is a call ``a, b = self._name(...)`` whose element ``index`` is a name
+    nothing reads (or ``_``). Callers in other modules are not seen: a subclass
+    elsewhere that reads it is a limit of this check, hence private methods only."""
+    function = module.parent_of(read)
+    while function is not None and not isinstance(function, (ast.FunctionDef, ast.Lambda)):
+        function = module.parent_of(function)
+    if not isinstance(function, ast.FunctionDef) or not isinstance(
+        module.parent_of(function), ast.ClassDef
+    ):
+        return False
+    name = function.name
+    if not name.startswith("_") or name.startswith("__"):
+        return False
+    uses = [n for n in module.nodes_in(module.tree, ast.Attribute) if n.attr == name]  # type: ignore[attr-defined]
+    uses += [n for n in module.nodes_in(module.tree, ast.Name) if n.id == name]  # type: ignore[attr-defined]
+    if not uses:
+        return False
+    for use in uses:
+        call = module.parent_of(use)
+        assign = module.parent_of(call)
+        if not (
+            isinstance(use, ast.Attribute)
+            and isinstance(use.value, ast.Name)
+            and use.value.id == "self"
+            and isinstance(call, ast.Call)
+            and call.func is use
+            and isinstance(assign, ast.Assign)
+            and len(assign.targets) == 1
+            and isinstance(assign.targets[0], ast.Tuple)
+            and len(assign.targets[0].elts) == size
+        ):
+            return False
+        target = assign.targets[0].elts[index]
+        if not isinstance(target, ast.Name):
+            return False
+        if target.id != "_" and reads_of(module, target) != []:
+            return False
+    return True
+
+
 def stacked_tuple(site: CallSite, node: ast.expr) -> str | None:
     """The tuple text of ``node`` when it is a ``K.stack`` / ``tf.stack`` of a literal
     list along axis 0 (None otherwise): the same values, as keras.ops takes a shape."""
@@ -153,6 +257,8 @@ def tensor_shape_argument(site: CallSite, node: ast.expr, depth: int = 0) -> str
             values = node.args[0] if node.args else None
             if isinstance(values, (ast.List, ast.Tuple)) and _stackable(node, module):
                 return tensor_shape_argument(site, values, depth + 1)
+    if symbol in STACKS and stack_bound_as_tuple(module, node) is not None:
+        return tensor_shape_argument(site, node.args[0], depth + 1)  # becomes the tuple
     if symbol in _TENSOR_MAKERS:
         stacks = symbol in STACKS or symbol == "keras.ops.stack"
         stacked = node.args[0] if stacks and len(node.args) == 1 else None

@@ -53,7 +53,8 @@ class TfOpManualPort(CatalogRule):
                     return tf.split(x, tf.cast(sizes, "int32"), axis=-1)
             """
         ),
-        Flagged(  # a shape stacked into a tensor: under jit on JAX it cannot shape
+        Flagged(  # a shape stacked into a tensor, read as one too: under jit on JAX it
+            # cannot shape (read only as a shape, the stack becomes a tuple: KM201)
             """
             import tensorflow as tf
             from tensorflow import keras
@@ -66,7 +67,8 @@ class TfOpManualPort(CatalogRule):
                     group_shape[-1] = x.shape[-1] // 2
                     group_shape.insert(-1, 2)
                     group_shape = tf.stack(group_shape)
-                    return tf.reshape(tf.reshape(x, group_shape) * 2.0, dims)
+                    size = tf.cast(tf.reduce_prod(group_shape), tf.float32)
+                    return tf.reshape(tf.reshape(x, group_shape) / size, dims)
             """
         ),
         Flagged(

@@ -86,3 +86,27 @@ def test_a_helper_module_that_does_not_parse_withdraws_the_rewrites_that_need_it
     changes = {c.path for c in api.apply([tmp_path], write=False)}
     assert "script.py" not in changes and "_keras2_compat.py" not in changes
     assert "pkg/a.py" in changes  # another folder's module is unaffected
+
+
+def test_two_helpers_of_one_package_module_share_one_import_statement(tmp_path: Path) -> None:
+    """Inside a package the helpers' import is relative; two helpers make one sorted
+    `from ._keras2_compat import a, b`, and a helper a later run adds joins that line."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    layer = tmp_path / "pkg" / "a.py"
+    layer.write_text(LAYER.format(axes="1", scale="K.cast_to_floatx(2)"))
+    api.apply([tmp_path], write=True)
+    text = layer.read_text()
+    assert "from ._keras2_compat import batch_dot, cast_to_floatx\n" in text, text
+    assert text.count("_keras2_compat import") == 1, text
+    # a later edit: the file already imports one helper and now needs another
+    layer.write_text(
+        "from tensorflow.keras import backend as K\nimport keras\n\n"
+        "from ._keras2_compat import cast_to_floatx\n\n\n"
+        "class Dot(keras.layers.Layer):\n    def call(self, inputs):\n"
+        "        return K.batch_dot(inputs[0], inputs[1], axes=1) * cast_to_floatx(2)\n"
+    )
+    api.apply([tmp_path], write=True)
+    text = layer.read_text()
+    assert "from ._keras2_compat import batch_dot, cast_to_floatx\n" in text, text
+    assert text.count("_keras2_compat import") == 1, text

@@ -57,6 +57,24 @@ def test_a_binding_in_a_branch_or_a_try_is_not_certain() -> None:
     assert _seen("def f(x):\n s = a(x)\n if x:\n  s = b(x)\n  return s\n") == ["b(x)"]
 
 
+def test_a_binding_in_one_branch_is_not_seen_from_the_other() -> None:
+    """The `else` reads the binding before the `if` (GroupNormalization's
+    `_reshape_into_groups`), unless a loop runs the `if` again."""
+    text = "def f(x):\n s = a(x)\n if x:\n  s = b(s)\n  return s\n else:\n  return s\n"
+    assert _seen(text) == ["a(x)", "b(s)", "a(x)"]
+    elif_text = "def f(x):\n s = a(x)\n if x:\n  s = b(x)\n elif y:\n  return s\n"
+    assert _seen(elif_text) == ["a(x)"]
+    looped = "def f(x):\n s = a(x)\n for i in x:\n  if i:\n   s = b(x)\n  else:\n   g(s)\n"
+    assert _seen(looped) == [None]
+    module = _module(text)
+    stack = next(
+        n
+        for n in ast.walk(module.tree)
+        if isinstance(n, ast.Name) and n.id == "s" and n.lineno == 4
+    )
+    assert [r.lineno for r in reads_of(module, stack) or []] == [5]
+
+
 def test_a_loop_that_rebinds_the_name_later_makes_earlier_reads_unknown() -> None:
     text = "def f(x):\n s = a(x)\n for i in x:\n  g(s)\n  s = b(s)\n return s\n"
     assert _seen(text) == [None, None, None]

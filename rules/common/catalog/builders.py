@@ -13,6 +13,12 @@ from kmigrate.engine import MISSING, NOT_LITERAL, ArgOut, CallEdit, CallSite, Ed
 from kmigrate.rules.common.batch_dot import batch_dot_axes, einsum_subscripts, static_rank
 from kmigrate.rules.common.catalog.binding import Binding, ManualPortError, bind
 from kmigrate.rules.common.catalog.broadcast_shape import build_broadcast_shape
+from kmigrate.rules.common.catalog.cond_branches import (
+    branch_state,
+    branch_structures,
+    variable_predicate,
+    variable_refusal,
+)
 from kmigrate.rules.common.catalog.loop_state import CONTROL_FLOW, tf_only_state
 from kmigrate.rules.common.catalog.plan import Rewrite, check_conditions, plain_names, table_rewrite
 from kmigrate.rules.common.catalog.tensor_array import (
@@ -39,6 +45,7 @@ from kmigrate.rules.common.static_shapes import (
     STATIC_SHAPE_ARGUMENTS,
     shape_entry_cast,
     stack_as_tuple,
+    stack_bound_as_tuple,
     tensor_shape_argument,
 )
 from kmigrate.rules.ops_catalog import OpEntry, py_literal
@@ -404,10 +411,37 @@ def _build_stack(binding: Binding) -> Rewrite:
     """A stack of a literal list that is a shape argument becomes the tuple keras.ops
     takes there on every backend; any other stack is ops.stack."""
     check_conditions(binding)
-    text = stack_as_tuple(binding.site)
+    text = stack_as_tuple(binding.site) or stack_bound_as_tuple(
+        binding.site.module, binding.site.node
+    )
     if text is None:
         return table_rewrite(binding)
-    return Rewrite(EditPlan((ReplaceNode(binding.site.span, text),)), f"the tuple {text}")
+    target = text if text.startswith("tuple(") else f"the tuple {text}"
+    return Rewrite(EditPlan((ReplaceNode(binding.site.span, text),)), target)
+
+
+def _build_cond(binding: Binding) -> Rewrite:
+    """tf.cond -> keras.ops.cond where its branches are pure (cond_branches); a
+    predicate that is a Keras weight of the layer is passed as its value."""
+    site = binding.site
+    branches = [binding.node("true_fn"), binding.node("false_fn")]
+    found = branch_state(site, branches) or branch_structures(site, branches)  # type: ignore[arg-type]
+    if found is not None:
+        raise ManualPortError(*found)
+    rewrite = table_rewrite(binding)
+    pred = binding.node("pred")
+    held = variable_predicate(site, pred) if pred is not None else None
+    if held is None:
+        return rewrite
+    if held != "weight":
+        raise ManualPortError(*variable_refusal(held, site.text(pred)))  # type: ignore[arg-type]
+    (edit,) = rewrite.plan.edits
+    source = binding.source("pred")
+    args = tuple(
+        replace(a, value=site.text(pred) + ".value") if a.source == source else a  # type: ignore[arg-type]
+        for a in edit.args  # type: ignore[union-attr]
+    )
+    return Rewrite(EditPlan((replace(edit, args=args),)), rewrite.target)
 
 
 def _build_cast(binding: Binding) -> Rewrite:
@@ -553,6 +587,7 @@ BUILDERS: dict[str, Callable[[Binding], Rewrite]] = {
     "slice": _build_slice,
     "batch_dot": _build_batch_dot,
     "stack": _build_stack,
+    "cond": _build_cond,
     "cast": _build_cast,
     "tf1_resize": build_tf1_resize,
     "broadcast_shape": build_broadcast_shape,

@@ -147,13 +147,13 @@ def _given_code(site: CallSite) -> list[ast.AST]:
     """The call's arguments and the bodies of the named functions it is given."""
     given: list[ast.AST] = [*site.args, *site.keywords.values()]
     for argument in list(given):
-        definition = _definition(site, argument)
+        definition = passed_definition(site, argument)
         if definition is not None:
             given.append(definition)
     return given
 
 
-def _definition(site: CallSite, node: ast.AST) -> ast.AST | None:
+def passed_definition(site: CallSite, node: ast.AST) -> ast.AST | None:
     """The function a name (or ``self.name``) passed to the call refers to: defined in
     the enclosing function, the module, or the enclosing class."""
     owners: list[ast.AST] = []

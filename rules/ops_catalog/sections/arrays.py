@@ -68,7 +68,10 @@ ARRAYS = [
         note="As the shape or count argument of tile, reshape, zeros, ones, fill or "
         "broadcast_to, a stack of a literal list along axis 0 becomes that tuple "
         "((1, ops.shape(x)[1], 1)): the same values, where a tensor there cannot be shaped "
-        "in a functional model or under jit on JAX.",
+        "in a functional model or under jit on JAX. Bound to a name that is read only as "
+        "such a shape (or returned from a private method to callers that never read it), "
+        "`shape = tf.stack(shape)` becomes `shape = tuple(shape)` (of a list) or the tuple "
+        "(of a literal list).",
     ),
     op(
         "tf.split",
@@ -99,7 +102,10 @@ ARRAYS = [
         note="As the shape or count argument of tile, reshape, zeros, ones, fill or "
         "broadcast_to, a stack of a literal list along axis 0 becomes that tuple "
         "((1, ops.shape(x)[1], 1)): the same values, where a tensor there cannot be shaped "
-        "in a functional model or under jit on JAX.",
+        "in a functional model or under jit on JAX. Bound to a name that is read only as "
+        "such a shape (or returned from a private method to callers that never read it), "
+        "`shape = tf.stack(shape)` becomes `shape = tuple(shape)` (of a list) or the tuple "
+        "(of a literal list).",
     ),
     op(
         "tf.unstack",

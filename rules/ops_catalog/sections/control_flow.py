@@ -12,8 +12,15 @@ CONTROL_FLOW = [
         "cond",
         "pred, true_fn, false_fn",
         needs=("true_fn", "false_fn"),
-        when=NO_TF_STATE,
+        builder="cond",
+        when=NO_TF_STATE + "; no branch changes state (assigns or updates a variable, runs "
+        "under tf.control_dependencies, asserts, prints, adds a loss, sets an attribute), "
+        "followed into the functions and methods it calls; the branches do not visibly "
+        "return different structures (a 2-tuple and a 3-tuple, a tuple and one tensor)",
         legacy={"fn1": "true_fn", "fn2": "false_fn"},
+        note="A predicate that is a Keras weight of the layer (self.flag from "
+        "self.add_weight) is passed as its value, self.flag.value: keras.ops.cond raises "
+        "on the variable itself on every backend.",
     ),
     op(
         "tf.while_loop",
