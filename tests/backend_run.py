@@ -106,6 +106,17 @@ def run_driver(folder: Path, backend: str, legacy_keras: bool = False) -> dict:
     return run_on_backend(argv, backend, folder, legacy_keras=legacy_keras, timeout=300)
 
 
+def driver_reports(work: Path, driver: str, backends: tuple[str, ...]) -> dict[str, dict]:
+    """``driver`` (a script printing a report) written into ``work`` and run on tf_keras
+    (``"reference"``) and on each backend: each run's report."""
+    (work / "driver.py").write_text(driver)
+    argv = [sys.executable, "driver.py"]
+    runs = {"reference": run_on_backend(argv, "tensorflow", work, legacy_keras=True)}
+    for backend in backends:
+        runs[backend] = run_on_backend(argv, backend, work)
+    return runs
+
+
 def project_runs_on_backends(
     tmp_path_factory, files: dict[str, str], backends: tuple[str, ...]
 ) -> tuple[dict[str, str], dict[str, object]]:

@@ -400,3 +400,18 @@ def broadcast_dynamic_shape(shape_x, shape_y):
                 same = False
             result.append(a if same else ops.where(ops.equal(a, 1), b, a))
     return tuple(result)
+
+
+def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
+    """TensorFlow's ``tf.nn.batch_normalization``: ``mean``, ``variance``, ``offset`` and
+    ``scale`` broadcast against ``x`` whatever their shapes (moments kept with
+    ``keepdims``, a group axis of their own), where ``keras.ops.batch_normalization`` takes
+    vectors along one ``axis``. The same arithmetic in the same order as TensorFlow's
+    (``x * inv + (offset - mean * inv)``, ``inv = rsqrt(variance + variance_epsilon) *
+    scale``), so the results agree to the last bits a backend's ``rsqrt`` allows.
+    ``offset`` and ``scale`` may be None; ``name`` is ignored."""
+    inv = ops.rsqrt(variance + variance_epsilon)
+    if scale is not None:
+        inv = inv * scale
+    shift = offset - mean * inv if offset is not None else -mean * inv
+    return x * ops.cast(inv, x.dtype) + ops.cast(shift, x.dtype)

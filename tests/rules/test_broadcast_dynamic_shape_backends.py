@@ -11,7 +11,6 @@ what the Keras 2 original computes on tf_keras.
 
 from __future__ import annotations
 
-import sys
 import textwrap
 
 import numpy as np
@@ -19,7 +18,7 @@ import pytest
 
 from kmigrate.api import apply_to_text, scan_text
 from kmigrate.rules.common.compat_helpers import HELPER_FILE
-from tests.backend_run import project_runs_on_backends, run_on_backend
+from tests.backend_run import driver_reports, project_runs_on_backends
 
 pytestmark = pytest.mark.backends
 
@@ -63,13 +62,7 @@ print("REPORT" + json.dumps(out))
 
 @pytest.fixture(scope="module")
 def helper_runs(tmp_path_factory):
-    work = tmp_path_factory.mktemp("broadcast")
-    (work / "driver.py").write_text(HELPER_DRIVER)
-    argv = [sys.executable, "driver.py"]
-    runs = {"reference": run_on_backend(argv, "tensorflow", work, legacy_keras=True)}
-    for backend in BACKENDS:
-        runs[backend] = run_on_backend(argv, backend, work)
-    return runs
+    return driver_reports(tmp_path_factory.mktemp("broadcast"), HELPER_DRIVER, BACKENDS)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -154,6 +154,7 @@ PROVEN_BY_OWN_TEST = {
     "tf.TensorArray": "test_tensor_array_backends.py",
     "K.rnn": "test_keras2_rnn_backends.py",
     "tf.broadcast_dynamic_shape": "test_broadcast_dynamic_shape_backends.py",
+    "tf.nn.batch_normalization": "test_batch_normalization_helper_backends.py",
 }
 
 

@@ -227,11 +227,15 @@ NN = [
         "no keras.ops equivalent",
         "ops.exp(log_input) - targets * log_input (add the Stirling term for full loss)",
     ),
-    manual(
+    op(
         "tf.nn.batch_normalization",
-        "keras.ops.batch_normalization needs the channel axis; TF broadcasts mean/variance",
-        "(x - mean) * ops.rsqrt(variance + eps) * scale + offset, or "
-        "ops.batch_normalization(x, mean, variance, axis=-1, offset=..., scale=..., epsilon=...)",
+        "x, mean, variance, offset, scale, variance_epsilon, name=None",
+        builder="keras2_helper",
+        note="A call to `batch_normalization`, TensorFlow's tf.nn.batch_normalization on "
+        "keras.ops (mean, variance, offset and scale broadcast against x, as TensorFlow "
+        "reads them; keras.ops.batch_normalization takes vectors along one axis), which "
+        "apply writes into `_keras2_compat.py` beside the file (unless the module uses the "
+        "name itself).",
     ),
     manual(
         "tf.compat.v1.nn.fused_batch_norm K.batch_normalization K.normalize_batch_in_training",
