@@ -91,7 +91,9 @@ def place_imports(
         if wanted.name is not None and _joined(body, end, wanted, layout):
             continue
         entries = [e for i in range(end) if (e := _entry(i, body[i], layout)) is not None]
-        section = layout.section(wanted.module)
+        # a relative import (a helper module beside the file) is isort's local section
+        level = len(wanted.module) - len(wanted.module.lstrip("."))
+        section = layout.section(wanted.module.lstrip("."), level)
         key = layout.sort_key(wanted.module, wanted.name is not None, wanted.name or "")
         new = statement(_text(wanted) + "\n")
         assert isinstance(new, cst.SimpleStatementLine)

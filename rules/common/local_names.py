@@ -324,3 +324,38 @@ def mutated(module: ModuleInfo, read: ast.Name) -> bool:
 
 
 _MUTATORS = frozenset({"append", "insert", "extend", "pop", "remove", "clear", "reverse", "sort"})
+
+
+def binding_sources(module: ModuleInfo, read: ast.Name) -> list[tuple[str, ast.AST]] | None:
+    """Where the value ``read`` holds comes from: the one binding it sees where that can
+    be told, else every binding of the name in its function. Each is ``("value", expr)``
+    (``name = expr``, chained targets too), ``("element", expr)`` (``a, name = expr``:
+    one item of ``expr``) or ``("parameter", arg)`` (the function's own parameter); None
+    where some binding is none of these (a loop variable, ``with ... as``, ``+=``...) or
+    the name is not tracked."""
+    function = enclosing_function(module, read)
+    if function is None:
+        return None
+    names = _names(module, function, read.id)
+    if names.opaque:
+        return None
+    seen = names.reaching(read)
+    bindings = [seen] if seen is not None else names.bindings
+    sources: list[tuple[str, ast.AST]] = []
+    for binding in bindings:
+        if binding.statement is function:
+            sources.append(("parameter", binding.node))
+            continue
+        parent = module.parent_of(binding.node)
+        statement = binding.statement
+        if not isinstance(statement, ast.Assign):
+            return None
+        if parent is statement:
+            sources.append(("value", statement.value))
+        elif isinstance(parent, (ast.Tuple, ast.List)) and module.parent_of(parent) is statement:
+            if any(isinstance(e, ast.Starred) for e in parent.elts):
+                return None
+            sources.append(("element", statement.value))
+        else:
+            return None
+    return sources or None

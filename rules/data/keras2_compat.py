@@ -277,6 +277,22 @@ def tf1_resize(images, size, method="bilinear", align_corners=False, skip_same_s
     return upper_line + (lower_line - upper_line) * row_weight
 
 
+def shape_of(x):
+    """Keras 2's ``K.shape`` / ``tf.shape`` of any value: a tensor's shape, and the shape
+    of the tensor TensorFlow makes of anything else (a Python number or bool: ``()``; a
+    nested list: its lengths), as ``keras.ops.shape`` gives it (a tuple of ints, and
+    scalar int tensors for dimensions known only when the model runs on TensorFlow).
+
+    ``keras.ops.shape`` reads ``x.shape``: on JAX and PyTorch a Python number or list has
+    none. Only such a value is converted: tensors, variables, NumPy arrays and the
+    symbolic tensors of a model being built (which ``ops.convert_to_tensor`` refuses)
+    are read as they are.
+    """
+    if not hasattr(x, "shape"):  # a Python number, bool or (nested) list
+        x = ops.convert_to_tensor(x)
+    return ops.shape(x)
+
+
 def shape_prod(dims):
     """Keras 2's ``K.prod`` / ``tf.reduce_prod`` of a shape's dimensions
     (``K.prod(K.shape(x)[1:3])``): their product.

@@ -183,6 +183,10 @@ class Keras2ModulePath(Rule):
             legacy = f"{legacy_module}.{alias.name}"
             target = keras3_path(legacy)
             if target is None:
+                if _every_use_moves(site, alias.asname or alias.name):
+                    # the uses' own fixes (check_reference) move each of them, and the
+                    # import, then unused, goes: apply leaves nothing of it to port
+                    return
                 yield Report(site, f"`keras.{legacy}` is not in Keras 3: {removal_note(legacy)}")
                 return
             changed |= target != legacy
@@ -209,3 +213,29 @@ class Keras2ModulePath(Rule):
             f"Keras 2 module path: `{text}` in Keras 3",
             fix=EditPlan((ReplaceNode(site.span, text, kind="stmt"),), text),
         )
+
+
+def _every_use_moves(site: ImportSite, local: str) -> bool:
+    """Whether the name ``local`` is read, and only as the start of an attribute chain
+    that resolves to a Keras 2 path with a Keras 3 home and no call difference
+    (``np_utils.to_categorical``): each is a reference check_reference rewrites."""
+    module = site.module
+    reads = [n for n in module.nodes(ast.Name) if getattr(n, "id", None) == local]
+    if not reads or any(not isinstance(n.ctx, ast.Load) for n in reads):  # type: ignore[attr-defined]
+        return False
+    if any(getattr(n, "arg", None) == local for n in module.nodes(ast.arg)):
+        return False  # a parameter of that name: a read may not be the import
+    for read in reads:
+        chain: ast.AST = read
+        while isinstance(module.parent_of(chain), ast.Attribute):
+            chain = module.parent_of(chain)  # type: ignore[assignment]
+        symbol = module.resolve(chain) if chain is not read else None  # type: ignore[arg-type]
+        if not symbol or not symbol.startswith("keras."):
+            return False
+        legacy = symbol[len("keras.") :]
+        target = keras3_reference(legacy)
+        if target is None or target == legacy:
+            return False
+        if call_difference(module, chain, target, KERAS_2):
+            return False
+    return True

@@ -8,49 +8,7 @@ from collections.abc import Iterable
 
 from kmigrate.engine import EditPlan, Node, ReplaceNode, Severity
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
-
-# The backend Keras 2 code ran on: tf.keras, tf_keras and Keras 2.4+ are TensorFlow-only.
-_KERAS2_BACKEND = "tensorflow"
-
-
-def _backend_compared(site: Node, test: ast.expr) -> str | None:
-    """The name in ``K.backend() == "name"`` (either side), else None."""
-    if not (
-        isinstance(test, ast.Compare)
-        and len(test.ops) == 1
-        and isinstance(test.ops[0], ast.Eq)
-        and len(test.comparators) == 1
-    ):
-        return None
-    left, right = test.left, test.comparators[0]
-    if isinstance(left, ast.Constant):
-        left, right = right, left
-    is_backend_call = (
-        isinstance(left, ast.Call)
-        and not left.args + left.keywords
-        and site.module.resolve(left.func) == "K.backend"
-    )
-    if is_backend_call and isinstance(right, ast.Constant) and isinstance(right.value, str):
-        return right.value
-    return None
-
-
-def _branches(site: Node, chain: ast.If) -> list[tuple[str | None, list[ast.stmt]]] | None:
-    """The chain's branches as (backend name, body); None for a final ``else``. None when a
-    test is something other than a ``K.backend()`` comparison."""
-    branches: list[tuple[str | None, list[ast.stmt]]] = []
-    node: ast.If = chain
-    while True:
-        name = _backend_compared(site, node.test)
-        if name is None:
-            return None
-        branches.append((name, node.body))
-        if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
-            node = node.orelse[0]
-            continue
-        if node.orelse:
-            branches.append((None, node.orelse))
-        return branches
+from kmigrate.rules.common.backend_dispatch import kept_imports
 
 
 class BackendDispatchImports(Rule):
@@ -114,20 +72,12 @@ class BackendDispatchImports(Rule):
 
     def check_node(self, site: Node) -> Iterable[Report]:
         chain = site.node
-        if not isinstance(chain, ast.If) or site.module.parent_of(chain) is not site.module.tree:
+        if not isinstance(chain, ast.If):
             return
-        branches = _branches(site, chain)
-        if branches is None:
+        kept = kept_imports(site.module, chain)
+        if kept is None:
             return
-        kept = [body for name, body in branches if name == _KERAS2_BACKEND]
-        only_imports = all(
-            isinstance(statement, (ast.Import, ast.ImportFrom))
-            for _, body in branches
-            for statement in body
-        )
-        if len(kept) != 1 or not only_imports:
-            return
-        text = "\n".join(site.module.node_text(statement) for statement in kept[0])
+        text = "\n".join(site.module.node_text(statement) for statement in kept)
         yield Report(
             site,
             "these imports depend on `K.backend()`, which Keras 2 on TensorFlow always "

@@ -44,7 +44,10 @@ class TfOpToKerasOps(CatalogRule):
         "tf.shape / K.shape result becomes keras.ops.shape (a tuple) where every read of it "
         "takes a tuple: followed through local names (also when rebound later), loops over "
         "range() or enumerate(), and into a function or method of the module it is passed "
-        "to."
+        "to. keras.ops.shape reads `x.shape`, which a Python number or list does not have "
+        "on JAX and PyTorch (Keras 2 converted them): where the code does not show that x "
+        "is a tensor (a layer's input in `call`, a result of a tensor function, arithmetic "
+        "on one), the shape is the helper `shape_of(x)`, which converts only such values."
     )
     examples = [
         Flagged(
@@ -203,6 +206,39 @@ class TfOpToKerasOps(CatalogRule):
                     shape = [d or shape[i] for i, d in enumerate(tuple(x.shape))]
                     flat = ops.reshape(x, [shape[0], shape_prod(shape[1:])])
                     return split(flat, self.heads, axis=-1)
+            """,
+        ),
+        Flagged(
+            """
+            import tensorflow as tf
+            from tensorflow import keras
+            from tensorflow.keras import backend as K
+
+
+            def fill_like(x, value):
+                # value may be a Python number: Keras 2 converts it, ops.shape does not
+                return tf.broadcast_to(value, K.shape(x))
+
+
+            class Pad(keras.layers.Layer):
+                def call(self, inputs):
+                    return fill_like(inputs[:, :1], 0.0) + tf.ones(K.shape(inputs))
+            """,
+            """
+            from keras import ops
+            from tensorflow import keras
+
+            from _keras2_compat import shape_of
+
+
+            def fill_like(x, value):
+                # value may be a Python number: Keras 2 converts it, ops.shape does not
+                return ops.broadcast_to(value, shape_of(x))
+
+
+            class Pad(keras.layers.Layer):
+                def call(self, inputs):
+                    return fill_like(inputs[:, :1], 0.0) + ops.ones(ops.shape(inputs))
             """,
         ),
         Clean(

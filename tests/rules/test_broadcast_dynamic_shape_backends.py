@@ -4,7 +4,8 @@
 The helper alone over shape pairs (ranks that differ, dimensions of one and of zero, a
 scalar shape), given as tuples and as 1-D int tensors; then bert4keras' ``where`` (the
 broadcast of three shapes, the second broadcast reading the first, the result passed to
-``tf.broadcast_to``) in a layer converted by ``kmigrate apply``: the converted model
+``tf.broadcast_to``) in a layer converted by ``kmigrate apply``, on tensors and on a
+Python number (bert4keras' GlobalPointer masks with ``where(mask, x, -inf)``): the converted model
 predicts (a graph with an unknown batch on tensorflow, jit on jax) and calls eagerly
 what the Keras 2 original computes on tf_keras.
 """
@@ -91,6 +92,14 @@ class Masked(tf.keras.layers.Layer):
     def call(self, inputs):
         scores, keep = inputs
         return where(keep > 0, scores, tf.zeros_like(scores[:1, :1]) - 1.0)
+
+
+class MaskedNumber(tf.keras.layers.Layer):
+    """bert4keras' GlobalPointer: where(mask, x, value) with a Python number."""
+
+    def call(self, inputs):
+        scores, keep = inputs
+        return where(keep > 0, scores, -1e4) + where(keep > 0, 1.0, scores)
 '''
 
 DRIVER = """
@@ -99,25 +108,26 @@ import numpy as np
 from tensorflow import keras
 if os.environ.get("TF_USE_LEGACY_KERAS") != "1":
     import keras
-from model.backend import Masked
+from model.backend import Masked, MaskedNumber
 
 rng = np.random.default_rng(0)
 scores = rng.standard_normal((3, 4, 5)).astype("float32")
 keep = rng.standard_normal((3, 1, 5)).astype("float32")
 inputs = [keras.Input(shape=(4, 5)), keras.Input(shape=(1, 5))]
-model = keras.Model(inputs, Masked()(inputs))
-out = {
-    "predict": np.asarray(model.predict([scores, keep], verbose=0)).tolist(),
-    "call": np.asarray(model([scores, keep])).tolist(),
-}
+out = {}
+for name, layer in (("", Masked), ("number_", MaskedNumber)):
+    model = keras.Model(inputs, layer()(inputs))
+    out[name + "predict"] = np.asarray(model.predict([scores, keep], verbose=0)).tolist()
+    out[name + "call"] = np.asarray(model([scores, keep])).tolist()
 print("REPORT" + json.dumps(out))
 """
 
 
 def test_the_broadcasts_and_the_shapes_they_read_are_rewritten() -> None:
     converted = apply_to_text(textwrap.dedent(BACKEND_MODULE))
-    assert "shape = broadcast_dynamic_shape(ops.shape(x), ops.shape(y))" in converted
-    assert "shape = broadcast_dynamic_shape(ops.shape(cond), shape)" in converted
+    # where's arguments may be Python numbers (where(mask, x, -1e4)): shape_of converts them
+    assert "shape = broadcast_dynamic_shape(shape_of(x), shape_of(y))" in converted
+    assert "shape = broadcast_dynamic_shape(shape_of(cond), shape)" in converted
     assert "import tensorflow" not in converted
     # a broadcast whose result is used as a tensor stays, with what to write instead
     used_as_tensor = textwrap.dedent(
@@ -150,7 +160,7 @@ def project_runs(tmp_path_factory):
 def test_the_converted_where_computes_what_keras2_computes(project_runs, backend) -> None:
     written, runs = project_runs
     assert any(path.endswith("_keras2_compat.py") for path in written), written
-    for check in ("predict", "call"):
+    for check in ("predict", "call", "number_predict", "number_call"):
         np.testing.assert_allclose(
             runs[backend][check], runs["reference"][check], rtol=1e-6, err_msg=check
         )

@@ -367,7 +367,10 @@ def test_trap_pad_modes_are_lower_case() -> None:
         ("tf.shape(x)[0]", "keras.ops.shape(x)[0]"),
         ("tf.slice(x + y, [0, 1], [-1, 2])", "(x + y)[:, 1:3]"),
         ("tf.slice(x, n, [2, 2])", "keras.ops.slice(x, n, [2, 2])"),
-        ("tf.reshape(x, tf.shape(y))", "keras.ops.reshape(x, keras.ops.shape(y))"),
+        ("tf.reshape(y, tf.shape(x))", "keras.ops.reshape(y, keras.ops.shape(x))"),
+        # y, a second argument of call, may be a Python number or list (Keras passes it
+        # as it is): the helper converts those before reading the shape
+        ("tf.reshape(x, tf.shape(y))", "keras.ops.reshape(x, shape_of(y))"),
         ("tf.signal.hann_window(8)", "keras.ops.hanning(8 + 1)[:-1]"),
         ("tf.signal.hann_window(n, periodic=False)", "keras.ops.hanning(n)"),
         ("K.epsilon()", "keras.config.epsilon()"),

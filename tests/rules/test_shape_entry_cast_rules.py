@@ -71,4 +71,5 @@ def test_a_helper_returning_a_shape_entry_still_converts() -> None:
     out = apply_to_text(
         "from tensorflow.keras import backend as K\n\n\ndef length(x):\n    return K.shape(x)[1]\n"
     )
-    assert "return ops.shape(x)[1]" in out, out
+    # x may be a Python number or list here: the helper reads its shape as Keras 2 did
+    assert "return shape_of(x)[1]" in out, out

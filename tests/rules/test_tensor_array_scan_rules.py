@@ -139,3 +139,26 @@ def test_other_shapes_stay_refused_with_the_reason(case: str) -> None:
     assert why in constructor.message, constructor.message
     assert any(f.rule == "KM207" for f in findings)
     assert "TensorArray" in apply_to_text(source)
+
+
+def _manual_ranges(source: str) -> list:
+    return [f for f in scan_text(source) if f.symbol == "tf.range" and f.fix is None]
+
+
+def test_scan_reports_no_manual_range_where_the_scan_fix_rewrites_the_loop() -> None:
+    # the scan fix (KM201 at the constructor) rewrites the loop's header, tf.range
+    # included: scan agrees with apply and reports nothing manual there
+    source = _layer(*LOOP)
+    assert "tf.range" not in apply_to_text(source)
+    assert _manual_ranges(source) == []
+    (constructor,) = [f for f in scan_text(source) if f.symbol == "tf.TensorArray"]
+    assert constructor.rule == "KM201" and constructor.fix is not None
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_a_range_loop_that_stays_is_still_reported(case: str) -> None:
+    # where the loop stays (the array refused), its tf.range over a tensor stays manual
+    lines, _ = REFUSED[case]
+    source = _layer(*lines)
+    if "tf.range(n" in "".join(lines) and "tf.range" in apply_to_text(source):
+        assert _manual_ranges(source), case

@@ -366,7 +366,7 @@ def test_apply_with_a_warm_cache_rewrites_the_same(corpus, tmp_path) -> None:
     for path in sorted(cold.rglob("*.py")):
         twin = warm / path.relative_to(cold)
         assert path.read_bytes() == twin.read_bytes(), path
-        original = corpus / path.relative_to(cold)  # none for a helper module apply wrote
+        original = corpus / path.relative_to(cold)  # a helper module apply wrote is new
         changed += not original.exists() or path.read_bytes() != original.read_bytes()
     assert changed > 5
 

@@ -34,6 +34,7 @@ from kmigrate.rules.common.compat_helpers import (
     helper_edit,
     helper_name_taken,
 )
+from kmigrate.rules.common.known_tensors import known_tensor
 from kmigrate.rules.common.local_names import possible_values
 from kmigrate.rules.common.shape_uses import (
     returned_entry,
@@ -49,6 +50,9 @@ from kmigrate.rules.common.static_shapes import (
     tensor_shape_argument,
 )
 from kmigrate.rules.ops_catalog import OpEntry, py_literal
+
+# K.shape / tf.shape of a value not shown to be a tensor (rules/data/keras2_compat.py)
+SHAPE_OF = "shape_of"
 
 
 def call_text(callee: str, items: Iterable[tuple[str | None, str]]) -> str:
@@ -107,8 +111,13 @@ def _build_shape(binding: Binding) -> Rewrite:
             'ops.convert_to_tensor(ops.shape(x), dtype="int32")',
         )
     first = binding.entry.params[0].name
-    edit = CallEdit(binding.site.span, "keras.ops.shape", (ArgOut(binding.source(first)),))
-    return Rewrite(EditPlan((edit,)), "keras.ops.shape")
+    value = binding.node(first)
+    if value is not None and known_tensor(binding.site, value):
+        edit = CallEdit(binding.site.span, "keras.ops.shape", (ArgOut(binding.source(first)),))
+        return Rewrite(EditPlan((edit,)), "keras.ops.shape")
+    # Keras 2 converts a Python number or list first; keras.ops.shape reads `.shape`,
+    # which they do not have on JAX and PyTorch: the helper converts only those
+    return _helper_call(binding, SHAPE_OF, (binding.text(first),))
 
 
 def _top_k_items(binding: Binding) -> list[tuple[str | None, str]]:
@@ -321,9 +330,10 @@ def _build_keras2_helper(binding: Binding) -> Rewrite:
     return _helper_call(binding, binding.entry.symbol.rpartition(".")[2])
 
 
-def _helper_call(binding: Binding, name: str) -> Rewrite:
-    """The call, arguments as they are, made to helper ``name`` (Keras 2's function on
-    keras.ops, written into the project's helper module beside the file)."""
+def _helper_call(binding: Binding, name: str, args: tuple[str, ...] | None = None) -> Rewrite:
+    """The call made to helper ``name`` (Keras 2's function on keras.ops, written into
+    the project's helper module beside the file): with the arguments as they are, or
+    with ``args`` (their texts) instead."""
     site = binding.site
     if helper_name_taken(site, name):
         raise ManualPortError(
@@ -331,8 +341,12 @@ def _helper_call(binding: Binding, name: str) -> Rewrite:
             f"{binding.entry.symbol}'s meaning cannot be imported under it",
             f"copy `{name}` from {HELPER_FILE.name} in kmigrate's rules/data under another name",
         )
-    callee = site.module.span_of(site.node.func)  # type: ignore[attr-defined]
-    plan = EditPlan((ReplaceNode(callee, name), helper_edit(site, name)))
+    if args is None:
+        callee = site.module.span_of(site.node.func)  # type: ignore[attr-defined]
+        edit = ReplaceNode(callee, name)
+    else:
+        edit = ReplaceNode(site.span, f"{name}({', '.join(args)})")
+    plan = EditPlan((edit, helper_edit(site, name)))
     return Rewrite(plan, f"{HELPER_MODULE}.{name}")
 
 

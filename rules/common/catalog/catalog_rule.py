@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 from typing import Any
 
 from kmigrate.engine import CallSite, Context, ReferenceSite, Severity
 from kmigrate.rules.base import Claim, Rule
+from kmigrate.rules.common.backend_dispatch import in_replaced_chain
 from kmigrate.rules.common.catalog.binding import ManualPortError
 from kmigrate.rules.common.catalog.builders import plan_call
 from kmigrate.rules.common.catalog.plan import Rewrite
+from kmigrate.rules.common.catalog.tensor_array_scan import SCAN_RANGES
 from kmigrate.rules.ops_catalog import OpEntry, by_symbol, lookup
 
 CATALOG_SYMBOLS = frozenset(s for s in by_symbol() if lookup(s).builder != "variable")
@@ -29,11 +32,70 @@ def plan_for(site: CallSite) -> tuple[OpEntry, Rewrite | ManualPortError] | None
     key = id(site.node)
     if key not in plans:
         entry = lookup(site.symbol)
-        if entry is None or _names_the_target(site, entry):
+        if entry is None or _names_the_target(site, entry) or _superseded(site):
             plans[key] = None
         else:
             plans[key] = (entry, plan_call(entry, site))
     return plans[key]
+
+
+def _superseded(site: CallSite) -> bool:
+    """Whether another fix rewrites the call with the statement around it, so that it has
+    no finding of its own (scan then says what apply does)."""
+    if site.symbol == "K.backend":  # a test of the import chain KM208 replaces
+        return in_replaced_chain(site.module, site.node)  # type: ignore[arg-type]
+    return _loop_becomes_scan(site)
+
+
+def _loop_becomes_scan(site: CallSite) -> bool:
+    """Whether ``site`` is the ``tf.range(n)`` a ``for`` loop runs over that the fix of a
+    ``tf.TensorArray`` it writes turns into ``keras.ops.scan`` (tensor_array_scan): that
+    fix rewrites the loop's header with it, so the call has no finding of its own."""
+    module = site.module
+    loop = module.parent_of(site.node)
+    function = site.scope.function_node
+    if not (
+        site.symbol in SCAN_RANGES
+        and isinstance(loop, ast.For)
+        and loop.iter is site.node
+        and isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ):
+        return False
+    written = {
+        statement.targets[0].id
+        for statement in loop.body
+        if isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+    }
+    for statement in function.body:
+        if statement is loop:
+            break
+        value = getattr(statement, "value", None)
+        if not (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+            and statement.targets[0].id in written
+            and isinstance(value, ast.Call)
+            and module.resolve(value.func) == "tf.TensorArray"
+        ):
+            continue
+        constructor = dataclasses.replace(
+            site,
+            node=value,
+            span=module.span_of(value),
+            symbol="tf.TensorArray",
+            args=list(value.args),
+            keywords={k.arg: k.value for k in value.keywords if k.arg is not None},
+            has_star_args=any(isinstance(a, ast.Starred) for a in value.args)
+            or any(k.arg is None for k in value.keywords),
+        )
+        planned = plan_for(constructor)
+        if planned is not None and isinstance(planned[1], Rewrite):
+            if planned[1].target == "keras.ops.scan":
+                return True
+    return False
 
 
 # Keras 3 keeps these names in `keras.backend` as the very functions the catalog rewrites

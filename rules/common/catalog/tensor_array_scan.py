@@ -45,6 +45,9 @@ from kmigrate.rules.common.catalog.plan import Rewrite
 from kmigrate.rules.ops_catalog import py_literal
 
 _GRAPH_RANGES = frozenset({"tf.range"})
+# The ranges the scan's loop may run over that are catalog calls of their own: the scan
+# fix rewrites them with the loop's header (catalog_rule reports no finding for them).
+SCAN_RANGES = _GRAPH_RANGES
 _NESTED_SCOPES = (
     ast.FunctionDef,
     ast.AsyncFunctionDef,

@@ -5,6 +5,13 @@ from __future__ import annotations
 from kmigrate.rules.ops_catalog._model import manual, op
 from kmigrate.rules.ops_catalog._wording import SHAPE_ENTRY_CAST
 
+SHAPE_OF = (
+    "`keras.ops.shape(x)` where the code shows x is a tensor (a layer's input in `call`, "
+    "a tensor function's result, arithmetic on one); else `shape_of(x)`, which apply "
+    "writes into `_keras2_compat.py` beside the file: Keras 2 converts a Python number or "
+    "list first, keras.ops.shape reads `x.shape`, which they lack on JAX and PyTorch."
+)
+
 DTYPES_AND_SHAPES = [
     op(
         "tf.cast tf.dtypes.cast tf.compat.v1.cast",
@@ -28,12 +35,14 @@ DTYPES_AND_SHAPES = [
         accept={"out_type": [None, "int32", "int64"]},
         when="the result is indexed, unpacked or passed as a shape (tf.shape returns a "
         "tensor, keras.ops.shape a tuple of ints and scalar tensors)",
+        note=SHAPE_OF,
     ),
     op(
         "K.shape",
         "x",
         builder="shape",
         when="as tf.shape: the result is indexed, unpacked or passed as a shape",
+        note=SHAPE_OF,
     ),
     op(
         "tf.broadcast_dynamic_shape",
