@@ -26,6 +26,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -266,6 +267,11 @@ def run_backends(
     (workdir / "manifest.json").write_text(json.dumps(manifest))
     (workdir / "original.py").write_text(without_imports(case_module(cases), None))
     (workdir / "rewritten.py").write_text(without_imports(rewritten, ("tensorflow", "tf_keras")))
+    # a rewrite may call a project helper (`K.shape` of a value not known to be a tensor):
+    # the module apply would write beside the file, all of it, importable from workdir
+    from kmigrate.rules.common.compat_helpers import HELPER_FILE, HELPER_MODULE
+
+    shutil.copyfile(HELPER_FILE, workdir / f"{HELPER_MODULE}.py")
     jobs = {
         "tensorflow": [("reference", "original.py"), ("tensorflow", "rewritten.py")],
         "jax": [("jax", "rewritten.py")],
@@ -379,6 +385,7 @@ def _worker(workdir: Path, jobs: list[tuple[str, str]]) -> None:
     import warnings
 
     started = time.perf_counter(), time.process_time()
+    sys.path.insert(0, str(workdir))  # the project helpers' module (run_backends)
 
     warnings.simplefilter("ignore")
     backend = os.environ["KERAS_BACKEND"]
