@@ -40,6 +40,17 @@ def run_on_backend(
     return json.loads(lines[-1][len(tag) :])
 
 
+def write_converted(path: Path, text: str) -> None:
+    """``text``, a module `kmigrate apply` converted, at ``path``, with the project helpers'
+    module beside it where it imports one (apply writes that module into a real project;
+    ``apply_to_text`` converts one module and writes nothing)."""
+    from kmigrate.rules.common.compat_helpers import HELPER_FILE, HELPER_MODULE
+
+    path.write_text(text)
+    if f"{HELPER_MODULE} import" in text:
+        shutil.copyfile(HELPER_FILE, path.parent / f"{HELPER_MODULE}.py")
+
+
 def original_and_migrated(
     tmp_path_factory, source: str, name: str = "layer.py", driver: str | None = None
 ) -> tuple[Path, Path]:
@@ -51,7 +62,7 @@ def original_and_migrated(
     original = tmp_path_factory.mktemp("original")
     (original / name).write_text(source)
     migrated = tmp_path_factory.mktemp("migrated")
-    (migrated / name).write_text(apply_to_text(source))
+    write_converted(migrated / name, apply_to_text(source))
     if driver is not None:
         for folder in (original, migrated):
             (folder / "driver.py").write_text(driver)
@@ -276,7 +287,7 @@ def keras2_and_converted(
     original = tmp_path / "original.py"
     original.write_text(legacy)
     rewritten = tmp_path / "converted.py"
-    rewritten.write_text(converted)
+    write_converted(rewritten, converted)
     reference = run_module_worker(worker, original, "keras2", tmp_path)
     assert "error" not in reference, reference
     targets = {}
