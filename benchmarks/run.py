@@ -134,26 +134,24 @@ def _children_of(pid: int) -> list[int] | None:
     return found
 
 
-def _rss_kb(pid: int) -> int:
+def _proc_kb(path: str, field: bytes) -> int:
+    """The kB figure of ``field`` in a /proc file (0 where the process is gone)."""
     try:
-        with open(f"/proc/{pid}/status", "rb") as handle:
+        with open(path, "rb") as handle:
             for line in handle:
-                if line.startswith(b"VmRSS:"):
+                if line.startswith(field):
                     return int(line.split()[1])
     except OSError:
         pass
     return 0
+
+
+def _rss_kb(pid: int) -> int:
+    return _proc_kb(f"/proc/{pid}/status", b"VmRSS:")
 
 
 def _pss_kb(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/smaps_rollup", "rb") as handle:
-            for line in handle:
-                if line.startswith(b"Pss:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
+    return _proc_kb(f"/proc/{pid}/smaps_rollup", b"Pss:")
 
 
 class TreeSampler(threading.Thread):
