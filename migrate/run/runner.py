@@ -36,6 +36,7 @@ from kmigrate.run.report_codec import (
     store_report,
     trim_for_reports,
 )
+from kmigrate.run.shared_strings import share_strings
 from kmigrate.run.spill import Spill, open_spill, spill_report
 
 if TYPE_CHECKING:
@@ -116,8 +117,14 @@ class _Collected:
         self.counted = counted
         self.spill = spill
         self.owns_freeze = gc.get_freeze_count() == 0
+        self.strings: dict[str, str] = {}  # one copy of each (run/shared_strings.py)
 
     def add(self, report: FileReport | FixResult) -> None:
+        if getattr(report, "index_entry", None) is not None:  # kept until the resolution
+            strings = self.strings
+            report.index_entry = share_strings(report.index_entry, strings)
+            report.own_local = share_strings(report.own_local, strings)
+            report.own_facts = share_strings(report.own_facts, strings)
         if self.spill is not None:
             spill_report(report, self.spill)
         self.reports.append(report)
