@@ -45,6 +45,16 @@ _TENSOR_FUNCTIONS = frozenset(
 # ``shape_prod``): tensors only where that argument is a tensor.
 _OF_THEIR_ARGUMENT = frozenset({"cast", "prod", "reduce_prod"})
 _LAMBDA_LAYERS = in_keras_namespaces("layers.Lambda", "layers.core.Lambda")
+# Functions whose argument is a list (of tensors) or something iterated: a layer input
+# given to one is a list (``K.concatenate(inputs)``), whose ``K.shape`` Keras 2 takes of
+# the tensor TensorFlow stacks from it, and ``keras.ops.shape`` refuses on JAX and PyTorch.
+_LIST_TAKERS = frozenset("concatenate concat stack add_n".split())
+_BUILTIN_LIST_TAKERS = frozenset(
+    "len isinstance zip list tuple enumerate map reversed sorted".split()
+)
+_LAYER_MERGES = in_keras_namespaces(
+    *(f"layers.{name}" for name in "add multiply average maximum minimum subtract dot".split())
+)
 _MAX_DEPTH = 6
 
 
@@ -182,7 +192,8 @@ def _lambda_input(module: ModuleInfo, node: ast.Name) -> ast.Lambda | None:
 
 def _used_as_list(module: ModuleInfo, function: ast.AST, name: str) -> bool:
     """Whether ``function`` may treat its input ``name`` as a list of tensors: indexes it
-    with anything but slices, unpacks or iterates it, or gives it to ``len`` / ``isinstance``."""
+    with anything but slices, unpacks or iterates it, gives it to ``len`` / ``isinstance``
+    or to a function that takes a list (``K.concatenate``, ``zip``, ``layers.add``)."""
     # every read of the name, whichever binding it sees: a superset of the input's reads
     for read in module.nodes_in(function, ast.Name):
         if not (isinstance(read, ast.Name) and read.id == name and isinstance(read.ctx, ast.Load)):
@@ -194,6 +205,9 @@ def _used_as_list(module: ModuleInfo, function: ast.AST, name: str) -> bool:
         elif isinstance(parent, (ast.Assign, ast.For, ast.comprehension, ast.Starred)):
             return True
         elif isinstance(parent, ast.Call) and read in parent.args:
-            if isinstance(parent.func, ast.Name) and parent.func.id in ("len", "isinstance"):
+            if isinstance(parent.func, ast.Name) and parent.func.id in _BUILTIN_LIST_TAKERS:
+                return True
+            symbol = module.resolve(parent.func) or ""
+            if symbol.rpartition(".")[2] in _LIST_TAKERS or symbol in _LAYER_MERGES:
                 return True
     return False

@@ -81,6 +81,9 @@ report = {
 ones = np.ones((2, 5), "float32")
 variable = tf.Variable(ones) if reference else keras.Variable(ones)
 report["variable"] = listed(shape(variable))
+# a layer input that is a list of tensors (K.concatenate(inputs) shows it): TensorFlow
+# stacks it; ops.shape of the list is what a rewrite to it would do
+report["tensor_list"] = listed(shape([to_tensor(ones), to_tensor(ones) * 2.0]))
 
 def fn(t):
     # the input's shape (symbolic while the model is built), and Python values' shapes
@@ -104,6 +107,11 @@ if not reference:
         report["ops_shape_number"] = "ok"
     except Exception as error:
         report["ops_shape_number"] = type(error).__name__
+    try:
+        ops.shape([to_tensor(ones), to_tensor(ones)])
+        report["ops_shape_list"] = "ok"
+    except Exception as error:
+        report["ops_shape_list"] = type(error).__name__
 print("REPORT" + json.dumps(report))
 """
 
@@ -129,7 +137,7 @@ def test_the_shape_of_a_python_value_is_keras2s(runs, backend: str, index: int) 
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("kind", ["arrays", "tensors", "variable"])
+@pytest.mark.parametrize("kind", ["arrays", "tensors", "variable", "tensor_list"])
 def test_the_shape_of_an_array_tensor_or_variable_is_keras2s(runs, backend: str, kind) -> None:
     assert runs[backend][kind] == runs["reference"][kind], (kind, backend)
 
@@ -147,4 +155,10 @@ def test_in_a_model_eagerly_and_under_jit_the_shapes_are_keras2s(runs, backend: 
 def test_ops_shape_of_a_python_number_fails_on_jax_and_torch(runs) -> None:
     # why the helper: the plain rewrite works on TensorFlow only
     found = {backend: runs[backend]["ops_shape_number"] for backend in BACKENDS}
+    assert found == {"tensorflow": "ok", "jax": "AttributeError", "torch": "AttributeError"}
+
+
+def test_ops_shape_of_a_list_of_tensors_fails_on_jax_and_torch(runs) -> None:
+    # why a layer input used as a list takes the helper (known_tensors._used_as_list)
+    found = {backend: runs[backend]["ops_shape_list"] for backend in BACKENDS}
     assert found == {"tensorflow": "ok", "jax": "AttributeError", "torch": "AttributeError"}

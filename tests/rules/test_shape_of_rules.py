@@ -62,6 +62,19 @@ NOT_SHOWN = [
         "shape_of(inputs)",
     ),
     (_layer("n = len(inputs)", "return tf.ones(tf.shape(inputs)) * n"), "shape_of(inputs)"),
+    # ... or gives it to a function that takes a list of tensors
+    (
+        _layer("h = K.concatenate(inputs)", "return h * K.cast(K.shape(inputs)[0], 'float32')"),
+        "shape_of(inputs)",
+    ),
+    (
+        _layer("h = keras.layers.add(inputs)", "return tf.ones(tf.shape(inputs)) + h"),
+        "shape_of(inputs)",
+    ),
+    (
+        _layer("for a, b in zip(inputs, inputs):", "    pass", "return tf.ones(K.shape(inputs))"),
+        "shape_of(inputs)",
+    ),
     # a cast of a shape entry becomes the entry itself (a Python int)
     (
         _layer(
