@@ -77,6 +77,8 @@ class FactsGuess:
         self.roots = {name.partition(".")[0] for name in self.by_name}
         self._paths = ProjectIndex([], spec)  # for import_paths, which reads only the record
         self._reach: dict[str, dict[str, ModuleRecord]] = {}
+        self._known_keys = {record.key for records in self.by_name.values() for record in records}
+        self._named_of: dict[str, tuple[ModuleRecord, list[ModuleRecord]]] = {}
 
     def facts(
         self, tree: ast.Module, path: str, package: str, index: TreeIndex | None = None
@@ -113,7 +115,17 @@ class FactsGuess:
         return [found[key] for key in sorted(found)]
 
     def _named(self, record: ModuleRecord) -> list[ModuleRecord]:
-        """The known modules ``record``'s imports name directly."""
+        """The known modules ``record``'s imports name directly (worked out once per
+        known module: every closure through it asks again)."""
+        known = self._named_of.get(record.key)
+        if known is not None and known[0] is record:
+            return known[1]
+        named_list = self._named_now(record)
+        if record.key in self._known_keys:
+            self._named_of[record.key] = (record, named_list)
+        return named_list
+
+    def _named_now(self, record: ModuleRecord) -> list[ModuleRecord]:
         named: dict[int, ModuleRecord] = {}
         by_name = self.by_name
         for path in self._paths.import_paths(record):
@@ -126,16 +138,23 @@ class FactsGuess:
         return list(named.values())
 
     def _closure(self, start: ModuleRecord) -> dict[str, ModuleRecord]:
-        """``start`` and the known modules it reaches, worked out once per module."""
+        """``start`` and the known modules it reaches, worked out once per module (a
+        module reached whose own closure is known brings it whole: at 10k files a file
+        reached 85 modules on average, and closures were walked again module by module)."""
         found = self._reach.get(start.key)
         if found is None:
             found = {}
             todo = [start]
             while todo:
                 current = todo.pop()
-                if current.key not in found:
-                    found[current.key] = current
-                    todo.extend(self._named(current))
+                if current.key in found:
+                    continue
+                known = self._reach.get(current.key) if current is not start else None
+                if known is not None:
+                    found.update(known)
+                    continue
+                found[current.key] = current
+                todo.extend(self._named(current))
             self._reach[start.key] = found
         return found
 

@@ -4,7 +4,8 @@ That the guess never changes a finding is tested on whole runs in test_project_i
 
 from __future__ import annotations
 
-from kmigrate.project.facts_guess import choose_providers, useful_imports
+from kmigrate.engine.module_record import ModuleRecord
+from kmigrate.project.facts_guess import FactsGuess, choose_providers, useful_imports
 
 MODULES = {"pkg", "pkg.backend", "pkg.layers", "pkg.utils"}
 
@@ -57,3 +58,51 @@ def test_providers_are_the_most_needed_that_pay_and_fit() -> None:
     # backend.py (needed by 200 bytes) pays, with base.py it reaches; big.py does not
     assert choose_providers(needs, sizes, budget=1000) == ["backend.py", "base.py"]
     assert choose_providers(needs, sizes, budget=60) == []  # 80 bytes do not fit
+
+
+def _records(sources: dict[str, str]) -> dict[str, ModuleRecord]:
+    from kmigrate.project.index_entries import entry_for_bytes
+
+    return {
+        name: ModuleRecord(
+            key=f"{name}.py",
+            entry=entry_for_bytes(text.encode()),
+            package="",
+            folder="",
+            names=(name,),
+        )
+        for name, text in sources.items()
+    }
+
+
+def test_the_modules_a_file_reaches_are_the_whole_closure_of_its_imports() -> None:
+    """Closures are memoized and reused (a module reached whose closure is known brings
+    it whole): in every order of asking, cycles included, they are the plain closure."""
+    from kmigrate.rules.context_spec import CONTEXT_SPEC
+
+    known = _records(
+        {
+            "a": "from b import x\n",
+            "b": "from c import y\nfrom a import z\n",  # a cycle a -> b -> a
+            "c": "import d\n",
+            "d": "",
+            "e": "from d import w\n",
+        }
+    )
+    imports = {"a": ["b"], "b": ["c", "a"], "c": ["d"], "d": [], "e": ["d"]}
+
+    def plain(start: str) -> set[str]:
+        seen, todo = set(), [start]
+        while todo:
+            name = todo.pop()
+            if name not in seen:
+                seen.add(name)
+                todo.extend(imports[name])
+        return seen
+
+    for order in (["a", "b", "c", "e"], ["e", "c", "b", "a"], ["b", "a", "e", "c"]):
+        guess = FactsGuess(known.values(), lambda path, package: {}, {}, CONTEXT_SPEC)
+        for first in order:
+            importer = _records({"f": f"from {first} import q\n"})["f"]
+            reached = {record.names[0] for record in guess.reached(importer)}
+            assert reached == plain(first), (order, first)
