@@ -160,10 +160,7 @@ def index_records(
             continue
         entries.used[digest] = entry
         records.append(_record(path, root, package, entry))
-    if workers > 1 and sum(len(data) for _, _, data, _ in missing) >= _POOL_FROM_BYTES:
-        built = _build_in_pool([str(p) for p, _, _, _ in missing], workers)
-    else:
-        built = [entry_for_bytes(data) for _, _, data, _ in missing]
+    built = entries_for([(path, data) for path, _, data, _ in missing], workers)
     for (path, package, _, digest), entry in zip(missing, built, strict=True):
         if entry is not None:
             entries.add(digest, entry)
@@ -314,6 +311,16 @@ def _checked_pack(value: object) -> dict[str, dict]:
 
 def _load_pack(store: ResultCache) -> dict[str, dict]:
     return store.load_value(_PACK, "entries", _checked_pack) or {}
+
+
+def entries_for(files: Sequence[tuple[Path, bytes]], workers: int = 1) -> list[dict | None]:
+    """The entry of each (path, bytes) of ``files``, in order (None: unparseable): made
+    by ``workers`` processes when there are enough bytes to pay for starting them (they
+    read the files again, so a file changed in between gives its new bytes' entry),
+    else here."""
+    if workers > 1 and sum(len(data) for _, data in files) >= _POOL_FROM_BYTES:
+        return _build_in_pool([str(path) for path, _ in files], workers)
+    return [entry_for_bytes(data) for _, data in files]
 
 
 def _build_in_pool(paths: list[str], workers: int) -> list[dict | None]:
