@@ -365,19 +365,33 @@ def _reads(tree: ast.Module, index: TreeIndex | None, bound: set[str]) -> dict[s
     return {name: sorted(found.get(name, ())) for name in sorted(bound)}
 
 
+# The parent of a read whose parent is neither an attribute of it nor a call of it.
+_OTHER_PARENT = ast.AST()
+
+
 def _name_loads(
     tree: ast.Module, index: TreeIndex | None, bound: set[str]
 ) -> Iterable[tuple[ast.Name, ast.AST, ast.AST | None]]:
-    """(name, its parent, the parent's parent) of each read of a name in ``bound``."""
+    """(name, its parent, the parent's parent) of each read of a name in ``bound``; from
+    a tree index, a parent that is neither an attribute of its child nor a call of it
+    is ``_OTHER_PARENT`` (all :func:`_reads` tells apart)."""
     if not bound:
         return
     if index is not None:
-        parent_of = index.parent
-        for name in [n for n in index.nodes(ast.Name) if n.id in bound]:  # type: ignore[attr-defined]
-            if name.ctx.__class__ is ast.Load:  # type: ignore[attr-defined]
-                parent = parent_of(name)
-                if parent is not None:
-                    yield name, parent, parent_of(parent)  # type: ignore[misc]
+        loads = [
+            n
+            for n in index.nodes(ast.Name)
+            if n.id in bound and n.ctx.__class__ is ast.Load  # type: ignore[attr-defined]
+        ]
+        if not loads:
+            return
+        # a map of every node's parent cost each file's first guess more than the rest of
+        # its entry's reads (the analysis needs one for few files)
+        above_of = {id(n.value): n for n in index.nodes(ast.Attribute)}  # type: ignore[attr-defined]
+        above_of.update((id(n.func), n) for n in index.nodes(ast.Call))  # type: ignore[attr-defined]
+        for name in loads:
+            parent = above_of.get(id(name), _OTHER_PARENT)
+            yield name, parent, above_of.get(id(parent), _OTHER_PARENT)  # type: ignore[misc]
         return
     todo: list[tuple[ast.AST, ast.AST | None, ast.AST | None]] = [(tree, None, None)]
     while todo:

@@ -79,8 +79,26 @@ def _python_files() -> list[Path]:
     return files
 
 
+# every way an imported name is read (project_entry._reads: attributes one and two deep,
+# called or not, the name itself called, passed, stored, subscripted)
+READS = """\
+import keras.backend as K
+from pkg import backend, layers as L, helper
+
+a = K.mean(1)
+b = K.epsilon
+c = backend.K.sum(2) + backend.K.floatx
+d = backend.K.floatx()
+helper(K)
+e = [L, L.Dense(3), L.Dense]
+f = K.a.b.c(L.x[0], backend)
+g = helper.run()(K.placeholder)[1]
+h = L.x().y
+"""
+
+
 def _modules() -> list[tuple[str, ast.Module]]:
-    found = [("awkward", ast.parse(AWKWARD))]
+    found = [("awkward", ast.parse(AWKWARD)), ("reads", ast.parse(READS))]
     for path in _python_files():
         try:
             found.append((str(path.relative_to(ROOT)), ast.parse(path.read_text("utf-8"))))
