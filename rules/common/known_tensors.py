@@ -63,6 +63,50 @@ def known_tensor(site: CallSite, node: ast.AST) -> bool:
     return _one(site, node, 0)
 
 
+def shape_read_before(site: CallSite, node: ast.AST) -> bool:
+    """Whether ``node.shape`` is read just before the call at ``site``, in an earlier
+    operand of the same ``or`` / ``and`` (``x.shape[0] or tf.shape(x)[0]``: TensorFlow's
+    idiom for a dimension known while the model is built, or not). That operand has run
+    when the call runs, so ``node`` has a ``.shape`` there, which is all
+    ``keras.ops.shape`` reads (and what the ``shape_of`` helper reads it as). ``node``:
+    a name or an attribute chain on one (read twice, the same value)."""
+    if not _plain_chain(node):
+        return False
+    module = site.module
+    wanted = ast.dump(node)
+    child: ast.AST = site.node
+    parent = module.parent_of(child)
+    while parent is not None and not isinstance(parent, (ast.stmt, *_OWN_SCOPES)):
+        if isinstance(parent, ast.BoolOp):
+            earlier = parent.values[: parent.values.index(child)]  # type: ignore[arg-type]
+            if any(_reads_shape_of(value, wanted) for value in earlier):
+                return True
+        child, parent = parent, module.parent_of(parent)
+    return False
+
+
+# Expressions with names of their own: a name in them may be another binding.
+_OWN_SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _plain_chain(node: ast.AST) -> bool:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def _reads_shape_of(value: ast.AST, wanted: str) -> bool:
+    """Whether evaluating ``value`` reads ``<wanted>.shape`` first of all: ``value`` is
+    ``X.shape`` or an index of it (``X.shape[0]``, ``X.shape[1:]``)."""
+    while isinstance(value, ast.Subscript):
+        value = value.value
+    return (
+        isinstance(value, ast.Attribute)
+        and value.attr == "shape"
+        and ast.dump(value.value) == wanted
+    )
+
+
 def _one(site: CallSite, node: ast.AST, depth: int) -> bool:
     if depth > _MAX_DEPTH:
         return False

@@ -47,7 +47,27 @@ TENSORS = [
     ),
 ]
 
+# an earlier operand of the same `or` read `x.shape`: x has one (shape_read_before)
+SHAPE_READ = [
+    (f"{HEADER}\n\ndef f(x):\n    return x.shape[0] or tf.shape(x)[0]\n", "ops.shape(x)[0]"),
+    (
+        f"{HEADER}\n\ndef f(o):\n    return o.keys.shape[-1] or K.shape(o.keys)[-1]\n",
+        "ops.shape(o.keys)[-1]",
+    ),
+    (
+        f"{HEADER}\n\ndef f(z):\n    return [x.shape[1:] and tf.shape(x)[1] for x in z]\n",
+        "ops.shape(x)[1]",
+    ),
+]
+
 NOT_SHOWN = [
+    # the shape read of another value, or after the call, or in a lambda of its own
+    (f"{HEADER}\n\ndef f(y, z):\n    return y.shape[1] or K.shape(z)[1]\n", "shape_of(z)"),
+    (f"{HEADER}\n\ndef f(z):\n    return tf.shape(z)[0] or z.shape[0]\n", "shape_of(z)"),
+    (
+        f"{HEADER}\n\ndef f(x):\n    return x.shape[0] or (lambda x: tf.shape(x)[0])(1)\n",
+        "shape_of(x)",
+    ),
     # a free function's parameter: any value
     (f"{HEADER}\n\ndef ones_like(x):\n    return tf.ones(K.shape(x))\n", "shape_of(x)"),
     # call's second argument: Keras passes it as it is (a number stays a number)
@@ -112,6 +132,12 @@ NOT_SHOWN = [
 
 @pytest.mark.parametrize(("source", "expected"), TENSORS)
 def test_a_tensor_keeps_ops_shape(source: str, expected: str) -> None:
+    out = apply_to_text(textwrap.dedent(source))
+    assert expected in out and "shape_of" not in out, out
+
+
+@pytest.mark.parametrize(("source", "expected"), SHAPE_READ)
+def test_a_value_whose_shape_was_just_read_keeps_ops_shape(source: str, expected: str) -> None:
     out = apply_to_text(textwrap.dedent(source))
     assert expected in out and "shape_of" not in out, out
 

@@ -34,7 +34,7 @@ from kmigrate.rules.common.compat_helpers import (
     helper_edit,
     helper_name_taken,
 )
-from kmigrate.rules.common.known_tensors import known_tensor
+from kmigrate.rules.common.known_tensors import known_tensor, shape_read_before
 from kmigrate.rules.common.local_names import possible_values
 from kmigrate.rules.common.shape_uses import (
     returned_entry,
@@ -112,7 +112,9 @@ def _build_shape(binding: Binding) -> Rewrite:
         )
     first = binding.entry.params[0].name
     value = binding.node(first)
-    if value is not None and known_tensor(binding.site, value):
+    if value is not None and (
+        known_tensor(binding.site, value) or shape_read_before(binding.site, value)
+    ):
         edit = CallEdit(binding.site.span, "keras.ops.shape", (ArgOut(binding.source(first)),))
         return Rewrite(EditPlan((edit,)), "keras.ops.shape")
     # Keras 2 converts a Python number or list first; keras.ops.shape reads `.shape`,
