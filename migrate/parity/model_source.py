@@ -33,6 +33,23 @@ def import_file(path: str, name_hint: str):
     return module
 
 
+_USER_FILES: dict[str, str | None] = {}  # a module's file -> its real path, None: a library
+
+
+def _user_file(file: str) -> str | None:
+    """The real path of a module's file, None for installed code (`is_library_file`);
+    remembered: a batched worker checks every loaded module for every model, and thousands
+    of TensorFlow's own would otherwise be resolved again each time (a file's real path
+    does not change during a run)."""
+    if file in _USER_FILES:
+        return _USER_FILES[file]
+    path = os.path.realpath(file)
+    found = None if is_library_file(path) else path
+    if os.path.isabs(file):  # a relative one depends on the current folder
+        _USER_FILES[file] = found
+    return found
+
+
 class ModelSource:
     """Loads the user's code and builds the model for one task."""
 
@@ -73,8 +90,8 @@ class ModelSource:
                 file = getattr(module, "__file__", None)
                 if not file:
                     continue
-                path = os.path.realpath(file)
-                if is_library_file(path):  # a virtualenv inside the project is not its tree
+                path = _user_file(file)
+                if path is None:  # a virtualenv inside the project is not its tree
                     continue
                 if under(path, root) and not any(under(path, o) and o != root for o in own):
                     raise StageError(

@@ -28,6 +28,12 @@ built, so the search sees the same masks on every run: the verdict does not chan
 runs. A factory that returns a compiled model is recompiled with exactly what the step
 needs: SGD, the loss, and no metrics (Keras 3 keeps the factory's metrics when ``compile``
 is called without ``metrics``, and they may reject the step's targets).
+
+On Keras 2 (tf_keras, the reference) the optimizer's variables are created before the step
+(`build`, on the model's trainable variables, as the step itself would create them): created
+inside the first call of the compiled train function, they make TensorFlow trace it a second
+time. Same variables, same arithmetic, one trace; a step that raises that way is run again
+from the same state the way Keras builds it, so an error is the one Keras gives.
 """
 
 from __future__ import annotations
@@ -102,7 +108,7 @@ class TrainingCheck:
             forced = set(random_here) | set(self.reference_random_layers())
             forced.discard(MODEL_ITSELF)
             started = time.perf_counter()
-            self.info["loss"] = self.step(y, forced)
+            self.info["loss"] = self.step(y, forced, snapshot)
             self.store_weights()
             self.worker.add_timing("train.compared", started)
             if random_here:
@@ -119,11 +125,11 @@ class TrainingCheck:
         (`verdicts.compare_train`). The reference's repeat would be compared with nothing,
         so the reference runs the step once (one compile and trace fewer per model)."""
         self.restore(snapshot)
-        first = self.step(y, set())
+        first = self.step(y, set(), snapshot)
         if self.worker.task["role"] == "reference":
             return
         self.restore(snapshot)
-        again = self.step(y, set())
+        again = self.step(y, set(), snapshot)
         self.info["random_step_losses"] = [first, again]
 
     def targets(self, structure, options: dict):
@@ -239,13 +245,39 @@ class TrainingCheck:
             weighted_metrics=[],
         )
 
-    def step(self, y, forced: set[str]) -> float:
+    def build_optimizer(self) -> bool:
+        """Keras 2: create the optimizer's variables now, not inside the first trace of the
+        train function (which then traces twice); True when it did (see the docstring)."""
+        if not self.worker.runtime.legacy:
+            return False  # Keras 3 builds the optimizer before it traces the step
+        build = getattr(self.model.optimizer, "build", None)
+        if build is None:
+            return False
+        try:
+            build(self.model.trainable_variables)
+        except Exception:  # noqa: BLE001 - an optimizer of another kind: Keras builds it
+            self.compile()  # a fresh optimizer, as if nothing was tried
+            return False
+        return True
+
+    def step(self, y, forced: set[str], state: list | None = None) -> float:
+        """One compiled step from the current weights; `state` is their snapshot (to run
+        the step again, unchanged, when building the optimizer first made it raise)."""
         layers = self.worker.layers
         restore = layers.install_hooks(None, forced)
         try:
             self.compile()
+            prebuilt = state is not None and self.build_optimizer()
             self.worker.runtime.seed(SEEDS[0])
-            logs = self.model.train_on_batch(self.worker.model_args(), y)
+            try:
+                logs = self.model.train_on_batch(self.worker.model_args(), y)
+            except Exception:
+                if not prebuilt:
+                    raise
+                self.restore(state)
+                self.compile()  # Keras's own way: the optimizer built inside the step
+                self.worker.runtime.seed(SEEDS[0])
+                logs = self.model.train_on_batch(self.worker.model_args(), y)
         except Exception as exc:
             self.worker.runtime.profile.explain_train_error(self, exc, y)
             raise

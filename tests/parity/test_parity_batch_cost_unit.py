@@ -26,7 +26,7 @@ def _check(role: str, losses: list[float]) -> tuple[TrainingCheck, list[set]]:
     given = iter(losses)
     check.restore = lambda snapshot: None
 
-    def step(y, forced):
+    def step(y, forced, state=None):
         steps.append(set(forced))
         return next(given)
 

@@ -251,17 +251,23 @@ def test_input_specs_and_checks_reach_run_parity(monkeypatch, tmp_path):
     assert bad.exit_code == 2 and "unknown check(s) fit" in bad.output
 
 
-def test_a_worker_refuses_modules_of_the_other_tree(tmp_path, monkeypatch):
+def _other_tree_imported(tmp_path, monkeypatch, module: str) -> tuple[Path, Path]:
+    """(the other side's folder, with `module` in it and imported; this side's folder)."""
     import importlib  # noqa: PLC0415
 
-    from kmigrate.parity import worker as worker_module  # noqa: PLC0415
-
-    other = _write(tmp_path / "conv" / "kmigrate_test_sibling.py", "X = 1\n").parent
+    other = _write(tmp_path / "conv" / f"{module}.py", "X = 1\n").parent
     mine = (tmp_path / "orig").resolve()
     mine.mkdir()
     monkeypatch.syspath_prepend(str(other))
-    monkeypatch.delitem(sys.modules, "kmigrate_test_sibling", raising=False)
-    importlib.import_module("kmigrate_test_sibling")
+    monkeypatch.delitem(sys.modules, module, raising=False)
+    importlib.import_module(module)
+    return other, mine
+
+
+def test_a_worker_refuses_modules_of_the_other_tree(tmp_path, monkeypatch):
+    from kmigrate.parity import worker as worker_module  # noqa: PLC0415
+
+    other, mine = _other_tree_imported(tmp_path, monkeypatch, "kmigrate_test_sibling")
     task = {
         "role": "reference",
         "backend": "tensorflow",
@@ -273,6 +279,28 @@ def test_a_worker_refuses_modules_of_the_other_tree(tmp_path, monkeypatch):
         worker_module.Worker(task).check_isolation()
     task["forbidden_roots"] = []
     worker_module.Worker(task).check_isolation()
+
+
+def test_a_batched_worker_still_refuses_the_other_tree_on_a_later_model(tmp_path, monkeypatch):
+    """The real paths of the loaded modules are remembered from one model to the next (a
+    batched worker checks thousands of TensorFlow's modules per model); the verdict is not:
+    a module that was fine for one model is refused for the next when it is of its other
+    side's tree."""
+    from kmigrate.parity import worker as worker_module  # noqa: PLC0415
+
+    other, mine = _other_tree_imported(tmp_path, monkeypatch, "kmigrate_test_later")
+    first = {
+        "role": "target",
+        "backend": "tensorflow",
+        "keras": 3,
+        "model": {"sys_path": [str(other)]},  # its own tree: fine
+        "forbidden_roots": [str(mine)],
+    }
+    worker_module.Worker(first).check_isolation()
+    worker_module.Worker(first).check_isolation()  # remembered paths, same answer
+    second = {**first, "model": {"sys_path": [str(mine)]}, "forbidden_roots": [str(other)]}
+    with pytest.raises(worker_module.StageError, match="kmigrate_test_later"):
+        worker_module.Worker(second).check_isolation()
 
 
 def test_the_worker_drops_the_working_folder_from_its_import_path(tmp_path, monkeypatch):
