@@ -19,6 +19,7 @@ from collections.abc import Iterable
 
 from kmigrate.engine import CallSite, Context, Severity, code_walk
 from kmigrate.rules.base import Clean, Flagged, Report, Rule
+from kmigrate.rules.common.local_names import bound_value
 from kmigrate.rules.common.namespaces import in_keras_namespaces
 from kmigrate.rules.common.scopes import own_nodes
 
@@ -26,13 +27,10 @@ _DESERIALIZE = in_keras_namespaces("layers.deserialize")
 _SERIALIZE = in_keras_namespaces("layers.serialize")
 
 
-def _stored(target: ast.expr, receiver: ast.expr) -> bool:
-    """Whether assigning to ``target`` binds ``receiver`` (a name, or ``self.<name>``)."""
-    if isinstance(receiver, ast.Name):
-        return isinstance(target, ast.Name) and target.id == receiver.id
+def _same_self_attribute(target: ast.expr, receiver: ast.Attribute) -> bool:
+    """Whether ``target`` is ``self.<name>`` as ``receiver`` is."""
     return (
         isinstance(target, ast.Attribute)
-        and isinstance(receiver, ast.Attribute)
         and target.attr == receiver.attr
         and isinstance(target.value, ast.Name)
         and isinstance(receiver.value, ast.Name)
@@ -40,38 +38,36 @@ def _stored(target: ast.expr, receiver: ast.expr) -> bool:
     )
 
 
-def _only_value(scope: ast.AST, receiver: ast.expr) -> ast.expr | None:
-    """The value of the one assignment binding ``receiver`` in the scope's own body, when
-    nothing else binds it there (a loop, a tuple target, a parameter: None). A
-    subscripted store (``config["trainable"] = False``) changes the value, not the
-    binding."""
-    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and isinstance(
-        receiver, ast.Name
-    ):
-        args = scope.args
-        params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
-        if receiver.id in params:
-            return None
+def _only_value(scope: ast.AST, receiver: ast.Attribute) -> ast.expr | None:
+    """The value of the one assignment to ``self.<name>`` (``receiver``) in the scope's
+    own body, when nothing else stores it there (a tuple target, a loop: None)."""
     values: list[ast.expr] = []
     stores = 0
     for node in own_nodes(scope):
-        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Store):
-            stores += _stored(node, receiver)
-        elif isinstance(node, ast.Assign) and any(_stored(t, receiver) for t in node.targets):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            stores += _same_self_attribute(node, receiver)
+        elif isinstance(node, ast.Assign) and any(
+            _same_self_attribute(t, receiver) for t in node.targets
+        ):
             values.append(node.value)
         elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            if _stored(node.target, receiver):
+            if _same_self_attribute(node.target, receiver):
                 values.append(node.value)
     return values[0] if len(values) == 1 == stores else None
 
 
 def _receiver_value(site: CallSite, receiver: ast.expr) -> ast.expr | None:
-    """What ``receiver`` (``copy`` or ``self.copy``) was assigned: in the calling
-    function, or for ``self.<name>`` anywhere in the class when the function does not."""
+    """What ``receiver`` (``copy`` or ``self.copy``) was assigned: a name's one binding
+    the call sees (``local_names.bound_value``); ``self.<name>``'s one assignment in the
+    calling method, or else in the one method of the class that assigns it."""
+    if isinstance(receiver, ast.Name):
+        return bound_value(site.module, receiver)
+    if not isinstance(receiver, ast.Attribute):
+        return None
     function = site.scope.function_node
     value = _only_value(function, receiver) if function is not None else None
     class_node = site.scope.class_node
-    if value is None and isinstance(receiver, ast.Attribute) and class_node is not None:
+    if value is None and class_node is not None:
         found = [
             v
             for method in class_node.body
@@ -90,8 +86,8 @@ def _serialized_copy(site: CallSite, value: ast.expr | None) -> ast.Call | None:
     if not (isinstance(value, ast.Call) and resolve(value.func) in _DESERIALIZE and value.args):
         return None
     config = value.args[0]
-    if isinstance(config, ast.Name) and site.scope.function_node is not None:
-        config = _only_value(site.scope.function_node, config)
+    if isinstance(config, ast.Name):  # edited in between (``config["trainable"] = False``)
+        config = bound_value(site.module, config)
     if isinstance(config, ast.Call) and resolve(config.func) in _SERIALIZE:
         return value
     return None
