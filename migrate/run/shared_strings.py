@@ -13,14 +13,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-# Containers are rebuilt only when something in them changed; other objects
-# (numbers, None, booleans, anything unknown) pass through as they are.
-
 
 def share_strings(value: Any, table: dict[str, str]) -> Any:
-    """``value`` with every string in it replaced by ``table``'s copy of it (added
-    when new): through dicts, lists, tuples (named ones too), frozensets and
-    dataclasses (frozen ones included)."""
+    """A copy of ``value`` with every string in it replaced by ``table``'s copy of it
+    (added when new): through dicts, lists, tuples (named ones too), frozensets and
+    dataclasses (frozen ones included); numbers, None and other objects as they are."""
     kind = type(value)
     if kind is str:
         return table.setdefault(value, value)

@@ -80,7 +80,8 @@ def shape_read_before(site: CallSite, node: ast.AST) -> bool:
         if isinstance(parent, ast.BoolOp):
             earlier = parent.values[: parent.values.index(child)]  # type: ignore[arg-type]
             if any(_reads_shape_of(value, wanted) for value in earlier):
-                return True
+                # unless a `:=` in the expression may bind the name again in between
+                return not any(isinstance(n, ast.NamedExpr) for n in ast.walk(parent))
         child, parent = parent, module.parent_of(parent)
     return False
 

@@ -269,6 +269,8 @@ def run_backends(
     (workdir / "rewritten.py").write_text(without_imports(rewritten, ("tensorflow", "tf_keras")))
     # a rewrite may call a project helper (`K.shape` of a value not known to be a tensor):
     # the module apply would write beside the file, all of it, importable from workdir
+    # (not tests.backend_run.write_converted: the workers import this module by path,
+    # where the tests package is not importable)
     from kmigrate.rules.common.compat_helpers import HELPER_FILE, HELPER_MODULE
 
     shutil.copyfile(HELPER_FILE, workdir / f"{HELPER_MODULE}.py")

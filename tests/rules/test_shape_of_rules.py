@@ -65,6 +65,10 @@ NOT_SHOWN = [
     (f"{HEADER}\n\ndef f(y, z):\n    return y.shape[1] or K.shape(z)[1]\n", "shape_of(z)"),
     (f"{HEADER}\n\ndef f(z):\n    return tf.shape(z)[0] or z.shape[0]\n", "shape_of(z)"),
     (
+        f"{HEADER}\n\ndef f(x, y):\n    return x.shape[0] or ((x := y) is None) + tf.shape(x)[0]\n",
+        "shape_of(x)",
+    ),
+    (
         f"{HEADER}\n\ndef f(x):\n    return x.shape[0] or (lambda x: tf.shape(x)[0])(1)\n",
         "shape_of(x)",
     ),
