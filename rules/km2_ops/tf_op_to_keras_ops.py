@@ -46,8 +46,10 @@ class TfOpToKerasOps(CatalogRule):
         "range() or enumerate(), and into a function or method of the module it is passed "
         "to. keras.ops.shape reads `x.shape`, which a Python number or list does not have "
         "on JAX and PyTorch (Keras 2 converted them): where the code does not show that x "
-        "is a tensor (a layer's input in `call`, a result of a tensor function, arithmetic "
-        "on one), the shape is the helper `shape_of(x)`, which converts only such values."
+        "is a tensor (a layer's input in `call` not used as a list, a result of a tensor "
+        "function, arithmetic on one) nor that it has a shape (`x.shape[0] or "
+        "tf.shape(x)[0]`), the shape is the helper `shape_of(x)`, which converts only such "
+        "values."
     )
     examples = [
         Flagged(

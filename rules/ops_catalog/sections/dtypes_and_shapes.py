@@ -6,8 +6,9 @@ from kmigrate.rules.ops_catalog._model import manual, op
 from kmigrate.rules.ops_catalog._wording import SHAPE_ENTRY_CAST
 
 SHAPE_OF = (
-    "`keras.ops.shape(x)` where the code shows x is a tensor (a layer's input in `call`, "
-    "a tensor function's result, arithmetic on one); else `shape_of(x)`, which apply "
+    "`keras.ops.shape(x)` where the code shows x is a tensor (a layer's input in `call` "
+    "not used as a list, a tensor function's result, arithmetic on one) or has just read "
+    "`x.shape` (`x.shape[0] or tf.shape(x)[0]`); else `shape_of(x)`, which apply "
     "writes into `_keras2_compat.py` beside the file: Keras 2 converts a Python number or "
     "list first, keras.ops.shape reads `x.shape`, which they lack on JAX and PyTorch."
 )
