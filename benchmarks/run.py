@@ -405,6 +405,16 @@ def _changed_files(original: Path, copy: Path) -> int:
     return changed
 
 
+def measured_env() -> dict[str, str]:
+    """The environment of every measured command: TensorFlow's logging quiet, the bytecode
+    cache on as in a user's install (a shell with ``PYTHONDONTWRITEBYTECODE`` set made each
+    run compile kmigrate's modules again), no backend or cache folder chosen by the caller."""
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    for name in ("PYTHONDONTWRITEBYTECODE", "KERAS_BACKEND", "KMIGRATE_CACHE_DIR"):
+        env.pop(name, None)
+    return env
+
+
 def run_tree(tree: Tree, args: argparse.Namespace, scratch: Path) -> dict:
     """Every measurement on one tree; scans, the floor, apply and tf_upgrade_v2 in
     rounds (one of each per round) so a machine whose speed drifts moves them alike."""
@@ -412,9 +422,7 @@ def run_tree(tree: Tree, args: argparse.Namespace, scratch: Path) -> dict:
     heavy_runs = max(1, runs if args.apply_runs is None else args.apply_runs)
     root = tree.path
     tree.files, tree.lines, _ = _describe(root)
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONDONTWRITEBYTECODE="")
-    env.pop("KERAS_BACKEND", None)
-    env.pop("KMIGRATE_CACHE_DIR", None)
+    env = measured_env()
     kmigrate = _kmigrate()
     work = scratch / f"work-{root.name}"
     work.mkdir()

@@ -37,7 +37,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from run import PARSE_SCRIPT_ANY, Measurement, _kmigrate, measure  # noqa: E402
+from run import PARSE_SCRIPT_ANY, Measurement, _kmigrate, measure, measured_env  # noqa: E402
 
 EDIT_MARK = b"\n# kmigrate scale benchmark edit %d\n"
 
@@ -64,8 +64,7 @@ def _replace(path: Path, data: bytes) -> None:
 def measure_tree(root: Path, runs: int, apply_runs: int, keep: Path | None = None) -> dict:
     """The figures of one tree; ``keep``: a folder to copy the first cold scan's JSON
     report to (as ``<tree name>.json``), to compare a change's reports before/after."""
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    env.pop("KMIGRATE_CACHE_DIR", None)
+    env = measured_env()
     kmigrate = _kmigrate()
     files = [p for p in root.rglob("*.py") if ".kmigrate_cache" not in p.parts]
     lines = sum(p.read_bytes().count(b"\n") for p in files)

@@ -9,9 +9,10 @@ import ast
 import dataclasses
 import gc
 import hashlib
+import json
 import os
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -188,14 +189,14 @@ class IndexEntries:
 
     def __init__(self, store: ResultCache | None) -> None:
         self.store = store
-        self._pack: dict[str, dict] | None = None
+        self._pack: EntryPack | None = None
         self.used: dict[str, dict] = {}  # digest -> entry of every file read in full
         self.new: dict[str, dict] = {}  # digest -> entry not stored yet
         self.complete = True  # whether ``used`` holds every file's entry
 
-    def pack(self) -> dict[str, dict]:
+    def pack(self) -> EntryPack:
         if self._pack is None:
-            self._pack = _load_pack(self.store) if self.store is not None else {}
+            self._pack = _load_pack(self.store) if self.store is not None else EntryPack()
         return self._pack
 
     def get(self, data: bytes, digest: str, one: bool = False) -> dict | None:
@@ -237,7 +238,7 @@ class IndexEntries:
             return
         many = len(self.new) > _ONE_BY_ONE
         if self.complete and (many or self.used.keys() != self.pack().keys()):
-            store.store_value(_PACK, "entries", self.used)
+            _store_pack(store, self.used)
         if not (many and self.complete):
             for digest, entry in self.new.items():
                 store_entry_at(store, digest, entry)
@@ -300,17 +301,72 @@ def load_all(records: Sequence[ModuleRecord]) -> Callable[[], None]:
 # All entries of the project's last full run in one file: loading a thousand small files
 # costs more than parsing one large one, and so does writing them. A run that made
 # many entries stores them only there; one that made a few stores each on its own too.
+# One line per entry, its digest, a tab and the entry as compact JSON (which never holds a
+# raw newline): the first run after a cold scan needs a few entries (those its changes
+# reach), found and decoded alone rather than the 23 MB pack of a 10k-file tree whole.
 _PACK = "pack"
+_PACK_KEY = "lines"
 
 
-def _checked_pack(value: object) -> dict[str, dict]:
-    if not isinstance(value, dict):
-        raise ValueError("not a pack of entries")
-    return value  # each entry is validated where it is used
+class EntryPack:
+    """The stored pack, each entry decoded when asked for (a line that is not an entry
+    reads as absent; the caller validates the entry it gets, as for any stored one)."""
+
+    def __init__(self, body: bytes = b"") -> None:
+        self.body = body
+        self._spans: dict[str, tuple[int, int]] | None = None
+
+    def spans(self) -> dict[str, tuple[int, int]]:
+        """Digest -> (start, end) of its entry's JSON in the body, found once."""
+        if self._spans is None:
+            spans: dict[str, tuple[int, int]] = {}
+            body = self.body
+            start = 0
+            while start < len(body):
+                end = body.find(b"\n", start)
+                if end < 0:
+                    end = len(body)
+                tab = body.find(b"\t", start, end)
+                if tab > start:
+                    spans[body[start:tab].decode("ascii", "replace")] = (tab + 1, end)
+                start = end + 1
+            self._spans = spans
+        return self._spans
+
+    def get(self, digest: str) -> dict | None:
+        span = self.spans().get(digest)
+        if span is None:
+            return None
+        try:
+            entry = json.loads(self.body[span[0] : span[1]])
+        except (ValueError, RecursionError):
+            return None
+        return entry if type(entry) is dict else None
+
+    def keys(self) -> Set[str]:
+        return self.spans().keys()
 
 
-def _load_pack(store: ResultCache) -> dict[str, dict]:
-    return store.load_value(_PACK, "entries", _checked_pack) or {}
+def _pack_lines(entries: Mapping[str, dict]) -> list[bytes]:
+    """The pack's body in pieces (one per line and newline), as :class:`EntryPack` reads it."""
+    pieces: list[bytes] = []
+    for digest, entry in entries.items():
+        text = json.dumps(entry, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        pieces += (digest.encode("ascii"), b"\t", text.encode("utf-8"), b"\n")
+    return pieces
+
+
+def _store_pack(store: ResultCache, entries: Mapping[str, dict]) -> None:
+    try:
+        pieces = _pack_lines(entries)
+    except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
+        return  # not plain data: not stored (entries are, as made by build_entry)
+    store.store_bytes(_PACK, _PACK_KEY, pieces)
+
+
+def _load_pack(store: ResultCache) -> EntryPack:
+    body = store.load_bytes(_PACK, _PACK_KEY)
+    return EntryPack(body or b"")
 
 
 def entries_for(files: Sequence[tuple[Path, bytes]], workers: int = 1) -> list[dict | None]:

@@ -291,11 +291,11 @@ def test_cached_entries_give_the_same_findings(tmp_path: Path) -> None:
     for damage in (b"{", b'{"x": {"model_classes": [1]}}', b"[]", facts.read_bytes()[:-3]):
         facts.write_bytes(damage)  # a damaged project file is a miss, and is replaced
         assert finding_lines(run_jobs(plan_jobs([root], config), ids)) == finding_lines(first)
-    (pack,) = index.rglob("pack.entries")  # all entries in one file
+    (pack,) = index.rglob("pack.lines")  # all entries in one file, one line each
     header, _, body = pack.read_bytes().partition(b"\n")
-    pack.write_bytes(
-        header + b"\n" + json.dumps({k: {"format": 3} for k in json.loads(body)}).encode()
-    )
+    digests = [line.partition(b"\t")[0] for line in body.splitlines()]
+    assert len(digests) == len(list(root.rglob("*.py")))
+    pack.write_bytes(header + b"\n" + b"".join(d + b'\t{"format":3}\n' for d in digests))
     facts.write_bytes(b"{")  # resolve again, from the damaged pack: a miss per entry
     assert finding_lines(run_jobs(plan_jobs([root], config), ids)) == finding_lines(first)
     (norm := root / "nets" / "norm.py").write_text(norm.read_text().replace("K.sqrt", "K.abs"))
@@ -928,3 +928,24 @@ def test_a_name_star_imported_from_one_backend_module_per_backend_is_undecided()
     project = _project(modules, {"lib.backend": "lib.backend"})
     assert _facts(project, "lib.layer").undecided_calls == ()
     assert _facts(project, "lib.backend.tf_backend").model_functions == ("fold", "only_tf")
+
+
+def test_the_entry_pack_decodes_only_the_entries_asked_for(tmp_path: Path) -> None:
+    """The pack is one line per entry: a run after a cold scan reads the few entries its
+    changes reach without decoding the rest; a line that is not an entry reads as absent."""
+    from kmigrate.project.index_entries import EntryPack, IndexEntries, _pack_lines
+    from kmigrate.store.cache import ResultCache
+
+    entries = {"aa": {"n": 1}, "bb": {"text": "two\nlines"}, "cc": {}}
+    pack = EntryPack(b"".join(_pack_lines(entries)))
+    assert set(pack.keys()) == set(entries)
+    assert [pack.get(d) for d in ("bb", "aa", "zz")] == [entries["bb"], entries["aa"], None]
+    damaged = EntryPack(b"no tab here\naa\t[1]\nbb\t{cut\ncc\t{}")
+    assert [damaged.get(d) for d in ("aa", "bb", "cc")] == [None, None, {}]
+
+    store = ResultCache(tmp_path, secret=b"this machine".ljust(32, b"."))
+    written = IndexEntries(store)
+    for digest, entry in entries.items():
+        written.add(digest, entry)
+    written.save()
+    assert IndexEntries(store).pack().get("bb") == entries["bb"]
