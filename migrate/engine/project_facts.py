@@ -113,16 +113,24 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
     def reached_methods(self, key: str) -> tuple[str, ...]:
         """The ``Class.method`` nodes of module ``key`` reached from model code, but
         those of its model classes (model code whoever calls them)."""
+        own = set(self.local[key].model_classes)
+        return tuple(sorted(n for n in self.methods_reached(key) if n.partition(".")[0] not in own))
+
+    def methods_reached(self, key: str) -> Iterable[str]:
+        """Every ``Class.method`` node of module ``key`` reached from model code (a stored
+        resolution keeps them per file: a warm re-scan need not close the graph)."""
         if self._methods is None:
             by_key: dict[str, set[str]] = {}
             for where, name in self.reached()[0]:
                 if "." in name:
                     by_key.setdefault(where, set()).add(name)
             self._methods = by_key
-        own = set(self.local[key].model_classes)
-        return tuple(
-            sorted(n for n in self._methods.get(key, ()) if n.partition(".")[0] not in own)
-        )
+        return self._methods.get(key, ())
+
+    def data_seed(self, node: Node) -> Node:
+        """The data-pipeline function that ``node``, reached from data pipelines, is
+        first reached from (itself when it is one)."""
+        return self.reached()[1][node]
 
     def reached_functions(self, key: str) -> tuple[set[str], set[str]]:
         """(model, data): the top-level functions of module ``key`` reached from model
@@ -166,7 +174,7 @@ class ProjectFacts(Mapping[str, ModuleFacts]):
         return self.local[key].uses_keras
 
     def _data_caller(self, node: Node) -> str:
-        seed = self.reached()[1][node]
+        seed = self.data_seed(node)
         if seed == node:
             return ""
         return f"`{seed[1]}` in {self.files[seed[0]][0]}"

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from kmigrate.engine.fact_provider import as_json
 from kmigrate.engine.module_record import ModuleRecord, imported_paths
 from kmigrate.engine.project_entry import entry_shape
+from kmigrate.project.local_facts_rows import encode_nodes, encode_own
 from kmigrate.project.resolved_facts import ResolvedFacts
 from kmigrate.project.stored_resolution import (
     RESOLVED,
@@ -116,31 +117,29 @@ def _stored_bytes(
                     facts.made[key].uses_keras,
                 ]
             )
-            in_model, in_data = facts.reached_functions(key)
-            row = [
+            own = [encode_own(facts.made[key]), *_reach(facts, key)]
+            rest = [
                 entry_shape(entry),
                 sorted(position[u] for u in index.modules_used(record)),
-                facts.encoded(key),
-                sorted(in_model),
-                sorted(in_data),
+                facts.graph_of(key),
                 row_layout,
                 index.import_paths(record),
             ]
-            lines.append(_encode(row))
+            lines.append(_encode(own) + b"\t" + _encode(rest))
             continue
         heads.append(
             [digests[key], *stored.heads[key][1:5], stamps.get(key), *stored.heads[key][6:]]
         )
+        line = stored.lines[stored.position[key]]
         if facts.graph_kept:
-            lines.append(stored.lines[stored.position[key]])
+            lines.append(line)
             continue
-        in_model, in_data = facts.reached_functions(key)
-        reach = [sorted(in_model), sorted(in_data)]
-        row = stored.row(key)
-        if reach == row[3:5]:
-            lines.append(stored.lines[stored.position[key]])
-        else:
-            lines.append(_encode([*row[:3], *reach, *row[5:]]))
+        own = stored.own(key)
+        reach = _reach(facts, key)
+        if reach == own[1:]:
+            lines.append(line)
+        else:  # the rest of the row is copied as stored
+            lines.append(_encode([own[0], *reach]) + b"\t" + line.partition(b"\t")[2])
     head = {
         "build": build_key(),
         "project": project_key,
@@ -154,6 +153,18 @@ def _stored_bytes(
     for line in lines:  # joined by the store as it writes them (never held twice)
         pieces += (b"\n", line)
     return pieces
+
+
+def _reach(facts: ResolvedFacts, key: str) -> list:
+    """What the closed call graph reached in module ``key``, as its row's first part
+    keeps it: functions from model code, from data pipelines, methods from model code,
+    and the data seed of each function reached from both."""
+    in_model, in_data = facts.reached_functions(key)
+    seeds = {
+        name: encode_nodes([facts.data_seed((key, name))], facts.position)[0]
+        for name in sorted(in_model & in_data)
+    }
+    return [sorted(in_model), sorted(in_data), sorted(facts.methods_reached(key)), seeds]
 
 
 def _encode(value: Any) -> bytes:

@@ -4,15 +4,15 @@ stored closure kept, when no call into the project changed)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from kmigrate.engine.fact_provider import Provided
-from kmigrate.engine.module_facts import LocalFacts
+from kmigrate.engine.module_facts import LocalFacts, Node
 from kmigrate.engine.module_record import ModuleRecord
-from kmigrate.engine.project_facts import ProjectFacts, RecordImports, closure
+from kmigrate.engine.project_facts import ProjectFacts, RecordImports
 from kmigrate.engine.project_index import ProjectIndex
-from kmigrate.project.local_facts_rows import encode_local
-from kmigrate.project.stored_resolution import GRAPH, Fallback, Rows, StoredResolution
+from kmigrate.project.local_facts_rows import encode_graph
+from kmigrate.project.stored_resolution import Fallback, Rows, StoredResolution
 
 
 class _Imports(RecordImports):
@@ -36,11 +36,12 @@ class _Imports(RecordImports):
 
 class ResolvedFacts(Fallback):
     """Facts from this run's local facts (``made``) and, for the other modules, the
-    stored rows. The call graph is closed over "slot:name" nodes, so stored rows join
-    it as they are. When no file came or went and the graph of every file resolved
-    again is the one stored (``graph_kept``: a body edit that changed no call into the
-    project), the closure is the stored one: what each module's functions are reached
-    from is read from its row, and the other rows are neither read nor rewritten."""
+    stored rows. When no file came or went and the graph of every file resolved again
+    is the one stored (``graph_kept``: a body edit that changed no call into the
+    project), the closure is the stored one: what it reached in each module (functions,
+    methods, the data seed of a mixed function) is read from the first part of its row,
+    the graph is never decoded, and the other rows are copied as they are. Else the graph
+    is closed again over every module's part ("slot:name" nodes, stored or made here)."""
 
     def __init__(
         self,
@@ -77,8 +78,7 @@ class ResolvedFacts(Fallback):
         self.stored = stored
         self.index = index  # the index the local facts of ``made`` came from
         self.position = {key: i for i, key in enumerate(self.slots) if key is not None}
-        self._nodes: tuple[dict[int, set[str]], dict[int, set[str]]] | None = None
-        self._encoded: dict[str, list] = {}
+        self._graphs: dict[str, list] = {}
         self.graph_kept = stored is not None and self._same_graph()
 
     def _same_graph(self) -> bool:
@@ -87,35 +87,19 @@ class ResolvedFacts(Fallback):
         stored = self.stored
         if stored is None or self.slots != stored.slots:
             return False
-        return all(self.encoded(key)[GRAPH] == list(stored.graph(key)) for key in self.made)
+        return all(self.graph_of(key) == stored.graph(key) for key in self.made)
 
-    def node_sets(self) -> tuple[dict[int, set[str]], dict[int, set[str]]]:
-        """(model, data): by slot, the top-level functions reached from model code and
-        from data pipelines (method nodes, ``Class.method``, left out)."""
-        if self._nodes is None:
-            edges: dict[str, list[str]] = {}
-            model: list[str] = []
-            data: list[str] = []
-            for record in self.records:
-                made = self.made.get(record.key)
-                if made is None:
-                    own, model_seeds, data_seeds = self.stored.graph(record.key)  # type: ignore[union-attr]
-                else:
-                    own, model_seeds, data_seeds = self.encoded(record.key)[GRAPH]
-                slot = self.position[record.key]
-                for name, out in own.items():
-                    edges[f"{slot}:{name}"] = out
-                model += model_seeds
-                data += data_seeds
-            self._nodes = (_by_slot(closure(model, edges)), _by_slot(closure(data, edges)))
-        return self._nodes
-
-    def encoded(self, key: str) -> list:
-        """The local facts made for ``key`` in this run, as stored."""
-        found = self._encoded.get(key)
+    def graph_of(self, key: str) -> list:
+        """The module's part of the call graph: made in this run, else as stored."""
+        if key not in self.made:
+            return self.stored.graph(key)  # type: ignore[union-attr]
+        found = self._graphs.get(key)
         if found is None:
-            found = self._encoded[key] = encode_local(self.made[key], self.position)
+            found = self._graphs[key] = encode_graph(self.made[key], self.position)
         return found
+
+    def graph_slots(self) -> list[str | None]:
+        return self.slots
 
     def provided_of(self, key: str) -> Provided:
         if key in self.made or self.stored is None:
@@ -131,17 +115,14 @@ class ResolvedFacts(Fallback):
         if self.graph_kept:
             model_names, data_names = self.stored.reach(key)  # type: ignore[union-attr]
             return set(model_names), set(data_names)
-        # every reached node without a dot is a top-level function of its module: call
-        # graph edges and seeds only ever lead to those
-        model, data = self.node_sets()
-        slot = self.position[key]
-        return model.get(slot, set()), data.get(slot, set())
+        return super().reached_functions(key)
 
+    def methods_reached(self, key: str) -> Iterable[str]:
+        if self.graph_kept:
+            return self.stored.methods(key)  # type: ignore[union-attr]
+        return super().methods_reached(key)
 
-def _by_slot(nodes: set[str]) -> dict[int, set[str]]:
-    found: dict[int, set[str]] = {}
-    for node in nodes:
-        slot, _, name = node.partition(":")
-        if "." not in name:
-            found.setdefault(int(slot), set()).add(name)
-    return found
+    def data_seed(self, node: Node) -> Node:
+        if self.graph_kept:
+            return self.stored.data_seed(node)  # type: ignore[union-attr]
+        return super().data_seed(node)

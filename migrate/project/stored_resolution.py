@@ -12,11 +12,11 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from kmigrate.engine.fact_provider import Provided, decode_locals
-from kmigrate.engine.module_facts import LocalFacts, ModuleFacts
+from kmigrate.engine.module_facts import LocalFacts, ModuleFacts, Node
 from kmigrate.engine.module_record import ModuleRecord
 from kmigrate.engine.project_entry import ENTRY_FORMAT
-from kmigrate.engine.project_facts import ProjectFacts
-from kmigrate.project.local_facts_rows import LocalRow, decode_local
+from kmigrate.engine.project_facts import ProjectFacts, closure, reached_from
+from kmigrate.project.local_facts_rows import GraphRow, OwnRow, decode_local, decode_node
 from kmigrate.store.plain_data import checked_list, checked_pair, checked_text
 
 if TYPE_CHECKING:
@@ -24,6 +24,11 @@ if TYPE_CHECKING:
     from kmigrate.store.cache import ResultCache
 
 RESOLVED = "resolved"  # the store's namespace; one value per project root
+STATE_FORMAT = 11
+# 11: a row is two JSON values on one line, split by a tab: the module's own facts with
+# what the closed call graph reached in it (functions, methods, the data seed of each
+# mixed function), then the rest (shape, uses, its part of the graph, layout, import
+# paths): a warm re-scan decodes only the first of each row;
 # 10: a file's header holds its local values of the rules' fact providers ({name: value},
 # engine/fact_provider.py), which took the place of its first SavedModel reload; the local
 # facts no longer say whether it saves or reloads SavedModels (a provider's value does);
@@ -39,9 +44,6 @@ RESOLVED = "resolved"  # the store's namespace; one value per project root
 # module per backend); 4: a header line, then one line per file's row (decoded when
 # used, rewritten only when it changed), whose local facts say whether the file saves
 # or reloads SavedModels; 2 was one JSON value, checked whole when loaded
-STATE_FORMAT = 10
-# Where a row's local facts hold the call graph: edges, model seeds, data seeds.
-GRAPH = slice(4, 7)
 
 
 @functools.cache
@@ -107,7 +109,8 @@ class StoredResolution:
                 self.heads[key] = head_row
                 self.position[key] = slot
         self.files = self.heads  # the keys of the files stored
-        self._rows: dict[str, list] = {}
+        self._own: dict[str, list] = {}
+        self._rest: dict[str, list] = {}
         self._local: dict[str, LocalFacts] = {}
         providers = _spec().providers()
         # by key: the header's local values of the fact providers, decoded and checked
@@ -122,9 +125,11 @@ class StoredResolution:
     # name in the project (``imported_paths``: the same for ``ModuleFacts.imported_by``),
     # whether the module uses Keras (``LocalFacts.uses_keras``: every module's facts say
     # whether the project does)].
-    # Its row: [shape, [used module slots], local facts, [functions reached from model
-    # code], [... from data pipelines], layout, [import paths]]. In the local facts, call
-    # graph nodes are "slot:name" strings: the stored graph is closed without decoding.
+    # Its row, two JSON values split by a tab: [own facts (``OwnRow``), [functions
+    # reached from model code], [... from data pipelines], [methods reached from model
+    # code], {mixed function: the data seed it is first reached from}], then [shape, [used
+    # module slots], its part of the call graph (``GraphRow``), layout, [import paths]].
+    # Call graph nodes are "slot:name" strings: the stored graph is closed undecoded.
     def digest(self, key: str) -> str | None:
         head = self.heads.get(key)
         return None if head is None else head[0]
@@ -157,24 +162,39 @@ class StoredResolution:
     def paths(self, key: str) -> list[str]:
         return self.heads[key][4]
 
-    def row(self, key: str) -> list:
-        """The row of ``key``, checked when first read (:class:`DamagedRowError`)."""
-        found = self._rows.get(key)
+    def own(self, key: str) -> list:
+        """The first part of ``key``'s row (:data:`OWN_ROW`), checked when first read
+        (:class:`DamagedRowError`)."""
+        found = self._own.get(key)
         if found is None:
-            try:
-                found = json.loads(self.lines[self.position[key]])
-                _check_row(found, self.slots)
-            except (ValueError, TypeError, RecursionError) as error:
-                raise DamagedRowError(f"a stored row does not fit: {error}") from None
-            self._rows[key] = found
+            found = self._own[key] = self._part(key, 0, _check_own)
+        return found
+
+    def rest(self, key: str) -> list:
+        """The second part of ``key``'s row (:data:`REST_ROW`), checked when first read."""
+        found = self._rest.get(key)
+        if found is None:
+            found = self._rest[key] = self._part(key, 1, _check_rest)
+        return found
+
+    def _part(self, key: str, number: int, check: Callable[[Any, list], None]) -> list:
+        line = self.lines[self.position[key]]
+        parts = line.split(b"\t")
+        try:
+            if len(parts) != 2:
+                raise ValueError("not a row of two parts")
+            found = json.loads(parts[number])
+            check(found, self.slots)
+        except (ValueError, TypeError, RecursionError) as error:
+            raise DamagedRowError(f"a stored row does not fit: {error}") from None
         return found
 
     def shape(self, key: str) -> str:
-        return self.row(key)[0]
+        return self.rest(key)[0]
 
     def uses(self, key: str) -> list[str]:
         found = []
-        for slot in self.row(key)[1]:
+        for slot in self.rest(key)[1]:
             used = self.slots[slot]
             if used is not None:
                 found.append(used)
@@ -182,14 +202,26 @@ class StoredResolution:
 
     def reach(self, key: str) -> tuple[list[str], list[str]]:
         """(model, data): the top-level functions of ``key`` reached, as stored."""
-        row = self.row(key)
-        return row[3], row[4]
+        own = self.own(key)
+        return own[1], own[2]
+
+    def methods(self, key: str) -> list[str]:
+        """The ``Class.method`` nodes of ``key`` reached from model code, as stored."""
+        return self.own(key)[3]
+
+    def data_seed(self, node: Node) -> Node:
+        """The data function a mixed function of this module is first reached from."""
+        key, name = node
+        seed = self.own(key)[4].get(name)
+        if seed is None:
+            raise DamagedRowError("a stored row does not fit: no data seed")
+        return decode_node(seed, self.slots)
 
     def layout(self, key: str) -> str:
-        return self.row(key)[5]
+        return self.rest(key)[3]
 
     def import_paths(self, key: str) -> list[str]:
-        return self.row(key)[6]
+        return self.rest(key)[4]
 
     def names(self, key: str) -> tuple[str, ...]:
         """The module names in the stored layout (for files since renamed or gone)."""
@@ -206,14 +238,13 @@ class StoredResolution:
     def local(self, key: str) -> LocalFacts:
         found = self._local.get(key)
         if found is None:
-            row = self.row(key)[2]
-            found = self._local[key] = decode_local(row, self.slots, self.provided[key])
+            own = self.own(key)[0]
+            found = self._local[key] = decode_local(own, self.provided[key])
         return found
 
-    def graph(self, key: str) -> tuple[dict[str, list[str]], list[str], list[str]]:
-        """(edges by node name, model seeds, data seeds) of one row, undecoded."""
-        edges, model_seeds, data_seeds = self.row(key)[2][GRAPH]
-        return edges, model_seeds, data_seeds
+    def graph(self, key: str) -> list:
+        """[edges by node name, model seeds, data seeds] of one row, undecoded."""
+        return self.rest(key)[2]
 
     def facts(self, fallback: Callable[[], ProjectFacts]) -> ProjectFacts:
         """The stored project's facts, as resolved then: a module's facts are read
@@ -253,38 +284,56 @@ def _check_head(head: Any) -> None:
         raise ValueError("not a stat")
 
 
-def _check_row(row: Any, slots: list[str | None]) -> None:
-    """Raise ValueError unless ``row`` has the shape :func:`store_resolution` writes."""
-    if type(row) is not list or len(row) != 7:
+def _check_own(row: Any, slots: list[str | None]) -> None:
+    """Raise ValueError unless ``row`` has the shape of a row's first part."""
+    if type(row) is not list or len(row) != 5:
+        raise ValueError("not a file's own facts")
+    local, model, data, methods, seeds = row
+    for texts in (model, data, methods):
+        _texts(texts)
+    if type(local) is not list or len(local) != len(OwnRow._fields):
+        raise ValueError("not local facts")
+    own = OwnRow(*local)
+    if type(own.keras) is not bool:
+        raise ValueError("not a flag")
+    _texts(own.classes)
+    _texts(own.functions)
+    _texts(own.namespace_imports)
+    _texts(own.star_exports)
+    for pair in (*checked_list(own.bindings), *checked_list(own.notes)):
+        checked_pair(pair)
+    for pair in checked_list(own.undecided):
+        checked_pair(pair)
+    if type(seeds) is not dict:
+        raise ValueError("not a dict")
+    _nodes(seeds.values(), slots)
+
+
+def _check_rest(row: Any, slots: list[str | None]) -> None:
+    """Raise ValueError unless ``row`` has the shape of a row's second part."""
+    if type(row) is not list or len(row) != 5:
         raise ValueError("not a file's row")
-    shape, uses, local, model, data, layout_of, imports = row
+    shape, uses, graph, layout_of, imports = row
     if not (type(shape) is type(layout_of) is str):
         raise ValueError("not a file's row")
     for slot in checked_list(uses):
         if type(slot) is not int or not 0 <= slot < len(slots):
             raise ValueError("not a slot")
-    for texts in (model, data, imports):
-        _texts(texts)
-    if type(local) is not list or len(local) != len(LocalRow._fields):
-        raise ValueError("not local facts")
-    row = LocalRow(*local)
-    if type(row.keras) is not bool:
-        raise ValueError("not a flag")
-    _texts(row.classes)
-    _texts(row.functions)
-    _texts(row.namespace_imports)
-    _texts(row.star_exports)
-    for pair in (*checked_list(row.bindings), *checked_list(row.notes)):
-        checked_pair(pair)
-    for pair in checked_list(row.undecided):
-        checked_pair(pair)
-    if type(row.edges) is not dict:
+    _texts(imports)
+    if type(graph) is not list or len(graph) != len(GraphRow._fields):
+        raise ValueError("not a call graph")
+    edges, model_seeds, data_seeds = graph
+    if type(edges) is not dict:
         raise ValueError("not a dict")
-    for out in (*row.edges.values(), row.model_seeds, row.data_seeds):
-        for node in checked_list(out):
-            slot, colon, _ = checked_text(node).partition(":")
-            if not (colon and slot.isdigit() and int(slot) < len(slots) and slots[int(slot)]):
-                raise ValueError("not a node")
+    for out in (*edges.values(), model_seeds, data_seeds):
+        _nodes(checked_list(out), slots)
+
+
+def _nodes(nodes: Any, slots: list[str | None]) -> None:
+    for node in nodes:
+        slot, colon, _ = checked_text(node).partition(":")
+        if not (colon and slot.isdigit() and int(slot) < len(slots) and slots[int(slot)]):
+            raise ValueError("not a node")
 
 
 def _texts(value: Any) -> None:
@@ -326,6 +375,32 @@ class Fallback(ProjectFacts):
         self._fallback = fallback  # None: nothing is read from stored rows
         self._full: ProjectFacts | None = None
 
+    def graph_of(self, key: str) -> list:
+        """Module ``key``'s part of the call graph, undecoded ("slot:name" nodes)."""
+        raise NotImplementedError
+
+    def graph_slots(self) -> list[str | None]:
+        """The module key of each slot the graph's nodes name."""
+        raise NotImplementedError
+
+    def reached(self) -> tuple[set[Node], dict[Node, Node]]:
+        """The closure over every module's stored or encoded part of the graph (the
+        facts of a stored row leave the graph in the row): asked only when the stored
+        closure cannot answer (a call into the project changed)."""
+        if self._reach is None:
+            slots = self.graph_slots()
+            edges: dict[Node, tuple[Node, ...]] = {}
+            model_seeds: set[Node] = set()
+            data_seeds: set[Node] = set()
+            for key in self.local:
+                own_edges, model, data = self.graph_of(key)
+                for name, out in own_edges.items():
+                    edges[(key, name)] = tuple(decode_node(n, slots) for n in out)
+                model_seeds.update(decode_node(n, slots) for n in model)
+                data_seeds.update(decode_node(n, slots) for n in data)
+            self._reach = (closure(model_seeds, edges), reached_from(data_seeds, edges))
+        return self._reach
+
     def __getitem__(self, key: str) -> ModuleFacts:
         if self._full is None:
             try:
@@ -349,9 +424,21 @@ class _StoredFacts(Fallback):
         )
         self.stored = stored
 
+    def graph_of(self, key: str) -> list:
+        return self.stored.graph(key)
+
+    def graph_slots(self) -> list[str | None]:
+        return self.stored.slots
+
     def reached_functions(self, key: str) -> tuple[set[str], set[str]]:
         model, data = self.stored.reach(key)
         return set(model), set(data)
+
+    def methods_reached(self, key: str) -> list[str]:
+        return self.stored.methods(key)
+
+    def data_seed(self, node: Node) -> Node:
+        return self.stored.data_seed(node)
 
     def provided_of(self, key: str) -> Provided:
         return self.stored.provided_of(key)

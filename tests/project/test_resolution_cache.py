@@ -331,16 +331,24 @@ def test_an_edit_keeping_the_call_graph_rewrites_only_its_own_row(
     ops = slots.index(str(root / "pkg" / "ops.py"))
     layers = slots.index(str(root / "pkg" / "layers.py"))
     closed = []
-    node_sets = resolved_facts.ResolvedFacts.node_sets
+    reached = resolved_facts.ResolvedFacts.reached
+    graphs_read = []
+    graph = stored_resolution.StoredResolution.graph
 
     def closing(self):
         closed.append(self)
-        return node_sets(self)
+        return reached(self)
 
-    monkeypatch.setattr(resolved_facts.ResolvedFacts, "node_sets", closing)
+    def reading(self, key):
+        graphs_read.append(key)
+        return graph(self, key)
+
+    monkeypatch.setattr(resolved_facts.ResolvedFacts, "reached", closing)
+    monkeypatch.setattr(stored_resolution.StoredResolution, "graph", reading)
     _edit(root, "pkg/ops.py", ("def unused(x):", "_edit = 1\n\n\ndef unused(x):"))
     assert _resolve(root, use_store=True) == _reference(root)
     assert not closed  # the stored closure serves
+    assert graphs_read == [str(root / "pkg" / "ops.py")]  # only to compare the edited file's
     _, _, after = _stored_lines(root)
     assert after[1:] == before[1:]  # the edited file's row too: its digest is in the header
     old_head, new_head = json.loads(before[0]), json.loads(after[0])
@@ -476,19 +484,35 @@ def test_the_import_edits_change_who_imports_the_backend(tmp_path: Path) -> None
     assert not any(seen[:-6])  # `K = tf.keras.backend` is not an import
 
 
-def _damages(row: list) -> list:
-    """Rows as a bug (or another build) could have written them: each is a miss."""
-    layers = [[0, *row[1:]], row + [None], [row[0], [10**6], *row[2:]]]
-    local = row[2]
+def _damaged_rows(line: bytes) -> list[tuple[str, bytes]]:
+    """(the part damaged, the row) as a bug (or another build) could have written them:
+    each is a miss when that part is read."""
+    own_text, _, rest_text = line.partition(b"\t")
+    own, rest = json.loads(own_text), json.loads(rest_text)
+
+    def row(first: list, second: list) -> bytes:
+        return json.dumps(first).encode() + b"\t" + json.dumps(second).encode()
+
+    local, graph = own[0], rest[2]
+    found = [("own", b"["), ("own", own_text), ("own", line + b"\t[]")]  # not two parts
     for bad in (
-        {**local[4], "f": ["x"]},  # a node without a slot
-        {**local[4], "f": ["999999:f"]},  # a slot out of range
+        [0, *own[1:]],
+        own + [None],
+        [local[:1] + [[["K"]]] + local[2:], *own[1:]],  # a pair of one
+        [*own[:4], {"f": "999999:f"}],  # a data seed's slot out of range
+        [*own[:4], []],  # data seeds as a list
+    ):
+        found.append(("own", row(bad, rest)))
+    for bad_edges in (
+        {**graph[0], "f": ["x"]},  # a node without a slot
+        {**graph[0], "f": ["999999:f"]},  # a slot out of range
         {"f": 3},
         [["f", []]],  # edges as a list
     ):
-        layers.append([*row[:2], local[:4] + [bad] + local[5:], *row[3:]])
-    layers.append([*row[:2], local[:1] + [[["K"]]] + local[2:], *row[3:]])  # a pair of one
-    return layers
+        found.append(("rest", row(own, [*rest[:2], [bad_edges, *graph[1:]], *rest[3:]])))
+    found.append(("rest", row(own, [0, *rest[1:]])))
+    found.append(("rest", row(own, [rest[0], [10**6], *rest[2:]])))
+    return found
 
 
 def _stored_lines(root: Path) -> tuple:
@@ -504,19 +528,21 @@ def _stored_lines(root: Path) -> tuple:
 
 def test_a_damaged_row_is_a_miss_not_a_crash(tmp_path: Path) -> None:
     """Rows are checked when first read, not when the file is loaded: a row that does
-    not fit, read then (an unchanged project's facts, or resolving again after an
-    edit), makes a full resolution, which stores a sound file again."""
+    not fit, read then, makes a full resolution, which stores a sound file again. A
+    row's first part (its own facts, what the graph reached in it) is read by every run
+    (an unchanged project's facts, or resolving again after an edit); its second (shape,
+    uses, its part of the call graph...) when resolving again needs it: here, an edit
+    that changes the call graph, closed again over every row."""
     root = tmp_path / "repo"
     _write(root, FILES)
     assert _resolve(root, use_store=True)
     store, root_key, lines = _stored_lines(root)
-    # the first slot (pkg/__init__.py) is read by both runs below
-    for damaged in [
-        b"[",
-        b'["short"]',
-        *(json.dumps(row).encode() for row in _damages(json.loads(lines[1]))),
-    ]:
-        for edit in (None, ("pkg/layers.py", ("ops.gelu(x)", "ops.gelu(x) + 1"))):
+    own_edits = (None, ("pkg/layers.py", ("ops.gelu(x)", "ops.gelu(x) + 1")))
+    graph_edits = [("ops.gelu(x)", "ops.scale_by(x, 2)"), ("ops.scale_by(x, 2)", "ops.gelu(x)")]
+    # the first slot (pkg/__init__.py) is read by every run below
+    for part, damaged in _damaged_rows(lines[1]):
+        edits = own_edits if part == "own" else [("pkg/layers.py", e) for e in graph_edits]
+        for edit in edits:
             store.store_bytes("resolved", root_key, b"\n".join([lines[0], damaged, *lines[2:]]))
             assert stored_resolution.load_resolution(store, root_key) is not None  # loaded lazily
             if edit is not None:
@@ -747,3 +773,55 @@ def test_a_body_edit_beside_a_patch_reuses_the_stored_patches(
     assert incremental == _resolve(root, use_store=False) == _reference(root)
     assert any(computed)  # a fresh resolution works it out
     assert ("K.reshape", "pkg/backend.py") in incremental[str(root / "pkg" / "ops.py")].patched
+
+
+REACH_FILES = {
+    **FILES,
+    "pkg/data.py": """
+        import tensorflow as tf
+        from pkg.ops import helper
+
+        def prepare(x):
+            return helper(x)
+
+        def pipeline(files):
+            return tf.data.Dataset.from_tensor_slices(files).map(prepare)
+        """,
+    "pkg/helpers.py": """
+        import tensorflow as tf
+
+        class Normalizer:
+            def apply(self, x):
+                return tf.math.l2_normalize(x)
+        """,
+    "pkg/block.py": """
+        from pkg.base import BaseLayer
+        from pkg.helpers import Normalizer
+        from pkg.ops import helper
+
+        class Block(BaseLayer):
+            def __init__(self):
+                super().__init__()
+                self.normalizer = Normalizer()
+
+            def call(self, x):
+                return helper(self.normalizer.apply(x))
+        """,
+}
+
+
+def test_stored_methods_and_data_seeds_are_those_of_a_fresh_resolution(tmp_path: Path) -> None:
+    """What the closed call graph reached in a module beyond its functions, read from
+    its row when the graph is not closed again (an unchanged project, an edit that
+    changes no call): a held helper's method reached from model code, and a function
+    reached from both model code and a data pipeline with the pipeline it came from."""
+    root = tmp_path / "repo"
+    _write(root, REACH_FILES)
+    reference = _reference(root)
+    helpers, ops = str(root / "pkg" / "helpers.py"), str(root / "pkg" / "ops.py")
+    assert reference[helpers].model_methods == ("Normalizer.apply",)
+    assert reference[ops].data_callers == (("helper", "`prepare` in pkg/data.py"),)
+    assert _resolve(root, use_store=True) == reference  # stored
+    assert _resolve(root, use_store=True) == reference  # unchanged: the rows serve
+    _edit(root, "pkg/helpers.py", ("return tf", "y = x\n        return tf"))
+    assert _resolve(root, use_store=True) == _reference(root)  # the stored closure serves
