@@ -216,18 +216,26 @@ class Job:
 
 
 def package_of(path: Path, memo: dict[Path, str] | None = None) -> str:
-    """Dotted package of a file, from the ``__init__.py`` files above it (for relative imports)."""
-    if memo is not None and path.parent in memo:
-        return memo[path.parent]
-    parts: list[str] = []
-    folder = path.resolve().parent
-    while (folder / "__init__.py").is_file():
-        parts.append(folder.name)
-        folder = folder.parent
-    package = ".".join(reversed(parts))
-    if memo is not None:
-        memo[path.parent] = package
-    return package
+    """Dotted package of a file, from the ``__init__.py`` files above it (for relative
+    imports). ``memo``: folder -> package, shared by the files of a run (each folder is
+    looked at once: a folder's package is its parent's and its own name)."""
+    memo = {} if memo is None else memo
+    found = memo.get(path.parent)
+    if found is None:
+        found = memo[path.parent] = _folder_package(path.resolve().parent, memo)
+    return found
+
+
+def _folder_package(folder: Path, memo: dict[Path, str]) -> str:
+    found = memo.get(folder)
+    if found is None:
+        if not (folder / "__init__.py").is_file():
+            found = ""
+        else:
+            above = _folder_package(folder.parent, memo) if folder.parent != folder else ""
+            found = f"{above}.{folder.name}" if above else folder.name
+        memo[folder] = found
+    return found
 
 
 # The environment variables a backend pin sets (names, not framework code).
