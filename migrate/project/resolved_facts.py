@@ -78,7 +78,6 @@ class ResolvedFacts(Fallback):
         self.stored = stored
         self.index = index  # the index the local facts of ``made`` came from
         self.position = {key: i for i, key in enumerate(self.slots) if key is not None}
-        self._graphs: dict[str, list] = {}
         self.graph_kept = stored is not None and self._same_graph()
 
     def _same_graph(self) -> bool:
@@ -90,13 +89,17 @@ class ResolvedFacts(Fallback):
         return all(self.graph_of(key) == stored.graph(key) for key in self.made)
 
     def graph_of(self, key: str) -> list:
-        """The module's part of the call graph: made in this run, else as stored."""
+        """The module's part of the call graph as a row holds it: made in this run (not
+        kept: a cold run encodes every module's once, to store it), else as stored."""
         if key not in self.made:
             return self.stored.graph(key)  # type: ignore[union-attr]
-        found = self._graphs.get(key)
-        if found is None:
-            found = self._graphs[key] = encode_graph(self.made[key], self.position)
-        return found
+        return encode_graph(self.made[key], self.position)
+
+    def graph_nodes(self, key: str) -> tuple[Iterable, Iterable[Node], Iterable[Node]]:
+        made = self.made.get(key)
+        if made is None:
+            return super().graph_nodes(key)
+        return made.edges, made.model_seeds, made.data_seeds
 
     def graph_slots(self) -> list[str | None]:
         return self.slots

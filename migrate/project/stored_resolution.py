@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from kmigrate.engine.fact_provider import Provided, decode_locals
@@ -388,18 +388,28 @@ class Fallback(ProjectFacts):
         facts of a stored row leave the graph in the row): asked only when the stored
         closure cannot answer (a call into the project changed)."""
         if self._reach is None:
-            slots = self.graph_slots()
             edges: dict[Node, tuple[Node, ...]] = {}
             model_seeds: set[Node] = set()
             data_seeds: set[Node] = set()
             for key in self.local:
-                own_edges, model, data = self.graph_of(key)
-                for name, out in own_edges.items():
-                    edges[(key, name)] = tuple(decode_node(n, slots) for n in out)
-                model_seeds.update(decode_node(n, slots) for n in model)
-                data_seeds.update(decode_node(n, slots) for n in data)
+                own_edges, model, data = self.graph_nodes(key)
+                for name, out in own_edges:
+                    edges[(key, name)] = out
+                model_seeds.update(model)
+                data_seeds.update(data)
             self._reach = (closure(model_seeds, edges), reached_from(data_seeds, edges))
         return self._reach
+
+    def graph_nodes(self, key: str) -> tuple[Iterable, Iterable[Node], Iterable[Node]]:
+        """Module ``key``'s part of the call graph as nodes: (edges as (name, out)
+        pairs, model seeds, data seeds), decoded from its row."""
+        slots = self.graph_slots()
+        own_edges, model, data = self.graph_of(key)
+        return (
+            ((name, tuple(decode_node(n, slots) for n in out)) for name, out in own_edges.items()),
+            (decode_node(n, slots) for n in model),
+            (decode_node(n, slots) for n in data),
+        )
 
     def __getitem__(self, key: str) -> ModuleFacts:
         if self._full is None:
