@@ -99,8 +99,10 @@ class LocalFactsFrom:
     first guess, project/facts_guess.py), with what they were made from beyond the
     entries: each module name that index looked up and the keys of the modules it
     found, the first parts of dotted names it took as external without looking (no
-    module of its started so), and the TF/Keras functions its modules replace. An
-    index that gives the same answers to all of these (:meth:`ProjectIndex.agrees`)
+    module of its started so), and each TF/Keras function called whose replacement it
+    asked for, with the answer (a project patching ``K.flatten`` changes the local facts
+    only of the modules calling it). An index that gives the same answers to all of
+    these (:meth:`ProjectIndex.agrees`)
     makes the same local facts, the entries being the same (those of the same bytes):
     resolution reads nothing else. Only made when that index did not meet the depth
     bound, where the answers would depend on the order names were asked for."""
@@ -108,4 +110,5 @@ class LocalFactsFrom:
     local: LocalFacts
     modules: tuple[tuple[str, tuple[str, ...]], ...]
     outside: frozenset[str]
-    patched: tuple[tuple[str, str, tuple], ...]
+    # (symbol, (module, what replaces it as plain data) or None), by symbol
+    patches_read: tuple[tuple[str, tuple | None], ...]

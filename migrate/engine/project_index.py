@@ -59,6 +59,7 @@ class ProjectIndex(NameResolution):
         super().__init__(records, spec, outside)
         self.patching = self.records if patching is None else list(patching)
         self._patched: dict[str, tuple[str, Target]] | None = None
+        self._patches_read: dict[str, tuple | None] | None = None  # symbol -> patch read
         self._facts: ProjectFacts | None = None
         self._below: dict[str, list[ModuleRecord]] | None = None
 
@@ -205,20 +206,20 @@ class ProjectIndex(NameResolution):
     def local_with_reads(self, record: ModuleRecord) -> tuple[LocalFacts, LocalFactsFrom | None]:
         """:meth:`local`, and the same with what it was made from, for another index of
         the same entries to take (None when this index met the depth bound)."""
-        self._looked_up, self._outside = set(), set()
+        self._looked_up, self._outside, self._patches_read = set(), set(), {}
         try:
             local = self.local(record)
-            patched = self._patched_data()
             looked_up, outside = self._looked_up, self._outside
+            patches_read = tuple(sorted(self._patches_read.items(), key=lambda p: p[0]))
         finally:
-            self._looked_up = self._outside = None
+            self._looked_up = self._outside = self._patches_read = None
         if self.order_sensitive or self.read_outside:
             return local, None
         by_name = self.by_name
         modules = tuple(
             (name, tuple(r.key for r in by_name.get(name, ()))) for name in sorted(looked_up)
         )
-        return local, LocalFactsFrom(local, modules, frozenset(outside), patched)
+        return local, LocalFactsFrom(local, modules, frozenset(outside), patches_read)
 
     def agrees(self, made: LocalFactsFrom) -> bool:
         """Whether this index answers what ``made``'s index asked as it did (see
@@ -229,17 +230,10 @@ class ProjectIndex(NameResolution):
             found = by_name.get(name, ())
             if len(found) != len(keys) or any(r.key != k for r, k in zip(found, keys)):
                 return False
-        return made.outside.isdisjoint(self._roots) and made.patched == self._patched_data()
-
-    def _patched_data(self) -> tuple[tuple[str, str, tuple], ...]:
-        """:meth:`patched` as plain data: records by their keys."""
-
-        def plain(target: Target) -> tuple:
-            if target[0] in ("class", "function", "module"):
-                return (target[0], target[1].key, *target[2:])
-            return target
-
-        return tuple(sorted((s, where, plain(by)) for s, (where, by) in self.patched().items()))
+        if not made.outside.isdisjoint(self._roots):
+            return False
+        patches = self.patched()
+        return all(_plain_patch(patches.get(s)) == read for s, read in made.patches_read)
 
     def _bindings(self, record: ModuleRecord) -> tuple[tuple[str, str], ...]:
         bindings = []
@@ -271,7 +265,10 @@ class ProjectIndex(NameResolution):
         """What a call runs: a patched ``K.flatten`` runs the project's ``flatten``."""
         target = self.resolve(record, callee)
         if target[0] == "external":
-            patch = self.patched().get(self.canonical(target[1]))
+            symbol = self.canonical(target[1])
+            patch = self.patched().get(symbol)
+            if self._patches_read is not None:  # what the local facts read (local_with_reads)
+                self._patches_read[symbol] = _plain_patch(patch)
             if patch is not None and patch[1][0] == "function":
                 return patch[1]
         return target
@@ -339,3 +336,13 @@ def module_facts_for_text(
     entry = build_entry(tree, spec, index)
     record = ModuleRecord("<module>", entry, package, "", ())
     return ProjectIndex([record], spec).facts(record), entry
+
+
+def _plain_patch(patch: tuple[str, Target] | None) -> tuple | None:
+    """A patch (the module, what replaces the function) as plain data: records by key."""
+    if patch is None:
+        return None
+    where, target = patch
+    if target[0] in ("class", "function", "module"):
+        return (where, (target[0], target[1].key, *target[2:]))
+    return (where, target)

@@ -689,8 +689,9 @@ def test_local_facts_made_by_a_smaller_index_are_taken_only_where_it_agrees(
 ) -> None:
     """pkg/layers.py's facts made by an index without pkg/ops.py (its `ops.gelu` then
     resolves to nothing) are refused by the project's; made by one with every module
-    its names lead to, they are taken by an index with more modules, unless the TF
-    functions some module replaces differ."""
+    its names lead to, they are taken by an index with more modules. A TF function some
+    module replaces changes the facts of the modules that call it: those made by an
+    index without the patching module are refused, the others' still taken."""
     from kmigrate.rules.context_spec import CONTEXT_SPEC
 
     root = tmp_path / "repo"
@@ -700,18 +701,33 @@ def test_local_facts_made_by_a_smaller_index_are_taken_only_where_it_agrees(
     layers = next(r for r in project.records if r.key.endswith("layers.py"))
     expected = ProjectIndex(project.records, CONTEXT_SPEC).local(layers)
 
-    def made_by(names: list[str]):
+    def made_by(names: list[str], key: str = layers.key):
         index = ProjectIndex(_records(root, names), CONTEXT_SPEC)
-        record = next(r for r in index.records if r.key == layers.key)
+        record = next(r for r in index.records if r.key == key)
         return index.local_with_reads(record)[1]
 
     without_ops = made_by(["pkg/layers.py", "pkg/base.py", "pkg/__init__.py"])
     assert without_ops.local != expected and not project.agrees(without_ops)
     enough = made_by(["pkg/layers.py", "pkg/base.py", "pkg/__init__.py", "pkg/ops.py"])
     assert enough.local == expected and project.agrees(enough)
-    _edit(root, "pkg/backend.py", ("\n", "\ndef gelu(x):\n    return x\nK.gelu = gelu\n"))
+    _write(
+        root,
+        {
+            "pkg/act.py": "from tensorflow.keras import backend as K\n\n\n"
+            "def act(x):\n    return K.gelu(x)\n",
+            "pkg/patches.py": "from tensorflow.keras import backend as K\n\n\n"
+            "def gelu(x):\n    return x\n\n\nK.gelu = gelu\n",
+        },
+    )
+    everything = [str(p.relative_to(root)) for p in sorted(root.rglob("*.py"))]
     patched = ProjectIndex(_records(root, everything), CONTEXT_SPEC)
-    assert not patched.agrees(enough)  # a call of K.gelu now runs the project's gelu
+    act = next(r for r in patched.records if r.key.endswith("act.py"))
+    alone = made_by(["pkg/act.py"], act.key)
+    assert alone.local != patched.local(act)  # its K.gelu now runs the project's gelu
+    assert not patched.agrees(alone)
+    assert patched.agrees(made_by(["pkg/act.py", "pkg/patches.py"], act.key))
+    assert patched.agrees(enough)  # pkg/layers.py calls no function the project replaces
+    assert enough.local == patched.local(next(r for r in patched.records if r.key == layers.key))
 
 
 def test_a_cold_scan_takes_local_facts_from_its_first_analyses_where_they_are_the_projects(

@@ -46,7 +46,7 @@ def test_frozen_dataclasses_and_named_tuples_keep_their_types_and_values() -> No
         LocalFacts(model_classes=("Block",), edges=(("Block.call", (("m", "f"),)),)),
         modules=(("pkg.layers", ("pkg/layers.py",)),),
         outside=frozenset({"numpy"}),
-        patched=(),
+        patches_read=(),
     )
     table: dict[str, str] = {}
     shared = share_strings(_crossed(local), table)
