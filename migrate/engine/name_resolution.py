@@ -105,9 +105,13 @@ class NameResolution:
                 return siblings[:1]
         return found
 
-    def _qualified(self, record: ModuleRecord, qualified: str, depth: int) -> Target:
+    def _qualified(
+        self, record: ModuleRecord, qualified: str, depth: int, module_parts: int = 0
+    ) -> Target:
         """Resolve an absolute dotted path: the longest prefix that is a project module,
-        then the rest inside it; no prefix in the project: an external name."""
+        then the rest inside it; no prefix in the project: an external name.
+        ``module_parts``: how many leading parts an import of ``record`` names as a
+        module (``from a.b import c``: 2)."""
         parts = qualified.split(".")
         if parts[0] not in self._roots:  # tensorflow, keras, numpy...: no prefix is ours
             if self._outside is not None:
@@ -123,6 +127,12 @@ class NameResolution:
             target = found[0]
             if cut == len(parts):
                 return ("module", target)
+            if target is record and cut < module_parts:
+                # ``from pkg.rnn import rnn`` in pkg/__init__.py, pkg/rnn.py not in the
+                # tree: Python imports the submodule (or fails), it never reads the
+                # package's own names; reading them would come back to this import with
+                # a longer name each time (``rnn.rnn.rnn...``), to the depth bound
+                return _UNKNOWN
             return self._in_module(target, ".".join(parts[cut:]), depth + 1)
         return ("external", qualified)
 
@@ -255,7 +265,8 @@ class NameResolution:
         _, module, name, level = way
         base = absolute_module(record, module, level)
         path = f"{base}.{name}" if name and base else name or base
-        return self._qualified(record, path + ("." + rest if rest else ""), depth + 1)
+        module_parts = base.count(".") + 1 if base and name else 0
+        return self._qualified(record, path + ("." + rest if rest else ""), depth + 1, module_parts)
 
     def _same_kind(self, a: Target, b: Target) -> bool:
         if a[0] == "external" and b[0] == "external":

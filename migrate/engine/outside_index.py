@@ -43,11 +43,13 @@ class OutsideIndex(ProjectIndex):
             self.by_name.setdefault(name, []).append(record)
             self._roots.add(name.partition(".")[0])
 
-    def _qualified(self, record: ModuleRecord, qualified: str, depth: int) -> Target:
+    def _qualified(
+        self, record: ModuleRecord, qualified: str, depth: int, module_parts: int = 0
+    ) -> Target:
         parts = qualified.split(".")
         for cut in range(1, len(parts) + 1):
             self._load(".".join(parts[:cut]))
-        return super()._qualified(record, qualified, depth)
+        return super()._qualified(record, qualified, depth, module_parts)
 
     def __call__(self, qualified: str) -> bool:
         """Whether the installed class ``qualified`` derives from a Keras base."""

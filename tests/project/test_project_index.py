@@ -140,6 +140,36 @@ def test_a_name_bound_from_itself_reads_its_other_bindings() -> None:
     assert not project.order_sensitive
 
 
+def test_a_package_importing_from_its_missing_submodule_is_left_unresolved() -> None:
+    """``from pkg.rnn import rnn, gru`` in pkg/__init__.py when pkg/rnn.py is not in the
+    tree (a partial checkout, a compiled module): Python imports the submodule, it never
+    reads the package's own names. Read through them, the walk came back to this import
+    with a longer name each time (``rnn.rnn.rnn...``) to the depth bound, and a project
+    that met the bound was resolved in full after every edit."""
+    project = _project(
+        {
+            "pkg": "from pkg.rnn import gru\nfrom pkg.rnn import rnn\n",
+            "pkg.layers": "from pkg import rnn, gru\n\n\ndef f(x):\n    return rnn(gru(x))\n",
+        },
+        {"pkg": "pkg"},
+    )
+    by_key = {r.key: r for r in project.records}
+    assert project.resolve(by_key["pkg"], "rnn") == ("unknown",)
+    assert project.resolve(by_key["pkg.layers"], "gru") == ("unknown",)
+    project.local(by_key["pkg.layers"])
+    assert not project.order_sensitive
+    # a submodule that is in the tree is what the import names, as before
+    with_rnn = _project(
+        {
+            "pkg": "from pkg.rnn import rnn\n",
+            "pkg.rnn": "def rnn(x):\n    return x\n",
+        },
+        {"pkg": "pkg"},
+    )
+    target = with_rnn.resolve(next(r for r in with_rnn.records if r.key == "pkg"), "rnn")
+    assert target[0] == "function" and target[1].key == "pkg.rnn" and target[2] == "rnn"
+
+
 def test_a_chain_of_aliases_longer_than_the_bound_is_left_unresolved() -> None:
     modules = {f"m{i}": f"from m{i + 1} import X\n" for i in range(40)}
     modules["m40"] = "import tensorflow as tf\nX = tf.keras.layers.Layer\n"
