@@ -2,9 +2,11 @@
 
 The parent sets ``KERAS_BACKEND`` (and ``TF_USE_LEGACY_KERAS=1`` for a Keras 2 reference)
 before starting this process, because Keras picks its backend at import time. The job file
-lists tasks, run in order in this one process so the framework is imported once (on
-TensorFlow: the original as reference, then the converted model); each task says what to
-build, where the input batch and the weights are, and where to write results.
+lists tasks (one side's models on one backend), run in order with the framework imported
+once: several tasks each in a child forked from this process after that import
+(`fork_server`), or, where forking is unsafe, here one after the other (`isolation`); each
+task says what to build, where the input batch and the weights are, and where to write
+results.
 
 Steps of a task: load the user's module (which imports its framework), import Keras, build
 or load the model; a target then waits until the reference has written the weights and the batch (so
