@@ -91,9 +91,9 @@ def prepare_process(tasks: list[dict]) -> None:
     ``clear_session`` after each model runs a full collection, which otherwise walks all of
     TensorFlow, jax or torch again (0.1-0.2 s a model and backend); only what the models
     made since is walked. In a fork server's children the collector also never writes to
-    the frozen objects, so their memory pages stay shared with the server, not copied. Nothing is freed that would have been: the framework's modules
-    stay imported for the life of the process, and no number depends on when memory is
-    freed."""
+    the frozen objects, so their memory pages stay shared with the server, not copied.
+    Nothing is freed that would have been: the framework's modules stay imported for the
+    life of the process, and no number depends on when memory is freed."""
     if len(tasks) < 2:
         return
     package = "tf_keras" if tasks[0].get("keras") == 2 else "keras"
