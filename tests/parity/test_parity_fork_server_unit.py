@@ -41,18 +41,21 @@ print(json.dumps({{"statuses": statuses, "server": os.getpid(), "can_fork": can_
 """
 
 
-def run_server(tmp_path: Path, before: str = "", env: dict | None = None) -> dict:
-    script = textwrap.dedent(SERVER).format(before=before)
-    environment = {**os.environ, "PYTHONPATH": PACKAGE_ROOT, **(env or {})}
+def run_script(script: str, argument: Path, env: dict[str, str]) -> dict:
+    """Run `script` in a fresh interpreter; the JSON of its last output line."""
     done = subprocess.run(
-        [sys.executable, "-c", script, str(tmp_path)],
+        [sys.executable, "-c", script, str(argument)],
         capture_output=True,
         text=True,
-        env=environment,
+        env={**env, "PYTHONPATH": PACKAGE_ROOT},
         timeout=60,
         check=True,
     )
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def run_server(tmp_path: Path, before: str = "") -> dict:
+    return run_script(textwrap.dedent(SERVER).format(before=before), tmp_path, dict(os.environ))
 
 
 def test_each_model_runs_in_its_own_child_and_a_dead_child_leaves_its_status(tmp_path):
@@ -114,20 +117,12 @@ print(json.dumps(server))
 
 
 def test_numpy_starts_no_blas_pool_in_the_server_and_children_get_it_back(tmp_path):
-    env = dict(os.environ, PYTHONPATH=PACKAGE_ROOT)
+    env = dict(os.environ)
     fork_server.single_threaded_blas(env)
     if fork_server.BLAS_MARK not in env:
         pytest.skip("a BLAS thread count is set in this environment")
     out = tmp_path / "child.json"
-    done = subprocess.run(
-        [sys.executable, "-c", BLAS, str(out)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=True,
-    )
-    server, child = json.loads(done.stdout.strip().splitlines()[-1]), json.loads(out.read_text())
+    server, child = run_script(BLAS, out, env), json.loads(out.read_text())
     assert server["threads"] == 1
     if server["blas"] is None:
         pytest.skip("NumPy's BLAS is not an OpenBLAS this test can ask")
