@@ -25,10 +25,12 @@ Keras 3 on jax               3                          1
 Keras 3 on torch             2                          1
 Keras 3 on tensorflow        2                          1
 tf_keras (Keras 2 on TF)     3                          1
+Keras 3 on openvino          3                          2 (a ThreadPoolExecutor's)
 ===========================  =========================  ==============================
 
 TensorFlow's, XLA's and PyTorch's own pools start with the first computation, which only
-children do. So the parent starts a batched worker with ``OPENBLAS_NUM_THREADS=1`` (unless
+children do. OpenVINO's import starts a Python thread pool: its batched worker does not
+fork and runs the models in itself, as before. So the parent starts a batched worker with ``OPENBLAS_NUM_THREADS=1`` (unless
 the user chose a BLAS thread count: `single_threaded_blas`), and each child gives OpenBLAS
 back the thread count it would have had (`restore_blas_threads`): the models compute as they
 do one by one.
