@@ -14,9 +14,10 @@ time limit with the whole process group (server and child); a fresh server runs 
 
 Forking a process that runs other threads is unsafe (a lock held by another thread stays
 held in the child forever), so the server forks only while it has one thread
-(`can_fork`); otherwise, and where ``os.fork`` does not exist, the models run in the
-server itself as before (`isolation.ModelIsolation`). Measured after importing Keras (the
-only threads are OpenBLAS's pool, started when NumPy and SciPy load their BLAS):
+(`can_fork`, which counts them in ``/proc``: Linux only); otherwise the models run in the
+server itself as before (`isolation.ModelIsolation`). Measured after importing Keras (on
+jax, torch and TensorFlow the only threads are OpenBLAS's pools, started when NumPy and
+SciPy load their BLAS):
 
 ===========================  =========================  ==============================
 server                       OS threads after import    with ``OPENBLAS_NUM_THREADS=1``
@@ -30,10 +31,10 @@ Keras 3 on openvino          3                          2 (a ThreadPoolExecutor'
 
 TensorFlow's, XLA's and PyTorch's own pools start with the first computation, which only
 children do. OpenVINO's import starts a Python thread pool: its batched worker does not
-fork and runs the models in itself, as before. So the parent starts a batched worker with ``OPENBLAS_NUM_THREADS=1`` (unless
-the user chose a BLAS thread count: `single_threaded_blas`), and each child gives OpenBLAS
-back the thread count it would have had (`restore_blas_threads`): the models compute as they
-do one by one.
+fork and runs the models in itself, as before. So the parent starts a batched worker with
+``OPENBLAS_NUM_THREADS=1`` (unless the user chose a BLAS thread count:
+`single_threaded_blas`), and each child gives OpenBLAS back the thread count it would have
+had (`restore_blas_threads`): the models compute as they do one by one.
 """
 
 from __future__ import annotations
