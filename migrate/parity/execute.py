@@ -9,9 +9,12 @@ where Keras 2 may run it (one more attempt), or it failed (the go file says "ski
 targets are skipped, and a worker with nothing else left is stopped).
 
 With several models (`runner.run_parity_batch`) a worker runs its side of every model, one
-after the other, in one process. A model's time limit starts when the worker reaches it; a
-worker that crashes or times out costs only the model it was running: that model is
-reported (crashed, timed out, with the stage) and a fresh process takes the rest.
+after the other, each in a child forked from it (`fork_server`) or, where forking is not
+safe, in the worker itself. A model's time limit starts when the worker reaches it; a
+model that crashes or times out costs only itself: it is reported (crashed, timed out, with
+the stage); a crashed child leaves its server running the rest, and a worker that crashed
+or was killed at a time-out (with its process group: a child too) is replaced by a fresh
+process for the rest.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from kmigrate.parity import backends as registry
+from kmigrate.parity.fork_server import LOST_SUFFIX
 from kmigrate.parity.isolation import FRESH_PROCESS_EXIT
 from kmigrate.parity.jobs import Outcome, Running, Task, WorkerPlan
 from kmigrate.parity.plan import module_available
@@ -88,11 +92,16 @@ class WorkerPool:
             pass
         running.process.wait()
 
-    def _collect(self, task: Task) -> Outcome | None:
-        """The task's outcome if its result file is there."""
+    def _collect(self, task: Task, running: Running) -> Outcome | None:
+        """The task's outcome if its result file is there, or if a fork server's child died
+        on it without one (its lost file: `fork_server.run_in_child`)."""
         result_path = Path(task.payload["result"])
         if not result_path.exists():
-            return None
+            lost = Path(task.payload["result"] + LOST_SUFFIX)
+            if not lost.exists():
+                return None
+            status = json.loads(lost.read_text(encoding="utf-8"))["returncode"]
+            return self._lost(running, task, timed_out=False, returncode=status)
         result = json.loads(result_path.read_text(encoding="utf-8"))
         arrays: dict[str, np.ndarray] = {}
         arrays_path = Path(task.payload["arrays"])
@@ -106,8 +115,13 @@ class WorkerPool:
             return Outcome(task, "error", result, arrays, error=error, seconds=seconds)
         return Outcome(task, "ok", result, arrays, seconds=seconds)
 
-    def _lost(self, running: Running, task: Task, *, timed_out: bool) -> Outcome:
-        """A task without a result: its process timed out or died while running it."""
+    def _lost(
+        self, running: Running, task: Task, *, timed_out: bool, returncode: int | None = None
+    ) -> Outcome:
+        """A task without a result: its process (`returncode`: the forked child's status, by
+        default the worker's) timed out or died while running it."""
+        if returncode is None:
+            returncode = running.process.returncode
         elapsed = time.monotonic() - running.since
         if timed_out:
             error = ErrorInfo(
@@ -120,9 +134,7 @@ class WorkerPool:
         error = ErrorInfo(
             stage="crash",
             type="WorkerCrashed",
-            message=(
-                f"the worker exited with status {running.process.returncode} and wrote no result"
-            ),
+            message=(f"the worker exited with status {returncode} and wrote no result"),
             traceback=self._stderr_tail(running),
         )
         return Outcome(task, "error", error=error, seconds=elapsed)
@@ -181,7 +193,7 @@ class WorkerPool:
         for task in list(item.waiting):
             if task not in item.waiting:  # skipped meanwhile (its reference failed)
                 continue
-            outcome = self._collect(task)
+            outcome = self._collect(task, item)
             if outcome is not None:
                 item.waiting.remove(task)
                 self._record(outcome, running)

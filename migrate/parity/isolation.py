@@ -1,6 +1,11 @@
 """One worker process, many models: what each model may not leave to the next.
 
 A batched worker (`worker.main`) imports its framework once and runs model after model.
+On Linux it is a fork server (`fork_server`): each model runs in a child forked from the
+worker's freshly imported state and gone with it, so nothing below is needed there. This
+module keeps models apart where the worker does not fork (no ``os.fork``, or a thread
+running in the worker, when forking is unsafe) and the models run in the worker itself.
+
 A model must then find the process as it would find a fresh one, where it matters for the
 numbers: its own modules (a converted ``mylayers.py`` and an original ``mylayers.py``
 share a module name, and ``sys.modules`` would hand the second model the first one's),
@@ -12,7 +17,9 @@ model; Keras's own session (layer names, graph state) is cleared too.
 
 What cannot be put back is a framework another model imported: once one model on a jax or
 torch worker imported TensorFlow, the next model's "runs without TensorFlow" would be
-unprovable, so the worker asks for a fresh process instead (`needs_fresh_process`).
+unprovable, so a worker that does not fork asks for a fresh process instead
+(`needs_fresh_process`; the parent starts one for the rest of the models). A fork server
+never needs one: TensorFlow, imported by a child, dies with it.
 """
 
 from __future__ import annotations
@@ -83,9 +90,10 @@ def prepare_process(tasks: list[dict]) -> None:
     heap) are moved out of the garbage collector's sight (`gc.freeze`): Keras's
     ``clear_session`` after each model runs a full collection, which otherwise walks all of
     TensorFlow, jax or torch again (0.1-0.2 s a model and backend); only what the models
-    made since is walked. Nothing is freed that would have been: the framework's modules
-    stay imported for the life of the process, and no number depends on when memory is
-    freed."""
+    made since is walked. In a fork server's children the collector also never writes to
+    the frozen objects, so their memory pages stay shared with the server, not copied.
+    Nothing is freed that would have been: the framework's modules stay imported for the
+    life of the process, and no number depends on when memory is freed."""
     if len(tasks) < 2:
         return
     package = "tf_keras" if tasks[0].get("keras") == 2 else "keras"

@@ -13,6 +13,7 @@ import numpy as np
 
 import kmigrate
 from kmigrate.parity import backends as registry
+from kmigrate.parity.fork_server import single_threaded_blas
 from kmigrate.parity.plan import ModelSpec
 from kmigrate.parity.report import ErrorInfo
 
@@ -62,6 +63,8 @@ class WorkerPlan:
             env.pop("TF_USE_LEGACY_KERAS", None)
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         env["PYTHONUNBUFFERED"] = "1"
+        if len(self.tasks) > 1:  # a fork server: no thread pool before it forks
+            single_threaded_blas(env)
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (PACKAGE_ROOT, env.get("PYTHONPATH", "")) if p
         )

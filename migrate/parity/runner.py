@@ -281,7 +281,8 @@ def group_workers(runs: Sequence[ParityRun], workdir: Path | None = None) -> lis
     references first (a Keras 2 and a Keras 3 reference apart: Keras is chosen at import),
     then each target backend. The reference and the targets never share a process, even on
     the same backend: a target would reuse the reference's modules from ``sys.modules``.
-    Within a process, the models are kept apart by `isolation.ModelIsolation`.
+    Within a process, each model runs in its own forked child (`fork_server`), or, where
+    the process cannot fork safely, is kept apart by `isolation.ModelIsolation`.
 
     Without the persistent compilation cache (``--no-cache``) the workers get one in the
     run's own folder (`workdir`), deleted with it: what the run compiles twice (the training
@@ -359,7 +360,8 @@ def run_parity_batch(
 ) -> list[ParityReport | None]:
     """Several models at the cost of one framework import per backend: one worker per side
     and backend runs every model in turn (`group_workers`), each model kept apart from the
-    others in that process (`isolation`), a crash or time-out costing only the model it hit.
+    others (a forked child per model, `fork_server`, else `isolation`), a crash or
+    time-out costing only the model it hit.
     The reports are those the models get one by one.
 
     A model that cannot start (a usage error) raises, or, with `on_usage_error`, is passed

@@ -2,9 +2,11 @@
 
 The parent sets ``KERAS_BACKEND`` (and ``TF_USE_LEGACY_KERAS=1`` for a Keras 2 reference)
 before starting this process, because Keras picks its backend at import time. The job file
-lists tasks, run in order in this one process so the framework is imported once (on
-TensorFlow: the original as reference, then the converted model); each task says what to
-build, where the input batch and the weights are, and where to write results.
+lists tasks (one side's models on one backend), run in order with the framework imported
+once: several tasks each in a child forked from this process after that import
+(`fork_server`), or, where forking is unsafe, here one after the other (`isolation`); each
+task says what to build, where the input batch and the weights are, and where to write
+results.
 
 Steps of a task: load the user's module (which imports its framework), import Keras, build
 or load the model; a target then waits until the reference has written the weights and the batch (so
@@ -36,6 +38,7 @@ import numpy as np
 from kmigrate.parity.batch import InputBatch
 from kmigrate.parity.bench import BackendBench
 from kmigrate.parity.export import SavedModelExport
+from kmigrate.parity.fork_server import can_fork, restore_blas_threads, run_in_child
 from kmigrate.parity.isolation import (
     FRESH_PROCESS_EXIT,
     ModelIsolation,
@@ -313,8 +316,9 @@ def drop_working_folder_from_path() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the job's tasks in order in this process (same backend, one framework import),
-    each model isolated from the others (`isolation`)."""
+    """Run the job's tasks in order (same backend, one framework import): several in forked
+    children of this process (`fork_server`) where that is safe, else in this process, each
+    model isolated from the others (`isolation`)."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
         print("usage: python -m kmigrate.parity.worker JOB.json", file=sys.stderr)
@@ -322,12 +326,20 @@ def main(argv: list[str] | None = None) -> int:
     job = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     drop_working_folder_from_path()
     tasks = job["tasks"]
+    stage_file = job.get("stage_file")
     prepare_process(tasks)
+    forking = len(tasks) > 1
     for i, task in enumerate(tasks):
+        # a fork server while it is safe (`fork_server`); once a model ran here, never again
+        forking = forking and can_fork()
+        if forking:
+            run_in_child(task, lambda: run_task(task, stage_file, i))  # noqa: B023 - run now
+            continue
+        restore_blas_threads()  # what the server kept single-threaded, for this process
         if i and needs_fresh_process(tasks[i:]):
             return FRESH_PROCESS_EXIT  # the parent runs the rest in a new process
         with ModelIsolation(task):  # the next model finds the process as this one did
-            run_task(task, job.get("stage_file"), i)
+            run_task(task, stage_file, i)
     return 0
 
 

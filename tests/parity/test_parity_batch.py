@@ -10,6 +10,7 @@ the verdicts batched and alone on the real backends are in test_parity_batch_bac
 
 from __future__ import annotations
 
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -114,24 +115,35 @@ def test_a_converted_module_and_its_original_of_the_same_name_never_share_state(
     assert statuses(alone) == statuses(batched[1])
 
 
+def started(messages: list[str], role: str) -> int:
+    """How many worker processes of `role` a batch started (its progress lines)."""
+    return sum(1 for m in messages if m.startswith("started") and f"({role})" in m)
+
+
 def test_a_crash_or_a_hang_costs_only_its_own_model(numpy_backend, tmp_path):
-    """Five models in one batch: a converted model that kills its worker (os._exit) while
-    imported, an original that does, a converted model that hangs; the others still get
-    their verdicts, from fresh workers."""
+    """Six models in one batch: a converted model that kills its worker (os._exit) while
+    imported, an original that does, a converted model killed by a signal while built, a
+    converted model that hangs; the others still get their verdicts. Each model runs in a
+    child of its side's fork server: a crash costs no process but its own child; the hang
+    is killed with its server's process group, and a fresh server takes the last model."""
     good = [model_tree(tmp_path / name, 2) for name in ("one", "two", "orig")]
     crash, hang = FIXTURES / "crashing_model.py", FIXTURES / "sleepy_model.py"
+    killed = FIXTURES / "killed_model.py"
     entries = [
         ParityEntry(str(good[0]), reference=str(good[2])),
         ParityEntry(str(crash), reference=str(good[2])),
         ParityEntry(str(good[0]), reference=f"{crash}:build_model"),
+        ParityEntry(str(killed), reference=str(good[2])),
         ParityEntry(str(hang), reference=str(good[2])),
         ParityEntry(str(good[1]), reference=str(good[2])),
     ]
-    reports = run_parity_batch(entries, options=options(timeout=25.0))
+    messages: list[str] = []
+    reports = run_parity_batch(entries, options=options(timeout=25.0), progress=messages.append)
     assert [statuses(r) for r in reports] == [
         ["reference", "pass"],
         ["reference", "error"],
         ["error", "skipped"],
+        ["reference", "error"],
         ["reference", "timeout"],
         ["reference", "pass"],
     ]
@@ -139,5 +151,9 @@ def test_a_crash_or_a_hang_costs_only_its_own_model(numpy_backend, tmp_path):
     assert "exited with status 3" in crashed.message
     assert "simulated native crash" in crashed.traceback
     assert reports[2].reference.error.type == "WorkerCrashed"
-    timed_out = reports[3].runs[0].error
+    signalled = reports[3].runs[0].error
+    assert signalled.type == "WorkerCrashed" and "exited with status -9" in signalled.message
+    timed_out = reports[4].runs[0].error
     assert timed_out.stage == "load" and "no result after 25 s" in timed_out.message
+    if hasattr(os, "fork"):  # a fork server: only the time-out cost a process
+        assert (started(messages, "reference"), started(messages, "target")) == (1, 2)
