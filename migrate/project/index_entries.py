@@ -6,6 +6,7 @@ only when resolution needs it."""
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import gc
 import hashlib
@@ -356,12 +357,17 @@ def _pack_lines(entries: Mapping[str, dict]) -> list[bytes]:
     return pieces
 
 
+_OLD_PACK = "pack.entries"  # the pack as one JSON value (kmigrate before the lines)
+
+
 def _store_pack(store: ResultCache, entries: Mapping[str, dict]) -> None:
     try:
         pieces = _pack_lines(entries)
     except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
         return  # not plain data: not stored (entries are, as made by build_entry)
-    store.store_bytes(_PACK, _PACK_KEY, pieces)
+    if store.store_bytes(_PACK, _PACK_KEY, pieces):
+        with contextlib.suppress(OSError):  # no reader left for it: 23 MB at 10k files
+            (store.folder / _OLD_PACK).unlink(missing_ok=True)
 
 
 def _load_pack(store: ResultCache) -> EntryPack:
