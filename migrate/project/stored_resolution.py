@@ -129,7 +129,7 @@ class StoredResolution:
     # reached from model code], [... from data pipelines], [methods reached from model
     # code], {mixed function: the data seed it is first reached from}], then [shape, [used
     # module slots], its part of the call graph (``GraphRow``), layout, [import paths]].
-    # Call graph nodes are "slot:name" strings: the stored graph is closed undecoded.
+    # Call graph nodes are "slot:name" strings, decoded only when the graph is closed again.
     def digest(self, key: str) -> str | None:
         head = self.heads.get(key)
         return None if head is None else head[0]
@@ -163,15 +163,16 @@ class StoredResolution:
         return self.heads[key][4]
 
     def own(self, key: str) -> list:
-        """The first part of ``key``'s row (:data:`OWN_ROW`), checked when first read
-        (:class:`DamagedRowError`)."""
+        """The first part of ``key``'s row (its own facts and what the graph reached in
+        it: the layout above), checked when first read (:class:`DamagedRowError`)."""
         found = self._own.get(key)
         if found is None:
             found = self._own[key] = self._part(key, 0, _check_own)
         return found
 
     def rest(self, key: str) -> list:
-        """The second part of ``key``'s row (:data:`REST_ROW`), checked when first read."""
+        """The second part of ``key``'s row (shape, uses, graph, layout, import paths),
+        checked when first read."""
         found = self._rest.get(key)
         if found is None:
             found = self._rest[key] = self._part(key, 1, _check_rest)
