@@ -338,11 +338,17 @@ def module_facts_for_text(
     return ProjectIndex([record], spec).facts(record), entry
 
 
+RECORD_TARGETS = ("class", "function", "module")  # targets that hold a ModuleRecord
+
+
+def plain_target(target: Target) -> tuple:
+    """A resolved target as plain data: a module record by its key (what a stored
+    resolution keeps, and what two indexes' answers are compared by)."""
+    if target[0] in RECORD_TARGETS:
+        return (target[0], target[1].key, *target[2:])
+    return tuple(target)
+
+
 def _plain_patch(patch: tuple[str, Target] | None) -> tuple | None:
-    """A patch (the module, what replaces the function) as plain data: records by key."""
-    if patch is None:
-        return None
-    where, target = patch
-    if target[0] in ("class", "function", "module"):
-        return (where, (target[0], target[1].key, *target[2:]))
-    return (where, target)
+    """A patch (the module, what replaces the function) as plain data."""
+    return None if patch is None else (patch[0], plain_target(patch[1]))

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from kmigrate.engine.fact_provider import as_json
 from kmigrate.engine.module_record import ModuleRecord, imported_paths
 from kmigrate.engine.project_entry import entry_shape
+from kmigrate.engine.project_index import RECORD_TARGETS, plain_target
 from kmigrate.project.local_facts_rows import encode_nodes, encode_own
 from kmigrate.project.resolved_facts import ResolvedFacts
 from kmigrate.project.stored_resolution import (
@@ -53,17 +54,9 @@ def _patches_to_store(facts: ResolvedFacts) -> list | None:
         patches = facts.stored.patch_targets if facts.stored is not None else None
     if patches is None:
         return None
-    return [[symbol, where, _stored_target(t)] for symbol, (where, t) in sorted(patches.items())]
-
-
-_RECORD_TARGETS = ("class", "function", "module")  # targets that hold a ModuleRecord
-
-
-def _stored_target(target: tuple) -> list[str]:
-    """A resolved target as text: a module record by its key."""
-    if target[0] in _RECORD_TARGETS:
-        return [target[0], target[1].key, *target[2:]]
-    return list(target)
+    return [
+        [symbol, where, list(plain_target(t))] for symbol, (where, t) in sorted(patches.items())
+    ]
 
 
 def patches_of(
@@ -72,7 +65,7 @@ def patches_of(
     """The stored patches with each key back to its record; None if one is gone."""
     found = {}
     for symbol, (where, target) in stored.items():
-        if target and target[0] in _RECORD_TARGETS:
+        if target and target[0] in RECORD_TARGETS:
             record = by_key.get(target[1]) if len(target) > 1 else None
             if record is None:
                 return None

@@ -114,18 +114,5 @@ class ResolvedFacts(Fallback):
             return super().uses_keras(key)
         return self.stored.uses_keras(key)
 
-    def reached_functions(self, key: str) -> tuple[set[str], set[str]]:
-        if self.graph_kept:
-            model_names, data_names = self.stored.reach(key)  # type: ignore[union-attr]
-            return set(model_names), set(data_names)
-        return super().reached_functions(key)
-
-    def methods_reached(self, key: str) -> Iterable[str]:
-        if self.graph_kept:
-            return self.stored.methods(key)  # type: ignore[union-attr]
-        return super().methods_reached(key)
-
-    def data_seed(self, node: Node) -> Node:
-        if self.graph_kept:
-            return self.stored.data_seed(node)  # type: ignore[union-attr]
-        return super().data_seed(node)
+    def reach_is_stored(self) -> bool:
+        return self.graph_kept

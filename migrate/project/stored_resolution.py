@@ -376,6 +376,29 @@ class Fallback(ProjectFacts):
         self._fallback = fallback  # None: nothing is read from stored rows
         self._full: ProjectFacts | None = None
 
+    stored: StoredResolution | None = None
+
+    def reach_is_stored(self) -> bool:
+        """Whether the stored closure holds, so what the graph reached in each module is
+        read from the first part of its row rather than the graph closed here."""
+        return False
+
+    def reached_functions(self, key: str) -> tuple[set[str], set[str]]:
+        if self.reach_is_stored():
+            model, data = self.stored.reach(key)  # type: ignore[union-attr]
+            return set(model), set(data)
+        return super().reached_functions(key)
+
+    def methods_reached(self, key: str) -> Iterable[str]:
+        if self.reach_is_stored():
+            return self.stored.methods(key)  # type: ignore[union-attr]
+        return super().methods_reached(key)
+
+    def data_seed(self, node: Node) -> Node:
+        if self.reach_is_stored():
+            return self.stored.data_seed(node)  # type: ignore[union-attr]
+        return super().data_seed(node)
+
     def graph_of(self, key: str) -> list:
         """Module ``key``'s part of the call graph, undecoded ("slot:name" nodes)."""
         raise NotImplementedError
@@ -441,15 +464,8 @@ class _StoredFacts(Fallback):
     def graph_slots(self) -> list[str | None]:
         return self.stored.slots
 
-    def reached_functions(self, key: str) -> tuple[set[str], set[str]]:
-        model, data = self.stored.reach(key)
-        return set(model), set(data)
-
-    def methods_reached(self, key: str) -> list[str]:
-        return self.stored.methods(key)
-
-    def data_seed(self, node: Node) -> Node:
-        return self.stored.data_seed(node)
+    def reach_is_stored(self) -> bool:
+        return True  # nothing changed since it was stored
 
     def provided_of(self, key: str) -> Provided:
         return self.stored.provided_of(key)
